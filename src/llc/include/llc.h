@@ -1,0 +1,164 @@
+/*
+ * llc.h - C API of libllc, the low-level communication library of mpich-llc.
+ *
+ * libllc moves active messages between the processes of a parallel job.
+ * It knows nothing of MPI: the caller supplies the job's shape (rank, size,
+ * node of every rank) and a small bootstrap service (put/get/fence, as a PMI
+ * offers), and gets back a context on which it registers message handlers,
+ * sends messages and drives progress.
+ *
+ * Version 1 offers active messages only.  Later versions add native tagged
+ * point-to-point, remote write and RMA as new functions and new capability
+ * bits (llc_caps); nothing here changes meaning when they arrive.
+ *
+ * Threading: a context is used by one thread at a time (the caller
+ * serialises).  Handlers and completion callbacks run inside llc_progress()
+ * and may call llc_am_send(), but not llc_progress() or llc_finalize().
+ */
+#ifndef LLC_H_INCLUDED
+#define LLC_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LLC_API_VERSION 1
+
+/* Return codes.  Negative values are errors; llc_strerror() names them and
+ * llc_last_error() gives the context's most recent detailed message. */
+enum llc_status {
+    LLC_OK = 0,
+    LLC_INPROGRESS = 1,         /* operation accepted; completion is reported later */
+    LLC_ERR_INVALID = -1,       /* bad argument (rank out of range, NULL, size too big) */
+    LLC_ERR_NOMEM = -2,
+    LLC_ERR_SYSTEM = -3,        /* an operating-system call failed (see llc_last_error) */
+    LLC_ERR_PEER = -4,          /* a peer died or its connection broke */
+    LLC_ERR_BOOTSTRAP = -5,     /* a bootstrap callback failed */
+    LLC_ERR_UNSUPPORTED = -6,
+    LLC_ERR_TIMEOUT = -7,
+    LLC_ERR_STATE = -8          /* call not allowed in the current state */
+};
+
+/* Capability bits (llc_caps). */
+#define LLC_CAP_AM          (1u << 0)   /* active messages (always set in v1) */
+#define LLC_CAP_TAGGED      (1u << 1)   /* reserved: native tagged point-to-point */
+#define LLC_CAP_REMOTE_WRITE (1u << 2)  /* reserved: receiver-initiated remote write */
+#define LLC_CAP_RMA         (1u << 3)   /* reserved: one-sided put/get/atomics */
+
+typedef struct llc_context llc_context_t;
+
+/* Bootstrap service supplied by the caller (for MPICH: its PMI).  Each
+ * returns 0 on success, non-zero on failure.  Keys are NUL-terminated
+ * strings of at most 64 bytes; values at most 1024 bytes. */
+typedef struct llc_bootstrap_ops {
+    void *arg;                  /* passed back as the first argument */
+    int (*put)(void *arg, const char *key, const void *value, size_t len);
+    /* Read a key published by process `src_rank`.  *len holds the buffer
+     * size on entry and the value's length on return. */
+    int (*get)(void *arg, int src_rank, const char *key, void *value, size_t *len);
+    /* Collective: every put made before the fence is visible to every get
+     * after it. */
+    int (*fence)(void *arg);
+    /* Optional (may be NULL): collective gather of `len` bytes from every
+     * rank into out[size * len], in rank order. */
+    int (*allgather)(void *arg, const void *in, size_t len, void *out);
+} llc_bootstrap_ops_t;
+
+typedef struct llc_init_params {
+    int api_version;            /* LLC_API_VERSION */
+    int rank;                   /* this process, 0 <= rank < size */
+    int size;                   /* processes in the job */
+    /* node index of every rank (size entries, from the launcher's mapping);
+     * processes with equal values share memory.  Copied by llc_init. */
+    const int *node_of_rank;
+    /* a string unique to this job (e.g. the PMI KVS name), used to name
+     * shared-memory segments; at most 64 bytes. */
+    const char *job_id;
+    llc_bootstrap_ops_t boot;
+} llc_init_params_t;
+
+/* Create a context.  Collective over all `size` processes (it uses the
+ * bootstrap's fence).  On failure returns an error and *ctx is NULL;
+ * llc_last_error(NULL) then describes it. */
+int llc_init(const llc_init_params_t *params, llc_context_t **ctx);
+
+/* Flush every pending send, tell the peers we are leaving, release
+ * everything.  Collective (uses the bootstrap's fence).  ctx is freed even on
+ * error. */
+int llc_finalize(llc_context_t *ctx);
+
+uint32_t llc_caps(const llc_context_t *ctx);
+int llc_rank(const llc_context_t *ctx);
+int llc_size(const llc_context_t *ctx);
+/* Node index of `rank` (from the mapping given to llc_init), -1 if out of range. */
+int llc_node_of(const llc_context_t *ctx, int rank);
+
+/* ---------------------------------------------------------------------- */
+/* Active messages                                                         */
+
+#define LLC_AM_MAX_HANDLERS 64
+/* Largest header accepted by llc_am_send (payload size is unlimited). */
+#define LLC_AM_HDR_MAX 16384
+
+typedef struct llc_iov {
+    const void *base;
+    size_t len;
+} llc_iov_t;
+
+/* Called inside llc_progress() when a message for handler `id` arrives.
+ * `hdr` is 8-byte aligned; `hdr` and `data` are valid only during the call;
+ * `data` is the whole payload, contiguous (fragments are reassembled). */
+typedef void (*llc_am_handler_t)(llc_context_t *ctx, void *arg, int src,
+                                 const void *hdr, size_t hdr_len,
+                                 const void *data, size_t data_len);
+
+/* Called inside llc_progress() when a send that returned LLC_INPROGRESS has
+ * finished with its buffers (status LLC_OK), or failed (negative status). */
+typedef void (*llc_completion_t)(void *cb_arg, int status);
+
+int llc_am_register(llc_context_t *ctx, unsigned id, llc_am_handler_t handler, void *arg);
+
+/* Send header + payload (the concatenation of iov[0..iovcnt)) to handler `id`
+ * at rank `dest` (dest may be this process).  The header is copied before
+ * return.  Returns LLC_OK when the payload has already been copied out (the
+ * callback is NOT called), LLC_INPROGRESS when the payload buffers are still
+ * in use (the callback will be called exactly once from llc_progress), or
+ * an error (the callback is not called).  Messages between one pair of
+ * processes are delivered in the order they were sent. */
+int llc_am_send(llc_context_t *ctx, int dest, unsigned id,
+                const void *hdr, size_t hdr_len,
+                const llc_iov_t *iov, int iovcnt,
+                llc_completion_t cb, void *cb_arg);
+
+/* Drive all transports once: deliver arrived messages, advance pending
+ * sends, run callbacks.  *progressed (may be NULL) is set non-zero when
+ * anything happened.  When called repeatedly without anything happening it
+ * backs off (spins, then yields the core, then sleeps briefly), so that a job
+ * with more processes than cores still makes progress.  Returns LLC_OK or an
+ * error such as LLC_ERR_PEER (a peer's connection broke before it finalized). */
+int llc_progress(llc_context_t *ctx, int *progressed);
+
+/* ---------------------------------------------------------------------- */
+/* Errors and information                                                  */
+
+const char *llc_strerror(int status);
+/* Detailed text of the most recent error on ctx (or of the last failed
+ * llc_init when ctx is NULL). Never NULL. */
+const char *llc_last_error(const llc_context_t *ctx);
+
+/* Counters, for tests and tools. */
+typedef struct llc_stats {
+    uint64_t msgs_sent, msgs_received;
+    uint64_t bytes_sent, bytes_received;
+    uint64_t shm_msgs, tcp_msgs, self_msgs, cma_msgs;
+    uint64_t idle_yields, idle_sleeps;
+} llc_stats_t;
+int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LLC_H_INCLUDED */
