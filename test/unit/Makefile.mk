@@ -3,6 +3,17 @@ if HAVE_GTEST
 check_PROGRAMS += test/unit/llc_unit_tests
 TESTS += test/unit/llc_unit_tests
 test_unit_llc_unit_tests_SOURCES = \
-	test/unit/main.cpp
+	test/unit/main.cpp \
+	test/unit/test_bootstrap.cpp \
+	test/unit/test_bootstrap.hpp \
+	test/unit/test_util.hpp \
+	test/unit/traffic.cpp \
+	test/unit/traffic.hpp \
+	test/unit/harness_test.cpp \
+	test/unit/init_test.cpp \
+	test/unit/self_test.cpp \
+	test/unit/pingpong_test.cpp \
+	test/unit/ordering_test.cpp
+test_unit_llc_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc
 test_unit_llc_unit_tests_LDADD = src/llc/libllc.la $(GTEST_LIBS)
 endif

@@ -1,0 +1,68 @@
+// am_protocol.hpp - the wire format shared by the shm and tcp byte streams.
+//
+// Every record is a WireHeader followed by hdr_len bytes of AM header,
+// aux_len bytes of control data, and (for Kind::Am only) payload_len bytes of
+// payload.  Streams are per ordered pair of processes, so records never
+// interleave.  All fields are in host byte order: v1 assumes a homogeneous job.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+namespace llc {
+
+constexpr uint32_t kWireMagic = 0x314c4c43; // "CLL1" in little-endian memory order
+constexpr uint8_t kWireVersion = 1;
+constexpr uint32_t kMaxAuxBytes = 1u << 24;
+
+enum class Kind : uint8_t {
+    Am = 1,       // active message with payload in the stream
+    CmaRts = 2,   // active message whose payload the receiver reads with process_vm_readv; aux = CmaDescriptor
+    CmaAck = 3,   // receiver read the payload of the CmaRts with sequence number `seq`
+    CmaNack = 4,  // receiver could not read it: the sender streams the payload instead
+    Hello = 5,    // first record on a tcp connection; aux = sender's "ip:port"
+    Goodbye = 6,  // sender is finalizing; no further records follow
+};
+
+struct WireHeader {
+    uint32_t magic;
+    uint8_t version;
+    uint8_t kind;
+    uint16_t handler;
+    int32_t src;
+    uint32_t hdr_len;
+    uint32_t aux_len;
+    uint32_t reserved;
+    uint64_t payload_len;
+    uint64_t seq; // per ordered pair, counts Am/CmaRts records; Ack/Nack echo the Rts's seq
+};
+static_assert(sizeof(WireHeader) == 40, "wire header layout");
+static_assert(std::is_trivially_copyable<WireHeader>::value, "wire header is copied bytewise");
+
+inline bool kind_is_valid(uint8_t k) { return k >= uint8_t(Kind::Am) && k <= uint8_t(Kind::Goodbye); }
+// Whether payload_len bytes of payload follow in the stream.
+inline bool kind_streams_payload(Kind k) { return k == Kind::Am; }
+
+inline WireHeader make_wire_header(Kind kind, int src, unsigned handler, uint64_t seq)
+{
+    WireHeader w{};
+    w.magic = kWireMagic;
+    w.version = kWireVersion;
+    w.kind = uint8_t(kind);
+    w.handler = uint16_t(handler);
+    w.src = src;
+    w.seq = seq;
+    return w;
+}
+
+// aux of a CmaRts record: this, then `segments` CmaSegment entries.
+struct CmaDescriptor {
+    int32_t pid;
+    uint32_t segments;
+};
+struct CmaSegment {
+    uint64_t addr;
+    uint64_t len;
+};
+
+} // namespace llc

@@ -1,0 +1,134 @@
+// c_api.cpp - the extern "C" functions of llc.h: argument checks, exception to
+// status conversion, and the llc_context handle.
+#include "context.hpp"
+#include "errors.hpp"
+#include "llc.h"
+
+#include <exception>
+#include <new>
+#include <string>
+
+struct llc_context {
+    explicit llc_context(const llc_init_params_t &params) : impl(params, this) {}
+    llc::Context impl;
+};
+
+namespace {
+
+// Run fn, converting exceptions to a status and recording the message.
+template <class Fn> int guarded(llc_context_t *ctx, Fn &&fn)
+{
+    std::string message;
+    int status;
+    try {
+        return fn();
+    } catch (const llc::Error &e) {
+        status = e.status();
+        message = e.what();
+    } catch (const std::bad_alloc &) {
+        status = LLC_ERR_NOMEM;
+        message = "out of memory";
+    } catch (const std::exception &e) {
+        status = LLC_ERR_SYSTEM;
+        message = std::string("internal error: ") + e.what();
+    } catch (...) {
+        status = LLC_ERR_SYSTEM;
+        message = "internal error: unknown exception";
+    }
+    if (ctx)
+        ctx->impl.set_last_error(message);
+    else
+        llc::set_last_init_error(message);
+    return status;
+}
+
+int null_context(const char *fn)
+{
+    llc::set_last_init_error(std::string(fn) + ": context is NULL");
+    return LLC_ERR_INVALID;
+}
+
+} // namespace
+
+extern "C" {
+
+int llc_init(const llc_init_params_t *params, llc_context_t **ctx)
+{
+    if (ctx)
+        *ctx = nullptr;
+    return guarded(nullptr, [&]() -> int {
+        if (!params || !ctx)
+            throw llc::Error(LLC_ERR_INVALID, "llc_init: params and ctx must not be NULL");
+        *ctx = new llc_context(*params);
+        return LLC_OK;
+    });
+}
+
+int llc_finalize(llc_context_t *ctx)
+{
+    if (!ctx)
+        return null_context("llc_finalize");
+    int rc = guarded(ctx, [&]() -> int {
+        ctx->impl.finalize();
+        return LLC_OK;
+    });
+    if (rc == LLC_ERR_STATE)
+        return rc; // called from a handler: the context stays alive
+    if (rc != LLC_OK)
+        llc::set_last_init_error(ctx->impl.last_error()); // the context is gone after this call
+    delete ctx;
+    return rc;
+}
+
+uint32_t llc_caps(const llc_context_t *ctx)
+{
+    return ctx ? LLC_CAP_AM : 0;
+}
+
+int llc_rank(const llc_context_t *ctx) { return ctx ? ctx->impl.rank() : -1; }
+int llc_size(const llc_context_t *ctx) { return ctx ? ctx->impl.size() : -1; }
+int llc_node_of(const llc_context_t *ctx, int rank) { return ctx ? ctx->impl.node_of(rank) : -1; }
+
+int llc_am_register(llc_context_t *ctx, unsigned id, llc_am_handler_t handler, void *arg)
+{
+    if (!ctx)
+        return null_context("llc_am_register");
+    return guarded(ctx, [&]() -> int {
+        ctx->impl.register_handler(id, handler, arg);
+        return LLC_OK;
+    });
+}
+
+int llc_am_send(llc_context_t *ctx, int dest, unsigned id, const void *hdr, size_t hdr_len,
+                const llc_iov_t *iov, int iovcnt, llc_completion_t cb, void *cb_arg)
+{
+    if (!ctx)
+        return null_context("llc_am_send");
+    return guarded(ctx, [&]() -> int { return ctx->impl.am_send(dest, id, hdr, hdr_len, iov, iovcnt, cb, cb_arg); });
+}
+
+int llc_progress(llc_context_t *ctx, int *progressed)
+{
+    if (progressed)
+        *progressed = 0;
+    if (!ctx)
+        return null_context("llc_progress");
+    return guarded(ctx, [&]() -> int { return ctx->impl.progress(progressed); });
+}
+
+const char *llc_strerror(int status) { return llc::status_text(status); }
+
+const char *llc_last_error(const llc_context_t *ctx)
+{
+    return ctx ? ctx->impl.last_error() : llc::last_init_error();
+}
+
+int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out)
+{
+    if (!ctx || !out)
+        return LLC_ERR_INVALID;
+    *out = ctx->impl.stats();
+    return LLC_OK;
+}
+
+} // extern "C"

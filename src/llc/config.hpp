@@ -1,0 +1,27 @@
+// config.hpp - tunables read from the environment at llc_init (see doc/libllc.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace llc {
+
+struct Config {
+    size_t shm_ring_bytes = 256 * 1024;   // LLC_SHM_RING_BYTES (rounded up to a power of two)
+    bool cma_enabled = true;              // LLC_CMA
+    size_t cma_threshold = 64 * 1024;     // LLC_CMA_THRESHOLD
+    bool cma_simulate_eperm = false;      // LLC_CMA_SIMULATE_EPERM (testing)
+    size_t copy_max = 16 * 1024;          // LLC_COPY_MAX
+    uint64_t spin_count = 1000;           // LLC_SPIN_COUNT
+    uint64_t idle_sleep_us = 1000;        // LLC_IDLE_SLEEP_US
+    uint64_t sleep_us = 100;              // LLC_SLEEP_US
+    uint64_t connect_timeout_ms = 30000;  // LLC_CONNECT_TIMEOUT_MS
+    uint64_t finalize_timeout_ms = 10000; // LLC_FINALIZE_TIMEOUT_MS
+    std::string tcp_addr;                 // LLC_TCP_ADDR (empty: auto-detect)
+
+    // Throws Error(LLC_ERR_INVALID) naming the variable on a malformed value.
+    static Config from_environment();
+};
+
+} // namespace llc

@@ -1,0 +1,99 @@
+// context.hpp - one libllc endpoint: job shape, handlers, transports, progress.
+#pragma once
+
+#include "am_protocol.hpp"
+#include "bootstrap.hpp"
+#include "config.hpp"
+#include "llc.h"
+#include "outgoing_message.hpp"
+#include "progress_backoff.hpp"
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llc {
+
+class SelfTransport;
+class ShmTransport;
+class TcpTransport;
+
+class Context {
+public:
+    // Collective (two bootstrap fences).  Throws Error on failure.
+    Context(const llc_init_params_t &params, llc_context_t *handle);
+    ~Context();
+    Context(const Context &) = delete;
+    Context &operator=(const Context &) = delete;
+
+    // --- the C API, one call each -------------------------------------
+    int rank() const { return rank_; }
+    int size() const { return size_; }
+    int node_of(int rank) const { return rank >= 0 && rank < size_ ? node_of_rank_[rank] : -1; }
+    void register_handler(unsigned id, llc_am_handler_t handler, void *arg);
+    int am_send(int dest, unsigned id, const void *hdr, size_t hdr_len, const llc_iov_t *iov,
+                int iovcnt, llc_completion_t cb, void *cb_arg);
+    int progress(int *progressed);
+    // Flush, say goodbye, fence.  Throws the first error met (after fencing).
+    void finalize();
+    const llc_stats_t &stats() const { return stats_; }
+    const char *last_error() const { return last_error_.c_str(); }
+    void set_last_error(const std::string &message) { last_error_ = message; }
+
+    // --- services for the transports ----------------------------------
+    const Config &config() const { return config_; }
+    Bootstrap &bootstrap() { return boot_; }
+    llc_stats_t &counters() { return stats_; }
+    // Check order, count and run the handler.  Throws Error(LLC_ERR_PEER)
+    // when the record is out of order (a protocol bug).
+    void deliver(int src, const WireHeader &wire, const void *hdr, const void *data, size_t data_len);
+    // Remember an error for the current llc_progress to return (first one wins).
+    void report_error(int status, const std::string &message);
+    // Queue msg's completion callback (if it is owed) to run inside llc_progress.
+    void defer_completion(OutgoingMessage &msg, int status);
+
+private:
+    void validate(const llc_init_params_t &params);
+    void create_transports();
+    bool run_completions();
+    bool sends_pending() const;
+    bool incoming_quiet() const;
+    void idle_sleep();
+
+    llc_context_t *handle_;
+    int rank_ = 0;
+    int size_ = 0;
+    std::vector<int> node_of_rank_;
+    std::string job_id_;
+    Config config_;
+    Bootstrap boot_;
+
+    struct HandlerSlot {
+        llc_am_handler_t fn = nullptr;
+        void *arg = nullptr;
+    };
+    std::array<HandlerSlot, LLC_AM_MAX_HANDLERS> handlers_{};
+    std::vector<uint64_t> next_send_seq_;
+    std::vector<uint64_t> next_recv_seq_;
+
+    struct Completion {
+        llc_completion_t cb;
+        void *arg;
+        int status;
+    };
+    std::vector<Completion> completions_;
+
+    llc_stats_t stats_{};
+    std::string last_error_ = "no error";
+    int progress_status_ = LLC_OK;
+    std::string progress_message_;
+    bool in_progress_ = false;
+    ProgressBackoff backoff_;
+
+    std::unique_ptr<SelfTransport> self_;
+    std::unique_ptr<ShmTransport> shm_;
+    std::unique_ptr<TcpTransport> tcp_;
+};
+
+} // namespace llc

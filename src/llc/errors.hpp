@@ -1,0 +1,30 @@
+// errors.hpp - the exception type used inside libllc and status helpers.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace llc {
+
+// Every failure inside the library is thrown as an Error carrying the llc_status
+// code that the C API returns and a message for llc_last_error().
+class Error : public std::runtime_error {
+public:
+    Error(int status, const std::string &message) : std::runtime_error(message), status_(status) {}
+    int status() const { return status_; }
+
+private:
+    int status_;
+};
+
+// "what: <strerror(err)>"
+std::string errno_message(const std::string &what, int err);
+[[noreturn]] void throw_errno(int status, const std::string &what, int err);
+
+const char *status_text(int status);
+
+// The one piece of global mutable state: the message of the last failed llc_init.
+void set_last_init_error(const std::string &message);
+const char *last_init_error();
+
+} // namespace llc

@@ -1,0 +1,122 @@
+// shm_segment.cpp - shm_open/mmap of ring segments.
+#include "shm_segment.hpp"
+
+#include "errors.hpp"
+#include "llc.h"
+#include "unique_fd.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+namespace llc {
+
+namespace {
+constexpr uint64_t kSegmentMagic = 0x4c4c432d53484d31ull; // "LLC-SHM1"
+
+uint64_t fnv1a64(const std::string &s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+size_t slot_stride(size_t ring_bytes) { return sizeof(RingControl) + ring_bytes; }
+} // namespace
+
+size_t ShmSegment::header_bytes()
+{
+    return (sizeof(SegmentHeader) + kCacheLine - 1) / kCacheLine * kCacheLine;
+}
+
+std::string ShmSegment::name_for(const std::string &job_id, int rank)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "/llc-%016llx-%d", (unsigned long long)fnv1a64(job_id), rank);
+    return buf;
+}
+
+ShmSegment ShmSegment::create(const std::string &name, int rank, uint32_t slots, size_t ring_bytes)
+{
+    UniqueFd fd(::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600));
+    if (!fd.valid() && errno == EEXIST) {
+        // Left behind by a crashed job with the same id: replace it.
+        ::shm_unlink(name.c_str());
+        fd.reset(::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600));
+    }
+    if (!fd.valid())
+        throw_errno(LLC_ERR_SYSTEM, "shm_open(" + name + ") for the shared-memory rings", errno);
+    ShmSegment seg;
+    seg.name_ = name;
+    seg.owner_ = true;
+    size_t bytes = header_bytes() + size_t(slots) * slot_stride(ring_bytes);
+    if (::ftruncate(fd.get(), off_t(bytes)) != 0)
+        throw_errno(LLC_ERR_SYSTEM, "ftruncate(" + name + ", " + std::to_string(bytes) +
+                                        ") (is /dev/shm large enough? see LLC_SHM_RING_BYTES)", errno);
+    void *addr = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+    if (addr == MAP_FAILED)
+        throw_errno(LLC_ERR_SYSTEM, "mmap of " + name, errno);
+    seg.map_ = MemoryMapping(addr, bytes);
+    auto *h = reinterpret_cast<SegmentHeader *>(seg.map_.data());
+    h->slots = slots;
+    h->ring_bytes = ring_bytes;
+    h->owner_rank = rank;
+    h->owner_pid = int32_t(::getpid());
+    for (uint32_t s = 0; s < slots; s++)
+        ShmRing::initialize(reinterpret_cast<RingControl *>(seg.map_.data() + header_bytes() +
+                                                            s * slot_stride(ring_bytes)));
+    std::atomic_thread_fence(std::memory_order_release);
+    h->magic = kSegmentMagic; // peers map it only after a bootstrap fence
+    return seg;
+}
+
+ShmSegment ShmSegment::open(const std::string &name, int expected_rank)
+{
+    UniqueFd fd(::shm_open(name.c_str(), O_RDWR, 0));
+    if (!fd.valid())
+        throw_errno(LLC_ERR_SYSTEM, "shm_open(" + name + ") of rank " + std::to_string(expected_rank) +
+                                        "'s rings (does it share this node's /dev/shm?)", errno);
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0)
+        throw_errno(LLC_ERR_SYSTEM, "fstat(" + name + ")", errno);
+    size_t bytes = size_t(st.st_size);
+    if (bytes < header_bytes())
+        throw Error(LLC_ERR_SYSTEM, "shared-memory segment " + name + " is too small");
+    void *addr = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+    if (addr == MAP_FAILED)
+        throw_errno(LLC_ERR_SYSTEM, "mmap of " + name, errno);
+    ShmSegment seg;
+    seg.name_ = name;
+    seg.map_ = MemoryMapping(addr, bytes);
+    const SegmentHeader &h = seg.header();
+    if (h.magic != kSegmentMagic || h.owner_rank != expected_rank ||
+        bytes < header_bytes() + size_t(h.slots) * slot_stride(h.ring_bytes))
+        throw Error(LLC_ERR_SYSTEM, "shared-memory segment " + name + " is not a valid segment of rank " +
+                                        std::to_string(expected_rank));
+    return seg;
+}
+
+ShmSegment::~ShmSegment() { unlink(); }
+
+void ShmSegment::unlink()
+{
+    if (owner_) {
+        ::shm_unlink(name_.c_str());
+        owner_ = false;
+    }
+}
+
+ShmRing ShmSegment::ring(uint32_t slot) const
+{
+    const SegmentHeader &h = header();
+    char *base = map_.data() + header_bytes() + size_t(slot) * slot_stride(h.ring_bytes);
+    return ShmRing(reinterpret_cast<RingControl *>(base), base + sizeof(RingControl), size_t(h.ring_bytes));
+}
+
+} // namespace llc

@@ -1,0 +1,64 @@
+// shm_segment.hpp - a process's POSIX shared-memory segment: a header and one
+// receive ring per process on the node (indexed by local rank).
+#pragma once
+
+#include "memory_mapping.hpp"
+#include "shm_ring.hpp"
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace llc {
+
+struct SegmentHeader {
+    uint64_t magic;
+    uint32_t slots;       // rings in this segment (processes on the node)
+    uint32_t reserved;
+    uint64_t ring_bytes;  // data bytes per ring (power of two)
+    int32_t owner_rank;
+    int32_t owner_pid;
+};
+
+class ShmSegment {
+public:
+    // "/llc-<16 hex digits of hash(job_id)>-<rank>"
+    static std::string name_for(const std::string &job_id, int rank);
+
+    // Create (replacing a stale segment of the same name) and initialise.
+    static ShmSegment create(const std::string &name, int rank, uint32_t slots, size_t ring_bytes);
+    // Map a segment created by another process.
+    static ShmSegment open(const std::string &name, int expected_rank);
+
+    ShmSegment() = default;
+    ShmSegment(ShmSegment &&other) noexcept
+        : name_(std::move(other.name_)), map_(std::move(other.map_)), owner_(std::exchange(other.owner_, false)) {}
+    ShmSegment &operator=(ShmSegment &&other) noexcept
+    {
+        if (this != &other) {
+            unlink();
+            name_ = std::move(other.name_);
+            map_ = std::move(other.map_);
+            owner_ = std::exchange(other.owner_, false);
+        }
+        return *this;
+    }
+    ~ShmSegment();
+
+    // Remove the name (the mapping stays valid).  Idempotent.
+    void unlink();
+
+    const SegmentHeader &header() const { return *reinterpret_cast<const SegmentHeader *>(map_.data()); }
+    ShmRing ring(uint32_t slot) const;
+    const std::string &name() const { return name_; }
+
+private:
+    static size_t header_bytes();
+    std::string name_;
+    MemoryMapping map_;
+    bool owner_ = false;
+};
+
+} // namespace llc

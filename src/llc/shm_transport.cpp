@@ -1,0 +1,296 @@
+// shm_transport.cpp - ring streaming, stop-and-wait CMA, finalize draining.
+#include "shm_transport.hpp"
+
+#include "context.hpp"
+#include "errors.hpp"
+
+#include <signal.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+namespace llc {
+
+ShmTransport::ShmTransport(Context &ctx, const std::string &job_id, const std::vector<int> &local_ranks)
+    : ctx_(ctx), local_ranks_(local_ranks), job_id_(job_id)
+{
+    auto me = std::find(local_ranks_.begin(), local_ranks_.end(), ctx_.rank());
+    my_local_index_ = uint32_t(me - local_ranks_.begin());
+    own_ = ShmSegment::create(ShmSegment::name_for(job_id_, ctx_.rank()), ctx_.rank(),
+                              uint32_t(local_ranks_.size()), ctx_.config().shm_ring_bytes);
+    peer_by_rank_.assign(ctx_.size(), nullptr);
+}
+
+ShmTransport::~ShmTransport() = default;
+
+void ShmTransport::attach_peers()
+{
+    for (uint32_t i = 0; i < local_ranks_.size(); i++) {
+        int r = local_ranks_[i];
+        if (r == ctx_.rank())
+            continue;
+        auto peer = std::make_unique<Peer>();
+        peer->rank = r;
+        peer->local_index = i;
+        peer->segment = ShmSegment::open(ShmSegment::name_for(job_id_, r), r);
+        if (peer->segment.header().slots != local_ranks_.size())
+            throw Error(LLC_ERR_INVALID, "rank " + std::to_string(r) + " has a different node mapping (" +
+                                             std::to_string(peer->segment.header().slots) +
+                                             " processes on this node, expected " +
+                                             std::to_string(local_ranks_.size()) + ")");
+        peer->pid = peer->segment.header().owner_pid;
+        peer->tx = peer->segment.ring(my_local_index_);
+        peer->rx = own_.ring(i);
+        Peer *raw = peer.get();
+        peer->decoder = std::make_unique<StreamDecoder>(
+            [this, raw](const IncomingRecord &rec) { on_record(*raw, rec); });
+        peer_by_rank_[r] = raw;
+        peers_.push_back(std::move(peer));
+    }
+}
+
+ShmTransport::Peer &ShmTransport::peer_for(int rank)
+{
+    Peer *p = peer_by_rank_[rank];
+    if (!p)
+        throw Error(LLC_ERR_STATE, "no shared-memory connection to rank " + std::to_string(rank));
+    return *p;
+}
+
+int ShmTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)
+{
+    Peer &peer = peer_for(dest);
+    if (peer.broken)
+        throw Error(LLC_ERR_PEER, peer.failure);
+    const Config &cfg = ctx_.config();
+    OutgoingMessage *m = msg.get();
+    bool cma = cfg.cma_enabled && peer.cma_usable && m->payload_len() >= cfg.cma_threshold;
+#ifndef HAVE_PROCESS_VM_READV
+    cma = false;
+#endif
+    if (cma)
+        m->convert_to_cma_rts(int(::getpid()));
+    peer.queue.push_back(std::move(msg));
+    advance_sends(peer);
+    bool still_queued = !peer.queue.empty() && peer.queue.back().get() == m;
+    if (!still_queued)
+        return LLC_OK; // written to the ring completely
+    if (!cma && m->payload_len() <= cfg.copy_max) {
+        m->own_payload();
+        return LLC_OK;
+    }
+    m->owes_callback = true;
+    return LLC_INPROGRESS;
+}
+
+OutgoingMessage *ShmTransport::next_to_write(Peer &peer) const
+{
+    // A record once started must finish before anything else enters the stream.
+    if (!peer.control.empty() && peer.control.front()->started())
+        return peer.control.front().get();
+    bool front_writable = !peer.queue.empty() && !peer.queue.front()->awaiting_ack;
+    if (front_writable && peer.queue.front()->started())
+        return peer.queue.front().get();
+    if (!peer.control.empty())
+        return peer.control.front().get();
+    return front_writable ? peer.queue.front().get() : nullptr;
+}
+
+bool ShmTransport::advance_sends(Peer &peer)
+{
+    bool did = false;
+    while (OutgoingMessage *m = next_to_write(peer)) {
+        did |= peer.tx.write_from(*m) > 0;
+        if (!m->fully_written())
+            break; // ring full
+        if (!peer.control.empty() && peer.control.front().get() == m) {
+            peer.control.pop_front();
+        } else if (m->kind() == Kind::CmaRts) {
+            m->awaiting_ack = true; // stop-and-wait: nothing else until Ack/Nack
+        } else {
+            ctx_.defer_completion(*m, LLC_OK);
+            peer.queue.pop_front();
+        }
+    }
+    return did;
+}
+
+bool ShmTransport::progress()
+{
+    bool did = false;
+    for (auto &p : peers_) {
+        Peer &peer = *p;
+        if (peer.broken)
+            continue;
+        try {
+            did |= peer.rx.read_all([&](const char *data, size_t len) { peer.decoder->feed(data, len); }) > 0;
+            did |= advance_sends(peer);
+        } catch (const Error &e) {
+            fail_peer(peer, e.status(), e.what());
+            did = true;
+        }
+    }
+    return did;
+}
+
+void ShmTransport::on_record(Peer &peer, const IncomingRecord &rec)
+{
+    const WireHeader &w = rec.wire;
+    if (w.src != peer.rank)
+        throw Error(LLC_ERR_PEER, "protocol error: record claiming to be from rank " + std::to_string(w.src) +
+                                      " in the ring of rank " + std::to_string(peer.rank));
+    switch (Kind(w.kind)) {
+    case Kind::Am:
+        ctx_.deliver(peer.rank, w, rec.hdr, rec.payload, size_t(w.payload_len));
+        break;
+    case Kind::CmaRts:
+        receive_cma(peer, rec);
+        break;
+    case Kind::CmaAck:
+    case Kind::CmaNack:
+        on_cma_reply(peer, w);
+        break;
+    default:
+        throw Error(LLC_ERR_PEER, "protocol error: unexpected record kind " + std::to_string(w.kind) +
+                                      " in the ring of rank " + std::to_string(peer.rank));
+    }
+}
+
+void ShmTransport::receive_cma(Peer &peer, const IncomingRecord &rec)
+{
+    const WireHeader &w = rec.wire;
+    CmaDescriptor d;
+    if (w.aux_len < sizeof(d))
+        throw Error(LLC_ERR_PEER, "protocol error: short CMA descriptor from rank " + std::to_string(peer.rank));
+    std::memcpy(&d, rec.aux, sizeof(d));
+    if (w.aux_len != sizeof(d) + size_t(d.segments) * sizeof(CmaSegment))
+        throw Error(LLC_ERR_PEER, "protocol error: bad CMA descriptor from rank " + std::to_string(peer.rank));
+    std::vector<CmaSegment> segs(d.segments);
+    std::memcpy(segs.data(), rec.aux + sizeof(d), segs.size() * sizeof(CmaSegment));
+    uint64_t total = 0;
+    for (const CmaSegment &s : segs)
+        total += s.len;
+    if (total != w.payload_len)
+        throw Error(LLC_ERR_PEER, "protocol error: CMA descriptor length mismatch from rank " +
+                                      std::to_string(peer.rank));
+
+    size_t len = size_t(w.payload_len);
+    char *buf = peer.cma_buffer.reserve(len);
+    int err = ctx_.config().cma_simulate_eperm ? EPERM : read_remote(d.pid, segs.data(), d.segments, buf, len);
+    Kind reply = err == 0 ? Kind::CmaAck : Kind::CmaNack;
+    peer.control.push_back(OutgoingMessage::make_control(reply, ctx_.rank(), w.seq));
+    if (err == 0)
+        ctx_.deliver(peer.rank, w, rec.hdr, buf, len);
+    // On failure (EPERM/ENOSYS when ptrace is restricted, or anything else) the
+    // sender streams the payload through the ring instead.
+    peer.cma_buffer.shrink_if_above(1u << 20);
+}
+
+int ShmTransport::read_remote(pid_t pid, const CmaSegment *segs, uint32_t nsegs, char *dst, size_t len) const
+{
+#ifdef HAVE_PROCESS_VM_READV
+    size_t done = 0;
+    uint32_t seg = 0;
+    uint64_t seg_off = 0;
+    std::vector<struct iovec> remote;
+    while (done < len) {
+        remote.clear();
+        uint32_t s = seg;
+        uint64_t off = seg_off;
+        while (s < nsegs && remote.size() < size_t(IOV_MAX)) {
+            remote.push_back({reinterpret_cast<void *>(uintptr_t(segs[s].addr + off)), size_t(segs[s].len - off)});
+            s++;
+            off = 0;
+        }
+        struct iovec local = {dst + done, len - done};
+        ssize_t n = ::process_vm_readv(pid, &local, 1, remote.data(), remote.size(), 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        if (n == 0)
+            return EFAULT;
+        done += size_t(n);
+        // Advance the remote cursor by n bytes.
+        size_t left = size_t(n);
+        while (left > 0) {
+            uint64_t in_seg = segs[seg].len - seg_off;
+            if (left < in_seg) {
+                seg_off += left;
+                left = 0;
+            } else {
+                left -= size_t(in_seg);
+                seg++;
+                seg_off = 0;
+            }
+        }
+    }
+    return 0;
+#else
+    (void)pid, (void)segs, (void)nsegs, (void)dst, (void)len;
+    return ENOSYS;
+#endif
+}
+
+void ShmTransport::on_cma_reply(Peer &peer, const WireHeader &wire)
+{
+    if (peer.queue.empty() || !peer.queue.front()->awaiting_ack || peer.queue.front()->wire().seq != wire.seq)
+        throw Error(LLC_ERR_PEER, "protocol error: unexpected CMA reply from rank " + std::to_string(peer.rank));
+    OutgoingMessage &m = *peer.queue.front();
+    if (Kind(wire.kind) == Kind::CmaAck) {
+        ctx_.counters().cma_msgs++;
+        ctx_.defer_completion(m, LLC_OK);
+        peer.queue.pop_front();
+    } else {
+        peer.cma_usable = false; // the kernel forbids it for this peer: stream from now on
+        m.convert_to_streamed_am();
+    }
+}
+
+void ShmTransport::fail_peer(Peer &peer, int status, const std::string &message)
+{
+    peer.broken = true;
+    peer.failure = message;
+    for (auto &m : peer.queue)
+        ctx_.defer_completion(*m, LLC_ERR_PEER);
+    peer.queue.clear();
+    peer.control.clear();
+    ctx_.report_error(status, message);
+}
+
+bool ShmTransport::has_pending_sends() const
+{
+    for (const auto &p : peers_)
+        if (!p->broken && (!p->queue.empty() || !p->control.empty()))
+            return true;
+    return false;
+}
+
+void ShmTransport::mark_drained_where_idle()
+{
+    for (const auto &p : peers_)
+        if (p->queue.empty() && p->control.empty())
+            p->tx.control()->sender_drained.store(1, std::memory_order_release);
+}
+
+bool ShmTransport::incoming_quiet() const
+{
+    for (const auto &p : peers_) {
+        if (p->broken)
+            continue;
+        bool drained = p->rx.control()->sender_drained.load(std::memory_order_acquire) != 0;
+        if (drained && p->rx.empty())
+            continue;
+        if (::kill(p->pid, 0) != 0 && errno == ESRCH)
+            continue; // the peer is gone; nothing more will come
+        return false;
+    }
+    return true;
+}
+
+} // namespace llc

@@ -1,0 +1,74 @@
+// shm_transport.hpp - messages between processes on the same node, through
+// byte rings in shared memory, with single-copy (CMA) for large payloads.
+#pragma once
+
+#include "byte_buffer.hpp"
+#include "outgoing_message.hpp"
+#include "shm_segment.hpp"
+#include "stream_decoder.hpp"
+
+#include <sys/types.h>
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llc {
+
+class Context;
+
+class ShmTransport {
+public:
+    // Creates this process's segment (one ring per process in local_ranks).
+    ShmTransport(Context &ctx, const std::string &job_id, const std::vector<int> &local_ranks);
+    ~ShmTransport();
+    // After a fence: map the peers' segments.
+    void attach_peers();
+    // After the second fence: nobody needs our segment's name any more.
+    void unlink_own_segment() { own_.unlink(); }
+
+    int send(int dest, std::unique_ptr<OutgoingMessage> msg);
+    bool progress();
+    bool has_pending_sends() const;
+
+    // Finalize support.
+    void mark_drained_where_idle();
+    bool incoming_quiet() const;
+
+private:
+    struct Peer {
+        int rank = -1;
+        uint32_t local_index = 0;
+        pid_t pid = 0;
+        ShmSegment segment; // the peer's segment (we write into our slot there)
+        ShmRing tx;
+        ShmRing rx;
+        std::unique_ptr<StreamDecoder> decoder;
+        std::deque<std::unique_ptr<OutgoingMessage>> queue;   // AM records, in order
+        std::deque<std::unique_ptr<OutgoingMessage>> control; // Ack/Nack, between records
+        bool cma_usable = true;
+        bool broken = false;
+        std::string failure;
+        ByteBuffer cma_buffer;
+    };
+
+    Peer &peer_for(int rank);
+    bool advance_sends(Peer &peer);
+    OutgoingMessage *next_to_write(Peer &peer) const;
+    void on_record(Peer &peer, const IncomingRecord &rec);
+    void receive_cma(Peer &peer, const IncomingRecord &rec);
+    void on_cma_reply(Peer &peer, const WireHeader &wire);
+    int read_remote(pid_t pid, const CmaSegment *segs, uint32_t nsegs, char *dst, size_t len) const;
+    void fail_peer(Peer &peer, int status, const std::string &message);
+
+    Context &ctx_;
+    std::vector<int> local_ranks_;
+    uint32_t my_local_index_ = 0;
+    ShmSegment own_;
+    std::vector<std::unique_ptr<Peer>> peers_;      // local peers (not self)
+    std::vector<Peer *> peer_by_rank_;              // size entries, null if not local
+    std::string job_id_;
+};
+
+} // namespace llc

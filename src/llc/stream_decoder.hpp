@@ -1,0 +1,61 @@
+// stream_decoder.hpp - reassembles records (am_protocol.hpp) from a byte stream
+// that arrives in arbitrary pieces, and hands each complete record to a sink.
+#pragma once
+
+#include "am_protocol.hpp"
+#include "byte_buffer.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace llc {
+
+struct IncomingRecord {
+    const WireHeader &wire;
+    const void *hdr;     // 8-byte aligned, wire.hdr_len bytes
+    const char *aux;     // wire.aux_len bytes
+    const char *payload; // wire.payload_len bytes for Kind::Am, else nullptr
+};
+
+class StreamDecoder {
+public:
+    using Sink = std::function<void(const IncomingRecord &)>;
+
+    explicit StreamDecoder(Sink sink) : sink_(std::move(sink)) {}
+
+    // Consume all n bytes, calling the sink for every completed record.
+    // Throws Error(LLC_ERR_PEER) on a malformed record.
+    void feed(const char *p, size_t n);
+
+    // Direct-read support (tcp): while a payload is being received, the next
+    // bytes can be read straight into its buffer.
+    bool wants_payload() const { return stage_ == Stage::Payload; }
+    size_t payload_missing() const { return size_t(wire_.payload_len) - have_; }
+    char *payload_cursor()
+    {
+        if (have_ == 0)
+            payload_.reserve(size_t(wire_.payload_len));
+        return payload_.data() + have_;
+    }
+    void payload_received(size_t n);
+
+    bool at_record_boundary() const { return stage_ == Stage::Header && have_ == 0; }
+
+private:
+    enum class Stage { Header, Hdr, Aux, Payload };
+    void validate_header();
+    void enter_stage_after(Stage done);
+    void deliver(const char *payload);
+
+    Sink sink_;
+    Stage stage_ = Stage::Header;
+    size_t have_ = 0;
+    WireHeader wire_{};
+    std::vector<uint64_t> hdr_;
+    std::vector<char> aux_;
+    ByteBuffer payload_;
+};
+
+} // namespace llc
