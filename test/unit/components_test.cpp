@@ -1,0 +1,143 @@
+// components_test.cpp - internal building blocks tested in one process.
+#include "config.hpp"
+#include "errors.hpp"
+#include "outgoing_message.hpp"
+#include "progress_backoff.hpp"
+#include "shm_ring.hpp"
+#include "stream_decoder.hpp"
+
+#include "test_util.hpp"
+
+#include <cstdlib>
+#include <memory>
+
+using namespace llc;
+
+namespace {
+
+struct Captured {
+    int handler;
+    std::string hdr;
+    std::string payload;
+    uint64_t seq;
+};
+
+std::unique_ptr<OutgoingMessage> make_msg(unsigned handler, uint64_t seq, const std::string &hdr,
+                                          const std::vector<std::string> &pieces)
+{
+    std::vector<llc_iov_t> iov;
+    for (const auto &p : pieces)
+        iov.push_back({p.data(), p.size()});
+    return OutgoingMessage::make_am(5, handler, seq, hdr.data(), hdr.size(), iov.data(), int(iov.size()), nullptr, nullptr);
+}
+
+} // namespace
+
+TEST(Components, DecoderReassemblesRecordsSplitAnywhere)
+{
+    std::vector<std::string> pieces1 = {"abc", "", "defgh"}, pieces2 = {}, pieces3 = {std::string(100000, 'z')};
+    std::vector<std::unique_ptr<OutgoingMessage>> msgs;
+    msgs.push_back(make_msg(1, 0, "header-1", pieces1));
+    msgs.push_back(make_msg(2, 1, "", pieces2));
+    msgs.push_back(make_msg(63, 2, std::string(9, 'h'), pieces3));
+    std::string stream;
+    for (auto &m : msgs) {
+        std::string bytes(m->total_bytes(), '\0');
+        EXPECT_EQ(m->copy_out(&bytes[0], bytes.size()), bytes.size());
+        EXPECT_TRUE(m->fully_written());
+        stream += bytes;
+    }
+    for (size_t chunk : {size_t(1), size_t(7), size_t(40), size_t(4096), stream.size()}) {
+        std::vector<Captured> got;
+        StreamDecoder d([&](const IncomingRecord &r) {
+            EXPECT_EQ(reinterpret_cast<uintptr_t>(r.hdr) % 8, 0u);
+            got.push_back({r.wire.handler, std::string(static_cast<const char *>(r.hdr), r.wire.hdr_len),
+                           std::string(r.payload ? r.payload : "", size_t(r.wire.payload_len)), r.wire.seq});
+        });
+        for (size_t off = 0; off < stream.size(); off += chunk)
+            d.feed(stream.data() + off, std::min(chunk, stream.size() - off));
+        ASSERT_EQ(got.size(), 3u) << "chunk " << chunk;
+        EXPECT_EQ(got[0].handler, 1);
+        EXPECT_EQ(got[0].hdr, "header-1");
+        EXPECT_EQ(got[0].payload, "abcdefgh");
+        EXPECT_EQ(got[1].payload, "");
+        EXPECT_EQ(got[2].handler, 63);
+        EXPECT_EQ(got[2].payload, pieces3[0]);
+        EXPECT_EQ(got[2].seq, 2u);
+        EXPECT_TRUE(d.at_record_boundary());
+    }
+}
+
+TEST(Components, DecoderRejectsGarbage)
+{
+    StreamDecoder d([](const IncomingRecord &) { FAIL() << "garbage delivered"; });
+    std::string junk(64, 'J');
+    try {
+        d.feed(junk.data(), junk.size());
+        FAIL() << "no error";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.status(), LLC_ERR_PEER);
+        EXPECT_NE(std::string(e.what()).find("bad magic"), std::string::npos);
+    }
+}
+
+TEST(Components, RingWrapsAroundAndKeepsBytesInOrder)
+{
+    constexpr size_t kCap = 4096;
+    alignas(64) static RingControl ctl;
+    static char data[kCap];
+    ShmRing::initialize(&ctl);
+    ShmRing ring(&ctl, data, kCap);
+    std::string received;
+    std::string sent;
+    uint64_t seed = 1;
+    for (int round = 0; round < 200; round++) {
+        // The message references its payload: keep the pieces alive.
+        std::vector<std::string> pieces{std::string(size_t(llctest::mix64(seed++) % 3000), char('a' + round % 26))};
+        auto m = make_msg(0, uint64_t(round), "", pieces);
+        std::string bytes(m->total_bytes(), '\0');
+        make_msg(0, uint64_t(round), "", pieces)->copy_out(&bytes[0], bytes.size());
+        sent += bytes;
+        while (!m->fully_written()) {
+            ring.write_from(*m);
+            // Consume a part of the time only, to exercise full rings.
+            if (llctest::mix64(seed++) % 2 || !m->fully_written())
+                ring.read_all([&](const char *p, size_t n) { received.append(p, n); });
+        }
+    }
+    ring.read_all([&](const char *p, size_t n) { received.append(p, n); });
+    EXPECT_TRUE(ring.empty());
+    EXPECT_EQ(received.size(), sent.size());
+    size_t mismatch = 0;
+    while (mismatch < std::min(received.size(), sent.size()) && received[mismatch] == sent[mismatch])
+        mismatch++;
+    EXPECT_EQ(mismatch, sent.size()) << "first difference at byte " << mismatch;
+}
+
+TEST(Components, BackoffSpinsThenYieldsThenSleeps)
+{
+    ProgressBackoff b(3, 2000);
+    for (int i = 0; i < 3; i++)
+        EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Spin);
+    EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Yield);
+    usleep(3000);
+    EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Sleep);
+    b.on_activity();
+    EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Spin);
+}
+
+TEST(Components, ConfigParsesSuffixesAndRoundsRing)
+{
+    setenv("LLC_SHM_RING_BYTES", "100k", 1);
+    setenv("LLC_CMA", "0", 1);
+    Config c = Config::from_environment();
+    EXPECT_EQ(c.shm_ring_bytes, 128u * 1024);
+    EXPECT_FALSE(c.cma_enabled);
+    setenv("LLC_CMA", "2", 1);
+    EXPECT_THROW(Config::from_environment(), Error);
+    unsetenv("LLC_SHM_RING_BYTES");
+    unsetenv("LLC_CMA");
+    Config d = Config::from_environment();
+    EXPECT_EQ(d.shm_ring_bytes, 256u * 1024);
+    EXPECT_TRUE(d.cma_enabled);
+}
