@@ -1,0 +1,57 @@
+/*
+ * ch4:llc netmod - internal declarations shared by the netmod's files.
+ *
+ * The netmod is thin: MPICH's generic active-message layer (MPIDIG) does
+ * matching, rendezvous, RMA and collectives; this module moves MPIDIG's
+ * active messages through libllc.  Inline entry points only forward to
+ * out-of-line functions (llc_am.c), so that editing the netmod does not
+ * recompile all of MPICH.
+ */
+#ifndef LLC_IMPL_H_INCLUDED
+#define LLC_IMPL_H_INCLUDED
+
+#include <mpidimpl.h>
+#include "mpidch4r.h"
+#include "ch4_impl.h"
+#include <llc.h>
+
+/* The one libllc handler the netmod registers; MPIDIG's own handler id
+ * travels in MPIDI_LLC_am_hdr_t. */
+#define MPIDI_LLC_AM_ID 0
+
+/* Active messages whose header + payload fit here are sent eagerly; larger
+ * ones use MPIDIG's rendezvous (which ends in one am_isend_reply carrying
+ * the whole payload, so libllc moves messages of any size).  MPICH requires
+ * MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE (default 69632) >= this. */
+#define MPIDI_LLC_EAGER_BUF_LIMIT 65536
+
+/* Prefix of every active message: 8 bytes, so that MPIDIG's header that
+ * follows stays 8-byte aligned. */
+typedef struct MPIDI_LLC_am_hdr {
+    uint16_t handler_id;
+    uint8_t src_vci;
+    uint8_t dst_vci;
+    uint32_t reserved;
+} MPIDI_LLC_am_hdr_t;
+
+typedef struct {
+    llc_context_t *ctx;
+    int deferred_errno;         /* error seen inside a callback, reported by progress */
+} MPIDI_LLC_global_t;
+
+extern MPIDI_LLC_global_t MPIDI_LLC_global;
+
+#define MPIDI_LLC_AMREQ(req) ((req)->dev.ch4.am.netmod_am.llc)
+
+int MPIDI_LLC_do_progress(int vci, int blocking);
+int MPIDI_LLC_do_am_isend(int rank, MPIR_Comm * comm, int handler_id,
+                          const void *am_hdr, MPI_Aint am_hdr_sz,
+                          const void *data, MPI_Aint count, MPI_Datatype datatype,
+                          int src_vci, int dst_vci, MPIR_Request * sreq);
+int MPIDI_LLC_do_am_send_hdr(int rank, MPIR_Comm * comm, int handler_id,
+                             const void *am_hdr, MPI_Aint am_hdr_sz, int src_vci, int dst_vci);
+void MPIDI_LLC_am_recv_handler(llc_context_t * ctx, void *arg, int src,
+                               const void *hdr, size_t hdr_len, const void *data,
+                               size_t data_len);
+
+#endif /* LLC_IMPL_H_INCLUDED */

@@ -1,0 +1,141 @@
+/*
+ * ch4:llc netmod - start-up and shut-down: libllc bootstraps through
+ * MPICH's PMI, with the node mapping that the launcher reported.
+ */
+#include <mpidimpl.h>
+#include "llc_impl.h"
+
+/* PMI values are strings: binary values travel hex-encoded. */
+static int boot_put(void *arg, const char *key, const void *value, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *v = value;
+    int max = MPIR_pmi_max_val_size();
+    int rc;
+
+    if ((int) (2 * len + 1) > max)
+        return 1;
+    char *s = MPL_malloc(2 * len + 1, MPL_MEM_ADDRESS);
+    if (s == NULL)
+        return 1;
+    for (size_t i = 0; i < len; i++) {
+        s[2 * i] = hex[v[i] >> 4];
+        s[2 * i + 1] = hex[v[i] & 15];
+    }
+    s[2 * len] = '\0';
+    rc = MPIR_pmi_kvs_put(key, s);
+    MPL_free(s);
+    return rc != MPI_SUCCESS;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+static int boot_get(void *arg, int src_rank, const char *key, void *value, size_t * len)
+{
+    int max = MPIR_pmi_max_val_size();
+    unsigned char *out = value;
+    int rc = 1;
+    char *s = MPL_malloc(max + 1, MPL_MEM_ADDRESS);
+
+    if (s == NULL)
+        return 1;
+    if (MPIR_pmi_kvs_get(src_rank, key, s, max + 1) != MPI_SUCCESS)
+        goto done;
+    size_t n = strlen(s);
+    if (n % 2 || n / 2 > *len)
+        goto done;
+    for (size_t i = 0; i < n / 2; i++) {
+        int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            goto done;
+        out[i] = (unsigned char) (hi << 4 | lo);
+    }
+    *len = n / 2;
+    rc = 0;
+  done:
+    MPL_free(s);
+    return rc;
+}
+
+static int boot_fence(void *arg)
+{
+    return MPIR_pmi_barrier() != MPI_SUCCESS;
+}
+
+int MPIDI_LLC_init_local(int *tag_bits)
+{
+    *tag_bits = MPIR_TAG_BITS_DEFAULT;
+    MPIDI_LLC_global.ctx = NULL;
+    MPIDI_LLC_global.deferred_errno = MPI_SUCCESS;
+    return MPI_SUCCESS;
+}
+
+int MPIDI_LLC_init_world(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int rc;
+    llc_init_params_t p;
+
+    MPIR_FUNC_ENTER;
+
+    memset(&p, 0, sizeof(p));
+    p.api_version = LLC_API_VERSION;
+    p.rank = MPIR_Process.rank;
+    p.size = MPIR_Process.size;
+    p.node_of_rank = MPIR_Process.node_map;
+    p.job_id = MPIR_pmi_job_id();
+    p.boot.arg = NULL;
+    p.boot.put = boot_put;
+    p.boot.get = boot_get;
+    p.boot.fence = boot_fence;
+    p.boot.allgather = NULL;
+
+    rc = llc_init(&p, &MPIDI_LLC_global.ctx);
+    MPIR_ERR_CHKANDJUMP1(rc != LLC_OK, mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
+                         llc_last_error(NULL));
+    rc = llc_am_register(MPIDI_LLC_global.ctx, MPIDI_LLC_AM_ID, MPIDI_LLC_am_recv_handler,
+                         NULL);
+    MPIR_ERR_CHKANDJUMP1(rc != LLC_OK, mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
+                         llc_last_error(MPIDI_LLC_global.ctx));
+
+    if (MPIR_CVAR_DEBUG_SUMMARY && MPIR_Process.rank == 0) {
+        printf("==== LLC netmod ====\n");
+        printf("eager buffer limit: %d\n", MPIDI_LLC_EAGER_BUF_LIMIT);
+        printf("max am header: %d\n", (int) (LLC_AM_HDR_MAX - sizeof(MPIDI_LLC_am_hdr_t)));
+        printf("====================\n");
+    }
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_LLC_post_init(void)
+{
+    return MPI_SUCCESS;
+}
+
+int MPIDI_LLC_mpi_finalize_hook(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    if (MPIDI_LLC_global.ctx) {
+        int rc = llc_finalize(MPIDI_LLC_global.ctx);
+        MPIDI_LLC_global.ctx = NULL;
+        MPIR_ERR_CHKANDJUMP1(rc != LLC_OK, mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
+                             llc_last_error(NULL));
+    }
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
