@@ -22,6 +22,7 @@ modes="intra,inter"
 down=0
 plots=1
 nice_level=-15
+stat=median
 
 usage() {
     cat <<EOF
@@ -30,7 +31,9 @@ Usage: $PROG [options]
                      without it (or if missing) the llc runs are skipped
   --only LIST        comma list of MPIs to run: llc,mpich,ompi (default: all)
   --modes LIST       intra,inter (default: both)
-  --repeat R         run every case R times, report the per-size median (default $repeat)
+  --repeat R         run every case R times (default $repeat)
+  --stat median|min  how the R latencies of a size are combined (default $stat;
+                     min = best-of-R, useful on a machine with other load)
   --target S         seconds of timed ping-pong per message size (default $target)
   --max BYTES        largest message size (default $maxsize)
   --timeout S        kill any single run after S seconds (default $run_timeout)
@@ -68,11 +71,13 @@ while [ $# -gt 0 ]; do
         --down) down=1; shift ;;
         --no-plots) plots=0; shift ;;
         --nice) nice_level=$2; shift 2 ;;
+        --stat) stat=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown option $1" ;;
     esac
 done
 [[ $repeat =~ ^[1-9][0-9]*$ ]] || die "--repeat must be a positive integer"
+[[ $stat == median || $stat == min ]] || die "--stat must be median or min"
 [ "$(id -u)" -eq 0 ] || die "must run as root (network namespaces)"
 
 [ -n "$out" ] || out=$HERE/results/$(date +%Y-%m-%d_%H%M%S)
@@ -149,7 +154,7 @@ trap cleanup EXIT
     echo "date: $(date -Iseconds)"
     echo "host: $(uname -srm), $(nproc) cores"
     echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "repeat: $repeat  target: $target s/size  max: $maxsize  timeout: $run_timeout s  nice: $nice_level"
+    echo "repeat: $repeat ($stat)  target: $target s/size  max: $maxsize  timeout: $run_timeout s  nice: $nice_level"
     echo "git: $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)"
     for m in "${mpis[@]}"; do
         echo "mpi $m: ${LABEL[$m]}: cc=${CC[$m]} launcher=${LAUNCH[$m]}"
@@ -172,6 +177,11 @@ run_cmd() {  # mpi mode -> prints the command (one word per line)
     fi
 }
 
+# bytes through h1's veth: proves inter-node traffic really crossed the bridge
+h1_bytes() {
+    ip netns exec h1 sh -c 'echo $(( $(cat /sys/class/net/eth0/statistics/rx_bytes) + $(cat /sys/class/net/eth0/statistics/tx_bytes) ))' 2>/dev/null || echo 0
+}
+
 failures=0
 for mode in ${modes//,/ }; do
     [[ $mode == intra || $mode == inter ]] || die "unknown mode '$mode'"
@@ -181,6 +191,7 @@ for mode in ${modes//,/ }; do
         for ((r = 1; r <= repeat; r++)); do
             raw=$out/raw/$m-$mode-r$r.txt
             log "run $m $mode ($r/$repeat) ..."
+            b0=$(h1_bytes)
             t0=$(date +%s.%N)
             rc=0
             timeout -k 10 "$run_timeout" nice -n "$nice_level" "${cmd[@]}" >"$raw" 2>"${raw%.txt}.err" </dev/null || rc=$?
@@ -194,7 +205,9 @@ for mode in ${modes//,/ }; do
                 mv "$raw" "${raw%.txt}.failed"
             else
                 last=$(grep -E '^[0-9]+ ' "$raw" | tail -1)
-                log "  ok in ${dt}s, $nlines sizes, last: $last"
+                b1=$(h1_bytes)
+                log "  ok in ${dt}s, $nlines sizes, last: $last; h1 eth0 moved $(( (b1 - b0) / 1000000 )) MB"
+                echo "$m $mode rep $r: h1 eth0 rx+tx $((b1 - b0)) bytes" >>"$out/traffic.txt"
             fi
             [ -s "${raw%.txt}.err" ] || rm -f "${raw%.txt}.err"
         done
@@ -208,7 +221,7 @@ for mode in ${modes//,/ }; do
     for m in "${mpis[@]}"; do
         files=("$out"/raw/$m-$mode-r*.txt)
         [ -e "${files[0]}" ] || continue
-        awk '
+        awk -v stat="$stat" '
             /^[0-9]+ / { n[$1]++; v[$1, n[$1]] = $2; if (!($1 in seen)) { seen[$1] = 1; order[++ns] = $1 } }
             END {
                 for (k = 1; k <= ns; k++) {
@@ -216,6 +229,7 @@ for mode in ${modes//,/ }; do
                     for (i = 1; i <= c; i++) a[i] = v[s, i]
                     for (i = 2; i <= c; i++) { x = a[i]; j = i - 1; while (j >= 1 && a[j] > x) { a[j + 1] = a[j]; j-- } a[j + 1] = x }
                     med = (c % 2) ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
+                    if (stat == "min") med = a[1]
                     printf "%d %.3f %.3f %d\n", s, med, s / med, c
                 }
             }' "${files[@]}" | sort -n >"$out/$m-$mode.dat"
@@ -227,7 +241,7 @@ table=$out/results.md
 {
     echo "# Ping-pong results $(basename "$out")"
     echo
-    echo "Median of $repeat runs per size; latency = half round trip (us),"
+    echo "$stat of $repeat runs per size; latency = half round trip (us),"
     echo "bandwidth = size / latency (MB/s, 1 MB = 1e6 B)."
     echo "Ratios: lat llc/best = llc latency / lowest latency of the other MPIs"
     echo "(< 1 means llc is faster); bw best/llc = highest other bandwidth / llc bandwidth"
