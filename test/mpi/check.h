@@ -1,0 +1,39 @@
+/* Small assertion helpers shared by mpich-llc's MPI test programs.  A failed
+ * check prints where and why, then aborts the whole job with exit code 1. */
+#ifndef LLC_TEST_CHECK_H
+#define LLC_TEST_CHECK_H
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CHECK(cond, ...)                                                      \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            int r_ = -1;                                                      \
+            MPI_Comm_rank(MPI_COMM_WORLD, &r_);                               \
+            fprintf(stderr, "[rank %d] %s:%d: check failed: %s: ", r_,        \
+                    __FILE__, __LINE__, #cond);                               \
+            fprintf(stderr, __VA_ARGS__);                                     \
+            fprintf(stderr, "\n");                                            \
+            fflush(stderr);                                                   \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                     \
+        }                                                                     \
+    } while (0)
+
+#define CHECK_MPI(call)                                                       \
+    do {                                                                      \
+        int e_ = (call);                                                      \
+        if (e_ != MPI_SUCCESS) {                                              \
+            char s_[MPI_MAX_ERROR_STRING];                                    \
+            int l_ = 0;                                                       \
+            MPI_Error_string(e_, s_, &l_);                                    \
+            CHECK(0, "%s returned %s", #call, s_);                            \
+        }                                                                     \
+    } while (0)
+
+/* deterministic byte pattern for (seed, index) */
+static inline unsigned char pattern(unsigned seed, size_t i)
+{
+    return (unsigned char) ((seed * 2654435761u + i * 40503u + (i >> 8)) & 0xff);
+}
+#endif
