@@ -1,0 +1,8 @@
+## shared pieces of src/coll
+lib_LTLIBRARIES += src/coll/libllccoll.la
+include_HEADERS += src/coll/include/llc_coll.h
+src_coll_libllccoll_la_CPPFLAGS = -I$(top_srcdir)/src/coll/include -I$(top_srcdir)/src/coll
+src_coll_libllccoll_la_LDFLAGS = -version-info 0:0:0
+src_coll_libllccoll_la_SOURCES = \
+	src/coll/state.hpp \
+	src/coll/state.cpp
