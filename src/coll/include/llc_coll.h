@@ -46,6 +46,33 @@ typedef struct llc_coll_state llc_coll_state_t;
 llc_coll_state_t *llc_coll_state_create(int rank, int size);
 void llc_coll_state_free(llc_coll_state_t *state);
 
+/* ---- Dynamic Alltoall selection (src/coll/alltoall, doc/coll-alltoall.md) */
+#ifndef LLC_COLL_DECLINED
+/* Returned when the collective declines the call: the caller must run the
+ * MPI's own algorithm instead (e.g. LLC_ALLTOALL=mpich). */
+#define LLC_COLL_DECLINED (-1000)
+#endif
+
+/* Alltoall of bytes_per_rank contiguous bytes per destination: block j of
+ * sendbuf goes to rank j, block j of recvbuf comes from rank j (each buffer
+ * p2p->size * bytes_per_rank bytes).  sendbuf == recvbuf means "in place"
+ * (the data is taken from recvbuf; MPI_IN_PLACE is mapped to this by the
+ * PMPI layer); otherwise the buffers must not overlap.  Collective over the
+ * communicator of p2p (rank/size must match the state's).  The algorithm is
+ * chosen by LLC_ALLTOALL (auto | one of the nine names | mpich).  Returns 0,
+ * LLC_COLL_DECLINED, -1 for invalid arguments, or a p2p error code. */
+int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *p2p, const void *sendbuf,
+                      void *recvbuf, size_t bytes_per_rank);
+
+/* Placement and fabric for the performance models (optional; call on every
+ * rank with identical arguments before the first collective that uses it).
+ * node_of_rank[r] is the fabric's node number of rank r (NULL: every rank on
+ * its own node, node number = rank); fabric_file describes the network
+ * (NULL: $LLC_COLL_FABRIC, else one switch).  Returns 0, or -1 when the
+ * fabric file cannot be read/parsed (the state then uses one switch). */
+int llc_coll_set_topology(llc_coll_state_t *state, const int *node_of_rank,
+                          const char *fabric_file);
+
 #ifdef __cplusplus
 }
 #endif
