@@ -46,6 +46,18 @@ typedef struct llc_coll_state llc_coll_state_t;
 llc_coll_state_t *llc_coll_state_create(int rank, int size);
 void llc_coll_state_free(llc_coll_state_t *state);
 
+/* Return codes of the collectives besides 0 and the p2p functions' codes. */
+#define LLC_COLL_DECLINED (-1000)          /* use the MPI's own algorithm */
+#define LLC_COLL_ERR_ARG (-1001)           /* bad argument (root out of range...) */
+#define LLC_COLL_ERR_INCONSISTENT (-1002)  /* processes disagree on the tree */
+
+/* Broadcast of `bytes` contiguous bytes from `root` (virtual-rank binomial
+ * tree tuned at run time; LLC_BCAST=vrank|binomial|mpich).  Every process of
+ * the communicator calls it with the same bytes and root.  Returns
+ * LLC_COLL_DECLINED when LLC_BCAST=mpich. */
+int llc_coll_bcast(llc_coll_state_t *state, const llc_coll_p2p_t *p2p, void *buf, size_t bytes,
+                   int root);
+
 /* ---- Dynamic Alltoall selection (src/coll/alltoall, doc/coll-alltoall.md) */
 #ifndef LLC_COLL_DECLINED
 /* Returned when the collective declines the call: the caller must run the

@@ -1,0 +1,109 @@
+#include "optimizer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+namespace llc::coll::bcast {
+
+Optimizer::Optimizer(const Params &p, int size, int root)
+    : p_(p), size_(size), root_(root), interval_(p.interval), steps_(tree_steps(size))
+{
+}
+
+void Optimizer::update_interval(double total)
+{
+    if (have_prev_) {
+        double change = std::fabs(total - prev_total_) / std::max(prev_total_, p_.floor);
+        if (change <= p_.stable)
+            interval_ = std::min(interval_ * 2, p_.interval_max);
+        else
+            interval_ = std::max(interval_ / 2, p_.interval_min);
+    }
+    have_prev_ = true;
+    prev_total_ = total;
+}
+
+std::vector<int> Optimizer::rank_candidates(std::vector<int> cand, const Table &table) const
+{
+    auto key = [&](int real) {
+        int pos = table.position(real, root_);
+        return std::make_tuple(-tree_nchildren(pos, size_), steps_[pos], tree_depth(pos), real);
+    };
+    std::stable_sort(cand.begin(), cand.end(), [&](int a, int b) { return key(a) < key(b); });
+    return cand;
+}
+
+Decision Optimizer::run(const std::vector<double> &values, const Table &table)
+{
+    double total = 0;
+    for (double v : values)
+        total += v;
+    update_interval(total);
+    Decision d;
+    d.interval = interval_;
+
+    if (st_ == State::pending) {
+        double rel = (total - base_total_) / std::max(base_total_, p_.floor);
+        if (rel > p_.accept_tol) {
+            // the swap increased the total wait: undo it, try the next candidate
+            d.add(max_, cand_[k_]);
+            undone++;
+            if (++k_ < cand_.size()) {
+                d.add(max_, cand_[k_]);
+                tried++;
+                return d;
+            }
+            st_ = State::settled;  // no candidate left
+            settled_view_ = values;
+            return d;
+        }
+        accepted++;
+        if (rel >= -p_.accept_tol) {
+            // unchanged: keep it; search again once the profile changes
+            st_ = State::settled;
+            settled_view_ = values;
+            return d;
+        }
+        st_ = State::search;  // decreased: search again from the new profile
+    }
+    if (st_ == State::settled) {
+        if (values == settled_view_)
+            return d;
+        st_ = State::search;
+    }
+
+    // search: the max-wait process and the near-zero candidates
+    int mx = -1;
+    for (int r = 0; r < size_; r++)
+        if (r != root_ && (mx < 0 || values[r] > values[mx]))
+            mx = r;
+    if (mx < 0)
+        return d;
+    double mn = 0;
+    bool have_mn = false;
+    for (int r = 0; r < size_; r++)
+        if (r != root_ && r != mx && (!have_mn || values[r] < mn)) {
+            mn = values[r];
+            have_mn = true;
+        }
+    if (!have_mn || values[mx] - mn < p_.min_gap)
+        return d;
+    const double near = std::max(p_.floor, p_.near_zero * (values[mx] - mn));
+    std::vector<int> cand;
+    for (int r = 0; r < size_; r++)
+        if (r != root_ && r != mx && values[r] <= mn + near)
+            cand.push_back(r);
+    if (cand.empty())
+        return d;
+    cand_ = rank_candidates(std::move(cand), table);
+    max_ = mx;
+    k_ = 0;
+    base_total_ = total;
+    st_ = State::pending;
+    d.add(max_, cand_[0]);
+    tried++;
+    return d;
+}
+
+}  // namespace llc::coll::bcast

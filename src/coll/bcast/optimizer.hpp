@@ -1,0 +1,63 @@
+// Optimize phase: the swap heuristic of the paper, run by one process.
+//
+// Input: the optimizer's view of every process's evaluation value (the
+// values last reported) and the current table.  Output: up to two swaps of
+// virtual ranks (undo of a rejected swap + the next try) and the next
+// interval.  Tree positions are those of broadcasts rooted at root(); the
+// root never takes part in a swap.
+#pragma once
+
+#include <vector>
+
+#include "params.hpp"
+#include "tree.hpp"
+
+namespace llc::coll::bcast {
+
+struct Swap {
+    int a = -1, b = -1;
+};
+
+struct Decision {
+    int nswaps = 0;
+    Swap swaps[2];
+    int interval = 1;
+    void add(int a, int b) { swaps[nswaps++] = Swap{a, b}; }
+};
+
+class Optimizer {
+  public:
+    Optimizer(const Params &p, int size, int root);
+    int root() const { return root_; }
+    int interval() const { return interval_; }
+    // One optimize phase.  The caller applies the decision's swaps in order.
+    Decision run(const std::vector<double> &values, const Table &table);
+
+    // statistics
+    int tried = 0;   // swaps tried
+    int undone = 0;  // swaps undone
+    int accepted = 0;
+
+    // candidate order among near-zero processes: most sends, fewest steps,
+    // shallowest depth, lowest real rank (exposed for the tests)
+    std::vector<int> rank_candidates(std::vector<int> cand, const Table &table) const;
+
+  private:
+    enum class State { search, pending, settled };
+    void update_interval(double total);
+
+    const Params &p_;
+    int size_, root_;
+    int interval_;
+    std::vector<int> steps_;  // receive step of each tree position
+    State st_ = State::search;
+    int max_ = -1;            // the max-wait process of the pending search
+    std::vector<int> cand_;   // its candidates, in order
+    size_t k_ = 0;            // the candidate currently swapped with max_
+    double base_total_ = 0;   // total wait before the pending swap
+    std::vector<double> settled_view_;
+    bool have_prev_ = false;
+    double prev_total_ = 0;
+};
+
+}  // namespace llc::coll::bcast

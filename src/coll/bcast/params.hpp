@@ -1,0 +1,37 @@
+// Parameters of the virtual-rank broadcast, read from the environment when a
+// communicator's broadcast state is created (see doc/coll-bcast.md).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace llc::coll::bcast {
+
+enum class Mode { vrank, binomial, mpich };
+
+struct Params {
+    Mode mode = Mode::vrank;
+    // profile phase
+    int weight_i = 2;              // LLC_BCAST_WEIGHT_I: New = ((2^i-1) Prev + Wait) / 2^i
+    bool mean3 = false;            // LLC_BCAST_MEAN3: arithmetic mean of 3 stable samples
+    double mean3_tol = 0.0625;     // LLC_BCAST_MEAN3_TOL
+    double report_threshold = 0.5; // LLC_BCAST_REPORT_THRESHOLD (relative change)
+    double floor = 1e-6;           // LLC_BCAST_FLOOR: waits below this count as zero [s]
+    // optimize phase
+    int interval = 1;              // LLC_BCAST_INTERVAL (initial)
+    int interval_min = 1;          // LLC_BCAST_INTERVAL_MIN
+    int interval_max = 1024;       // LLC_BCAST_INTERVAL_MAX
+    double stable = 0.25;          // LLC_BCAST_STABLE: |dTotal|/Total <= stable doubles
+    double min_gap = 50e-6;        // LLC_BCAST_MIN_GAP: act only if max-min wait >= [s]
+    double near_zero = 0.1;        // LLC_BCAST_NEAR_ZERO: candidates <= min + f*(max-min)
+    double accept_tol = 0.01;      // LLC_BCAST_ACCEPT_TOL: |dTotal| within: "unchanged"
+    int optimizer = -1;            // LLC_BCAST_OPTIMIZER: real rank; -1 = first root
+    // transport
+    size_t pack_max = 16384;       // LLC_BCAST_PACK_MAX: header+data in one message
+    std::string table;             // LLC_BCAST_TABLE: preset table
+    int verbose = 0;               // LLC_BCAST_VERBOSE
+
+    static Params from_env();
+};
+
+}  // namespace llc::coll::bcast
