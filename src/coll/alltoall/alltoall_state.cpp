@@ -1,7 +1,231 @@
-// Placeholder until the dynamic Alltoall lands: its state type.
-#include "../state.hpp"
+// Dynamic Alltoall: configuration, pruning by the performance models at the
+// first call of a size class, STAR-MPI style learning / monitoring, and the
+// C entry points llc_coll_alltoall / llc_coll_set_topology.
+#include "alltoall/alltoall_state.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "model/alltoall_model.hpp"
+#include "model/p2p_ops.hpp"
 
 namespace llc::coll {
-struct AlltoallState {};
+
 void AlltoallStateDeleter::operator()(AlltoallState *s) const { delete s; }
+
+namespace {
+
+const char *env(const char *name)
+{
+    const char *s = std::getenv(name);
+    return (s && *s) ? s : nullptr;
+}
+
+}  // namespace
+
+namespace alltoall {
+
+Config config_from_env()
+{
+    Config c;
+    if (const char *s = env("LLC_ALLTOALL")) {
+        std::string v(s);
+        Alg a;
+        if (v == "mpich")
+            c.mode = Config::Mode::mpich;
+        else if (v == "auto")
+            c.mode = Config::Mode::automatic;
+        else if (alg_from_name(v, &a))
+            c.mode = Config::Mode::forced, c.forced = a;
+        else
+            std::fprintf(stderr, "llc_coll: LLC_ALLTOALL=%s unknown, using auto\n", s);
+    }
+    if (const char *s = env("LLC_ALLTOALL_PRUNE"))
+        c.prune = std::strtod(s, nullptr);
+    if (const char *s = env("LLC_ALLTOALL_TRIALS"))
+        c.tuner.trials = std::max(1, std::atoi(s));
+    if (const char *s = env("LLC_ALLTOALL_MONITOR_PERIOD"))
+        c.tuner.period = std::max(0, std::atoi(s));
+    if (const char *s = env("LLC_ALLTOALL_RELEARN"))
+        c.tuner.relearn = std::strtod(s, nullptr);
+    if (const char *s = env("LLC_ALLTOALL_MODEL"))
+        if (!model::kind_from_name(s, &c.model))
+            std::fprintf(stderr, "llc_coll: LLC_ALLTOALL_MODEL=%s unknown, using hockney\n", s);
+    if (const char *s = env("LLC_ALLTOALL_BS"))
+        c.bs = std::string(s) == "process" ? model::BsVariant::process : model::BsVariant::paper;
+    if (const char *s = env("LLC_ALLTOALL_VERBOSE"))
+        c.verbose = std::atoi(s);
+    return c;
+}
+
+}  // namespace alltoall
+
+AlltoallState *alltoall_state(llc_coll_state_t *s)
+{
+    if (!s->alltoall) {
+        s->alltoall.reset(new AlltoallState);
+        s->alltoall->cfg = alltoall::config_from_env();
+    }
+    return s->alltoall.get();
+}
+
+int alltoall_size_class(size_t bytes)
+{
+    int c = 0;
+    while (bytes >>= 1)
+        c++;
+    return c;
+}
+
+namespace {
+
+using alltoall::Alg;
+
+void set_topology(llc_coll_state_t *s, AlltoallState *a, const int *node_of_rank,
+                  const model::Fabric &f)
+{
+    a->node_of_rank.resize(s->size);
+    for (int r = 0; r < s->size; r++)
+        a->node_of_rank[r] = node_of_rank ? node_of_rank[r] : r;
+    a->fabric = f;
+    a->analysis = model::analyze(a->fabric, a->node_of_rank, a->cfg.bs);
+    a->have_topology = true;
+}
+
+int load_fabric_or_flat(const char *file, model::Fabric *f)
+{
+    if (!file)
+        file = env("LLC_COLL_FABRIC");
+    if (!file)
+        return 0;
+    std::string err;
+    if (model::load_fabric(file, f, &err))
+        return 0;
+    std::fprintf(stderr, "llc_coll: fabric %s: %s (using one switch)\n", file, err.c_str());
+    *f = model::Fabric();
+    return -1;
+}
+
+// First call of a size class: predictions, pruning, a fresh tuner.
+int new_size_class(llc_coll_state_t *s, AlltoallState *a, const llc_coll_p2p_t *p2p,
+                   size_t bytes, alltoall::SizeClass *out)
+{
+    std::vector<Alg> cand;
+    if (a->cfg.prune > 0) {
+        if (!a->have_params) {
+            int rc = model::acquire(p2p, &a->params);
+            if (rc)
+                return rc;
+            a->have_params = true;
+        }
+        if (!a->have_topology) {
+            model::Fabric f;
+            load_fabric_or_flat(nullptr, &f);
+            set_topology(s, a, nullptr, f);
+        }
+        out->predicted = model::predict_alltoall_all(a->cfg.model, s->size, double(bytes),
+                                                     a->params, a->analysis.sharing);
+        cand = model::prune(out->predicted, a->cfg.prune);
+    } else {
+        for (int i = 0; i < alltoall::kNumAlgs; i++)
+            cand.push_back(static_cast<Alg>(i));
+    }
+    out->first_bytes = bytes;
+    out->tuner = alltoall::Tuner(cand, a->cfg.tuner);
+    if (a->cfg.verbose && s->rank == 0) {
+        std::fprintf(stderr,
+                     "llc_coll alltoall: P=%d bytes=%zu class=%d model=%s params=%s "
+                     "(L=%.3g B=%.3g) sharing=%.3f candidates:",
+                     s->size, bytes, alltoall_size_class(bytes), model::kind_name(a->cfg.model),
+                     a->params.source.c_str(), a->params.L, a->params.B, a->analysis.sharing);
+        for (Alg c : cand) {
+            std::fprintf(stderr, " %s", alltoall::alg_name(c));
+            if (!out->predicted.empty())
+                std::fprintf(stderr, "(%.3gs)", out->predicted[static_cast<int>(c)]);
+        }
+        std::fprintf(stderr, "\n");
+    }
+    return 0;
+}
+
+}  // namespace
 }  // namespace llc::coll
+
+using namespace llc::coll;
+
+extern "C" int llc_coll_set_topology(llc_coll_state_t *state, const int *node_of_rank,
+                                     const char *fabric_file)
+{
+    if (!state)
+        return -1;
+    AlltoallState *a = alltoall_state(state);
+    model::Fabric f;
+    int rc = load_fabric_or_flat(fabric_file, &f);
+    set_topology(state, a, node_of_rank, f);
+    return rc;
+}
+
+extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *p2p,
+                                 const void *sendbuf, void *recvbuf, size_t bytes)
+{
+    if (!state || !p2p)
+        return -1;
+    AlltoallState *a = alltoall_state(state);
+    if (a->cfg.mode == alltoall::Config::Mode::mpich)
+        return LLC_COLL_DECLINED;
+    if (p2p->size != state->size || p2p->rank != state->rank || !recvbuf ||
+        (!sendbuf && bytes))
+        return -1;
+    a->calls++;
+    if (bytes == 0)
+        return 0;
+    const size_t total = bytes * p2p->size;
+    std::vector<char> copy;
+    if (sendbuf == recvbuf) {  // in place: run from a copy of the send data
+        copy.assign(static_cast<const char *>(recvbuf), static_cast<const char *>(recvbuf) + total);
+        sendbuf = copy.data();
+    }
+    if (a->cfg.mode == alltoall::Config::Mode::forced || p2p->size == 1)
+        return alltoall::run(a->cfg.forced, p2p, sendbuf, recvbuf, bytes);
+
+    const int cls = alltoall_size_class(bytes);
+    auto it = a->classes.find(cls);
+    if (it == a->classes.end()) {
+        alltoall::SizeClass sc{0, {}, alltoall::Tuner({}, a->cfg.tuner)};
+        int rc = new_size_class(state, a, p2p, bytes, &sc);
+        if (rc)
+            return rc;
+        it = a->classes.emplace(cls, std::move(sc)).first;
+    }
+    alltoall::Tuner &t = it->second.tuner;
+    const Alg alg = t.current();
+    double t0 = p2p->wtime(p2p->arg);
+    int rc = alltoall::run(alg, p2p, sendbuf, recvbuf, bytes);
+    if (rc)
+        return rc;
+    if (t.record(p2p->wtime(p2p->arg) - t0)) {
+        const bool learning = t.phase() == alltoall::Tuner::Phase::learning;
+        std::vector<double> d;
+        const int nprocs = p2p->size;
+        rc = model::agree(
+            p2p, t.summary(), t.decision_len(),
+            [&](const std::vector<double> &sum) { return t.decide(sum, nprocs); }, &d);
+        if (rc)
+            return rc;
+        t.apply(d);
+        if (a->cfg.verbose && state->rank == 0) {
+            if (learning) {
+                std::fprintf(stderr, "llc_coll alltoall: class %d learned:", cls);
+                for (size_t i = 0; i < t.candidates().size(); i++)
+                    std::fprintf(stderr, " %s=%.3gs", alltoall::alg_name(t.candidates()[i]),
+                                 t.learned_means()[i]);
+                std::fprintf(stderr, " -> %s\n", alltoall::alg_name(t.chosen()));
+            } else {
+                std::fprintf(stderr, "llc_coll alltoall: class %d monitor %.3gs vs learned %.3gs%s\n",
+                             cls, t.last_monitored(), t.learned_time(),
+                             t.phase() == alltoall::Tuner::Phase::learning ? " -> re-learn" : "");
+            }
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,50 @@
+// The nine Alltoall algorithms of the dynamic selection (paper 002), written
+// against llc_coll_p2p_t.  Every function moves `bytes` bytes from block j of
+// `sendbuf` to block `rank` of `recvbuf` on rank j, for any communicator size.
+// `sendbuf` and `recvbuf` must not overlap (llc_coll_alltoall handles "in
+// place" by copying the send data first).  Return 0 or the p2p error code.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "llc_coll.h"
+
+namespace llc::coll::alltoall {
+
+enum class Alg : int {
+    bruck = 0,
+    pairwise,
+    pairwise_lb,  // light barrier: zero-byte ready token between the step partners
+    pairwise_mb,  // MPI barrier (p2p->barrier) before every step
+    pairwise_ob,  // one barrier after all receives are pre-posted
+    ring,
+    ring_lb,
+    ring_mb,
+    ring_ob,
+};
+constexpr int kNumAlgs = 9;
+
+const char *alg_name(Alg a);
+// Parses one of the nine names; false if unknown.
+bool alg_from_name(const std::string &name, Alg *out);
+
+// Tags: each algorithm uses kTagBase + 8 * alg + {0: data, 1: token}.
+constexpr int kTagBase = 1000;
+constexpr int kTagsPerAlg = 8;
+inline int alg_tag(Alg a, int sub) { return kTagBase + kTagsPerAlg * static_cast<int>(a) + sub; }
+// The algorithm a tag belongs to (-1 if it is not an Alltoall algorithm tag).
+inline int alg_of_tag(int tag)
+{
+    int i = (tag - kTagBase) / kTagsPerAlg;
+    return (tag >= kTagBase && i < kNumAlgs) ? i : -1;
+}
+
+// Partner schedule of step i (1 <= i < size): send to dst, receive from src.
+// pairwise: XOR exchange when size is a power of two, otherwise the
+// (rank + i) / (rank - i) shift; ring: always the shift.
+void step_partners(Alg a, int rank, int size, int i, int *dst, int *src);
+
+int run(Alg a, const llc_coll_p2p_t *p2p, const void *sendbuf, void *recvbuf, size_t bytes);
+
+}  // namespace llc::coll::alltoall

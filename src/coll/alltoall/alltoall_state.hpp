@@ -1,0 +1,58 @@
+// Per-communicator state of the dynamic Alltoall: configuration (from the
+// environment at creation), model parameters, topology, and one tuner per
+// message-size class (floor(log2(bytes per rank))).
+#pragma once
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../state.hpp"
+#include "alltoall/algorithms.hpp"
+#include "alltoall/tuner.hpp"
+#include "model/params.hpp"
+#include "model/topology.hpp"
+
+namespace llc::coll::alltoall {
+
+struct Config {
+    enum class Mode { automatic, forced, mpich } mode = Mode::automatic;
+    Alg forced = Alg::pairwise;          // LLC_ALLTOALL=<name>
+    double prune = 2.0;                  // LLC_ALLTOALL_PRUNE (0: keep all)
+    TunerConfig tuner;                   // TRIALS, MONITOR_PERIOD, RELEARN
+    model::Kind model = model::Kind::hockney;        // LLC_ALLTOALL_MODEL
+    model::BsVariant bs = model::BsVariant::paper;   // LLC_ALLTOALL_BS
+    int verbose = 0;                     // LLC_ALLTOALL_VERBOSE
+};
+// Reads the LLC_ALLTOALL* variables (unknown values: defaults + warning).
+Config config_from_env();
+
+struct SizeClass {
+    size_t first_bytes = 0;
+    std::vector<double> predicted;  // all nine, empty without pruning
+    Tuner tuner;
+};
+
+}  // namespace llc::coll::alltoall
+
+namespace llc::coll {
+
+struct AlltoallState {
+    alltoall::Config cfg;
+    bool have_params = false;
+    model::Params params;
+    bool have_topology = false;
+    std::vector<int> node_of_rank;
+    model::Fabric fabric;
+    model::Analysis analysis;
+    std::map<int, alltoall::SizeClass> classes;
+    long calls = 0;
+};
+
+// The state's Alltoall part, created (config from the environment) on first use.
+AlltoallState *alltoall_state(llc_coll_state_t *s);
+// Message-size class of a call.
+int alltoall_size_class(size_t bytes);
+
+}  // namespace llc::coll
