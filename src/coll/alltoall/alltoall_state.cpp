@@ -103,7 +103,7 @@ int load_fabric_or_flat(const char *file, model::Fabric *f)
         return 0;
     std::fprintf(stderr, "llc_coll: fabric %s: %s (using one switch)\n", file, err.c_str());
     *f = model::Fabric();
-    return -1;
+    return LLC_COLL_ERR_ARG;
 }
 
 // First call of a size class: predictions, pruning, a fresh tuner.
@@ -157,7 +157,7 @@ extern "C" int llc_coll_set_topology(llc_coll_state_t *state, const int *node_of
                                      const char *fabric_file)
 {
     if (!state)
-        return -1;
+        return LLC_COLL_ERR_ARG;
     AlltoallState *a = alltoall_state(state);
     model::Fabric f;
     int rc = load_fabric_or_flat(fabric_file, &f);
@@ -169,13 +169,13 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
                                  const void *sendbuf, void *recvbuf, size_t bytes)
 {
     if (!state || !p2p)
-        return -1;
+        return LLC_COLL_ERR_ARG;
     AlltoallState *a = alltoall_state(state);
     if (a->cfg.mode == alltoall::Config::Mode::mpich)
         return LLC_COLL_DECLINED;
     if (p2p->size != state->size || p2p->rank != state->rank || !recvbuf ||
         (!sendbuf && bytes))
-        return -1;
+        return LLC_COLL_ERR_ARG;
     a->calls++;
     if (bytes == 0)
         return 0;

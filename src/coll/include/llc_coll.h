@@ -72,7 +72,8 @@ int llc_coll_bcast(llc_coll_state_t *state, const llc_coll_p2p_t *p2p, void *buf
  * PMPI layer); otherwise the buffers must not overlap.  Collective over the
  * communicator of p2p (rank/size must match the state's).  The algorithm is
  * chosen by LLC_ALLTOALL (auto | one of the nine names | mpich).  Returns 0,
- * LLC_COLL_DECLINED, -1 for invalid arguments, or a p2p error code. */
+ * LLC_COLL_DECLINED, LLC_COLL_ERR_ARG for invalid arguments, or a p2p
+ * error code. */
 int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *p2p, const void *sendbuf,
                       void *recvbuf, size_t bytes_per_rank);
 
@@ -80,8 +81,9 @@ int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *p2p, const 
  * rank with identical arguments before the first collective that uses it).
  * node_of_rank[r] is the fabric's node number of rank r (NULL: every rank on
  * its own node, node number = rank); fabric_file describes the network
- * (NULL: $LLC_COLL_FABRIC, else one switch).  Returns 0, or -1 when the
- * fabric file cannot be read/parsed (the state then uses one switch). */
+ * (NULL: $LLC_COLL_FABRIC, else one switch).  Returns 0, or LLC_COLL_ERR_ARG
+ * when the fabric file cannot be read/parsed (the state then uses one
+ * switch). */
 int llc_coll_set_topology(llc_coll_state_t *state, const int *node_of_rank,
                           const char *fabric_file);
 

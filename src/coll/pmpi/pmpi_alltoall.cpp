@@ -133,7 +133,7 @@ extern "C" int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
                                static_cast<size_t>(bytes));
     if (rc == LLC_COLL_DECLINED)
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    if (rc == -1)
+    if (rc == LLC_COLL_ERR_ARG)
         return MPI_ERR_ARG;
     if (rc != 0)
         return rc;
