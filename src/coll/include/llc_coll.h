@@ -47,7 +47,9 @@ llc_coll_state_t *llc_coll_state_create(int rank, int size);
 void llc_coll_state_free(llc_coll_state_t *state);
 
 /* Return codes of the collectives besides 0 and the p2p functions' codes. */
+#ifndef LLC_COLL_DECLINED
 #define LLC_COLL_DECLINED (-1000)          /* use the MPI's own algorithm */
+#endif
 #define LLC_COLL_ERR_ARG (-1001)           /* bad argument (root out of range...) */
 #define LLC_COLL_ERR_INCONSISTENT (-1002)  /* processes disagree on the tree */
 

@@ -1,0 +1,11 @@
+// GoogleTest main of the Alltoall tests: never touch the user's model cache.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+int main(int argc, char **argv)
+{
+    setenv("LLC_MODEL_CACHE", "off", 1);
+    testing::InitGoogleTest(&argc, argv);
+    return RUN_ALL_TESTS();
+}

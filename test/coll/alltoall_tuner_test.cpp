@@ -1,0 +1,232 @@
+// The learning / monitoring state machine: pure (Tuner with injected times)
+// and end to end through llc_coll_alltoall with the fake clock of the
+// in-process transport (each message costs a per-algorithm amount of time).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "alltoall/alltoall_state.hpp"
+#include "alltoall/tuner.hpp"
+#include "alltoall_net.hpp"
+
+using llc::coll::alltoall::Alg;
+using llc::coll::alltoall::Tuner;
+using llc::coll::alltoall::TunerConfig;
+
+TEST(AlltoallTuner, LearnsTheFastestThenMonitors)
+{
+    TunerConfig cfg;
+    cfg.trials = 2;
+    cfg.period = 4;
+    cfg.relearn = 0.5;
+    Tuner t({Alg::bruck, Alg::ring, Alg::pairwise_ob}, cfg);
+    const double cost[] = {3.0, 1.0, 2.0};
+    std::vector<Alg> order;
+    int syncs = 0;
+    for (int call = 0; call < 6; call++) {
+        order.push_back(t.current());
+        double c = cost[call / 2];
+        if (t.record(c)) {
+            syncs++;
+            // two processes: the sum of two identical summaries
+            std::vector<double> s = t.summary();
+            for (double &x : s)
+                x *= 2;
+            t.apply(t.decide(s, 2));
+        }
+    }
+    EXPECT_EQ(order, (std::vector<Alg>{Alg::bruck, Alg::bruck, Alg::ring, Alg::ring,
+                                       Alg::pairwise_ob, Alg::pairwise_ob}));
+    EXPECT_EQ(syncs, 1);
+    EXPECT_EQ(t.phase(), Tuner::Phase::monitoring);
+    EXPECT_EQ(t.chosen(), Alg::ring);
+    EXPECT_DOUBLE_EQ(t.learned_time(), 1.0);
+    EXPECT_EQ(t.learned_means(), (std::vector<double>{3.0, 1.0, 2.0}));
+
+    // monitoring: within 50 % -> keep; a period at 1.6x -> re-learn
+    for (int call = 0; call < 4; call++) {
+        EXPECT_EQ(t.current(), Alg::ring);
+        bool sync = t.record(1.4);
+        EXPECT_EQ(sync, call == 3);
+        if (sync)
+            t.apply(t.decide(t.summary(), 1));
+    }
+    EXPECT_EQ(t.phase(), Tuner::Phase::monitoring);
+    EXPECT_DOUBLE_EQ(t.last_monitored(), 1.4);
+    for (int call = 0; call < 4; call++)
+        if (t.record(1.6))
+            t.apply(t.decide(t.summary(), 1));
+    EXPECT_EQ(t.phase(), Tuner::Phase::learning);
+    EXPECT_EQ(t.relearns(), 1);
+    EXPECT_EQ(t.current(), Alg::bruck);
+}
+
+TEST(AlltoallTuner, AveragesOverProcesses)
+{
+    TunerConfig cfg;
+    cfg.trials = 1;
+    Tuner t({Alg::bruck, Alg::ring}, cfg);
+    t.record(1.0);
+    ASSERT_TRUE(t.record(1.0));
+    // rank sums: bruck slower on average although one rank saw it faster
+    std::vector<double> d = t.decide({1.0 + 5.0, 2.0 + 2.0}, 2);
+    EXPECT_EQ(d[0], 1.0);  // ring
+    EXPECT_DOUBLE_EQ(d[1], 2.0);
+    t.apply(d);
+    EXPECT_EQ(t.chosen(), Alg::ring);
+}
+
+TEST(AlltoallTuner, SingleCandidateAndNoMonitoring)
+{
+    Tuner one({Alg::pairwise_lb}, TunerConfig{});
+    EXPECT_EQ(one.phase(), Tuner::Phase::monitoring);
+    EXPECT_EQ(one.current(), Alg::pairwise_lb);
+    for (int i = 0; i < 200; i++)
+        EXPECT_FALSE(one.record(1.0));
+    TunerConfig cfg;
+    cfg.trials = 1;
+    cfg.period = 0;
+    Tuner t({Alg::bruck, Alg::ring}, cfg);
+    t.record(2);
+    t.record(1);
+    t.apply(t.decide(t.summary(), 1));
+    for (int i = 0; i < 200; i++)
+        EXPECT_FALSE(t.record(100.0));
+}
+
+namespace {
+
+// Fake-clock cost: every message of algorithm a costs cost[a] seconds.
+std::vector<double> g_cost(llc::coll::alltoall::kNumAlgs, 1.0);
+
+double fake_cost(int tag, size_t)
+{
+    int a = llc::coll::alltoall::alg_of_tag(tag);
+    return a < 0 ? 0.0 : g_cost[a];
+}
+
+}  // namespace
+
+TEST(AlltoallTuner, EndToEndWithFakeClock)
+{
+    setenv("LLC_ALLTOALL", "auto", 1);
+    setenv("LLC_ALLTOALL_PRUNE", "0", 1);
+    setenv("LLC_ALLTOALL_TRIALS", "2", 1);
+    setenv("LLC_ALLTOALL_MONITOR_PERIOD", "5", 1);
+    setenv("LLC_ALLTOALL_RELEARN", "0.3", 1);
+    const int P = 4;
+    a2a_test::Net net(P);
+    net.set_cost(fake_cost);
+    std::vector<llc_coll_state_t *> st(P);
+    for (int r = 0; r < P; r++)
+        st[r] = llc_coll_state_create(r, P);
+    auto calls = [&](int n, size_t bytes) {
+        net.run([&](int r) {
+            std::vector<char> s(P * bytes, char(r)), d(P * bytes);
+            for (int i = 0; i < n; i++)
+                ASSERT_EQ(llc_coll_alltoall(st[r], net.p2p(r), s.data(), d.data(), bytes), 0);
+        });
+    };
+    auto state = [&](int r, size_t bytes) -> const Tuner & {
+        auto *a = llc::coll::alltoall_state(st[r]);
+        return a->classes.at(llc::coll::alltoall_size_class(bytes)).tuner;
+    };
+    g_cost.assign(9, 1.0);
+    g_cost[int(Alg::ring_ob)] = 0.1;  // cheapest per message
+    g_cost[int(Alg::bruck)] = 0.5;
+    calls(9 * 2, 100);  // exactly one learning round
+    for (int r = 0; r < P; r++) {
+        EXPECT_EQ(state(r, 100).phase(), Tuner::Phase::monitoring);
+        EXPECT_EQ(state(r, 100).chosen(), Alg::ring_ob) << "rank " << r;
+        EXPECT_EQ(state(r, 100).candidates().size(), 9u);
+    }
+    // another size class learns independently
+    calls(1, 5000);
+    EXPECT_EQ(state(0, 5000).phase(), Tuner::Phase::learning);
+    EXPECT_EQ(state(0, 100).phase(), Tuner::Phase::monitoring);
+    // stable times: monitoring keeps the choice
+    calls(10, 100);
+    EXPECT_EQ(state(0, 100).relearns(), 0);
+    // ring_ob becomes slow: next period deviates -> re-learn -> bruck wins
+    g_cost[int(Alg::ring_ob)] = 5.0;
+    calls(5, 100);
+    for (int r = 0; r < P; r++) {
+        EXPECT_EQ(state(r, 100).relearns(), 1);
+        EXPECT_EQ(state(r, 100).phase(), Tuner::Phase::learning);
+    }
+    calls(9 * 2, 100);
+    for (int r = 0; r < P; r++)
+        EXPECT_EQ(state(r, 100).chosen(), Alg::bruck) << "rank " << r;
+    EXPECT_EQ(net.pending(), 0u);
+    for (int r = 0; r < P; r++)
+        llc_coll_state_free(st[r]);
+    for (const char *v : {"LLC_ALLTOALL", "LLC_ALLTOALL_PRUNE", "LLC_ALLTOALL_TRIALS",
+                          "LLC_ALLTOALL_MONITOR_PERIOD", "LLC_ALLTOALL_RELEARN"})
+        unsetenv(v);
+}
+
+// Pruning at the first call through the C entry point: with model parameters
+// from the environment, tiny messages keep only Bruck (no learning at all),
+// and node placement changes the candidate set.
+TEST(AlltoallTuner, PruningAtFirstCall)
+{
+    setenv("LLC_MODEL_L", "1e-6", 1);
+    setenv("LLC_MODEL_B", "1e-9", 1);
+    setenv("LLC_ALLTOALL_PRUNE", "2", 1);
+    const int P = 8;
+    a2a_test::Net net(P);
+    std::vector<llc_coll_state_t *> st(P);
+    for (int r = 0; r < P; r++)
+        st[r] = llc_coll_state_create(r, P);
+    net.run([&](int r) {
+        std::vector<char> s(P * 8), d(P * 8);
+        ASSERT_EQ(llc_coll_alltoall(st[r], net.p2p(r), s.data(), d.data(), 8), 0);
+    });
+    for (int r = 0; r < P; r++) {
+        const Tuner &t = llc::coll::alltoall_state(st[r])->classes.at(3).tuner;
+        EXPECT_EQ(t.candidates(), (std::vector<Alg>{Alg::bruck}));
+        EXPECT_EQ(t.learnings(), 0);
+        EXPECT_EQ(llc::coll::alltoall_state(st[r])->params.source, "env");
+    }
+    for (int r = 0; r < P; r++)
+        llc_coll_state_free(st[r]);
+
+    // 64 KB, 8 processes spread over a RICC-like fabric with 4 uplinks:
+    // bandwidth bound, Bruck (3 rounds x 4 blocks vs 7 blocks) pruned at
+    // threshold 1.5; the set is the same on every rank
+    setenv("LLC_ALLTOALL_PRUNE", "1.5", 1);
+    std::string fab = ::testing::TempDir() + "a2a_fabric_" + std::to_string(getpid());
+    {
+        FILE *f = std::fopen(fab.c_str(), "w");
+        std::fputs("levels 2\nhosts_per_leaf 20\nuplinks_per_leaf 4\nroute dest_mod_uplinks\n", f);
+        std::fclose(f);
+    }
+    const int nodes[P] = {0, 4, 8, 12, 20, 24, 28, 32};  // pattern 0
+    for (int r = 0; r < P; r++) {
+        st[r] = llc_coll_state_create(r, P);
+        ASSERT_EQ(llc_coll_set_topology(st[r], nodes, fab.c_str()), 0);
+    }
+    EXPECT_EQ(llc_coll_set_topology(st[0], nodes, "/nonexistent/fabric"), LLC_COLL_ERR_ARG);
+    ASSERT_EQ(llc_coll_set_topology(st[0], nodes, fab.c_str()), 0);
+    const size_t M = 65536;
+    net.run([&](int r) {
+        std::vector<char> s(P * M), d(P * M);
+        ASSERT_EQ(llc_coll_alltoall(st[r], net.p2p(r), s.data(), d.data(), M), 0);
+    });
+    auto *a0 = llc::coll::alltoall_state(st[0]);
+    EXPECT_GT(a0->analysis.sharing, 1.5);
+    const Tuner &t0 = a0->classes.at(16).tuner;
+    for (Alg a : t0.candidates())
+        EXPECT_NE(a, Alg::bruck);
+    EXPECT_GE(t0.candidates().size(), 2u);
+    for (int r = 1; r < P; r++)
+        EXPECT_EQ(llc::coll::alltoall_state(st[r])->classes.at(16).tuner.candidates(),
+                  t0.candidates());
+    for (int r = 0; r < P; r++)
+        llc_coll_state_free(st[r]);
+    std::remove(fab.c_str());
+    unsetenv("LLC_MODEL_L");
+    unsetenv("LLC_MODEL_B");
+    unsetenv("LLC_ALLTOALL_PRUNE");
+}
