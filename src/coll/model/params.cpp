@@ -220,16 +220,20 @@ int measure(const llc_coll_p2p_t *p2p, int peer, Params *out)
             rc = p2p->send(p2p->arg, buf, n, other, tag);
         }
     };
-    for (int i = 0; i < 3 && !rc; i++)
-        ping(&one, 1);
-    double t0 = p2p->wtime(p2p->arg);
-    for (int i = 0; i < kSmall && !rc; i++)
-        ping(&one, 1);
-    double L = (p2p->wtime(p2p->arg) - t0) / (2 * kSmall);
-    t0 = p2p->wtime(p2p->arg);
-    for (int i = 0; i < kBig && !rc; i++)
-        ping(big.data(), kBigBytes);
-    double tb = (p2p->wtime(p2p->arg) - t0) / (2 * kBig);
+    // minimum over the round trips: robust against a loaded machine
+    auto min_half_rtt = [&](void *buf, size_t n, int reps) {
+        double best = 1e30;
+        for (int i = 0; i < reps && !rc; i++) {
+            double t = p2p->wtime(p2p->arg);
+            ping(buf, n);
+            best = std::min(best, (p2p->wtime(p2p->arg) - t) / 2);
+        }
+        return best;
+    };
+    min_half_rtt(&one, 1, 3);  // warm-up
+    double L = min_half_rtt(&one, 1, kSmall);
+    double tb = min_half_rtt(big.data(), kBigBytes, kBig);
+    double B = tb > L ? (tb - L) / kBigBytes : tb / kBigBytes;
     // o: time to post a 1-byte send; g: spacing of a burst of 1-byte sends.
     double o = 0;
     for (int i = 0; i < kBurst && !rc; i++) {
@@ -245,7 +249,7 @@ int measure(const llc_coll_p2p_t *p2p, int peer, Params *out)
         }
     }
     o /= kBurst;
-    t0 = p2p->wtime(p2p->arg);
+    double t0 = p2p->wtime(p2p->arg);
     for (int i = 0; i < kBurst && !rc; i++)
         rc = root ? p2p->send(p2p->arg, &one, 1, other, tag)
                   : p2p->recv(p2p->arg, &one, 1, other, tag);
@@ -256,7 +260,7 @@ int measure(const llc_coll_p2p_t *p2p, int peer, Params *out)
     if (rc)
         return rc;
     out->L = std::max(L, 1e-9);
-    out->B = std::max((tb - L) / kBigBytes, 1e-13);
+    out->B = std::max(B, 1e-13);
     out->o = std::max(o, 1e-9);
     out->g = std::max(g, out->o);
     out->source = "measured";
