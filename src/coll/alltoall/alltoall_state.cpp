@@ -133,11 +133,15 @@ int new_size_class(llc_coll_state_t *s, AlltoallState *a, const llc_coll_p2p_t *
     out->first_bytes = bytes;
     out->tuner = alltoall::Tuner(cand, a->cfg.tuner);
     if (a->cfg.verbose && s->rank == 0) {
-        std::fprintf(stderr,
-                     "llc_coll alltoall: P=%d bytes=%zu class=%d model=%s params=%s "
-                     "(L=%.3g B=%.3g) sharing=%.3f candidates:",
-                     s->size, bytes, alltoall_size_class(bytes), model::kind_name(a->cfg.model),
-                     a->params.source.c_str(), a->params.L, a->params.B, a->analysis.sharing);
+        if (out->predicted.empty())
+            std::fprintf(stderr, "llc_coll alltoall: P=%d bytes=%zu class=%d no pruning; candidates:",
+                         s->size, bytes, alltoall_size_class(bytes));
+        else
+            std::fprintf(stderr,
+                         "llc_coll alltoall: P=%d bytes=%zu class=%d model=%s params=%s "
+                         "(L=%.3g B=%.3g) sharing=%.3f candidates:",
+                         s->size, bytes, alltoall_size_class(bytes), model::kind_name(a->cfg.model),
+                         a->params.source.c_str(), a->params.L, a->params.B, a->analysis.sharing);
         for (Alg c : cand) {
             std::fprintf(stderr, " %s", alltoall::alg_name(c));
             if (!out->predicted.empty())
