@@ -1,0 +1,197 @@
+// Simulator of the virtual-rank broadcast at scale: the library's Profile and
+// Optimizer classes (src/coll/bcast) driven by the LogGP-style model of
+// src/coll/bcast/sim_model.hpp, with the library's round protocol mirrored
+// (optimization rounds every `interval` broadcasts, reports received one
+// round late, decisions applied after the round's broadcast, swapped
+// processes restart their history, skipped rounds until the swapped
+// processes have sampled the new tree).
+//
+// Setup of the paper's max-effect benchmark: root 0, after a barrier a
+// workload only on the real rank that receives first from the root, then the
+// broadcast; `iters` repetitions.  Ori = identity table, never optimized;
+// Opt = dynamic; Ide = loaded rank swapped with the last rank from the start.
+// Output: overall time (first enter -> last finish) and average time (mean of
+// each process's own broadcast time), averaged over the repetitions, in ms.
+//
+//   bcast_sim [-p 128,1024,4096] [-n 0,30,40,80,160] [-s 1,1024,16384,131072,1048576]
+//             [-i 100] [--flops 1e9] [-L 2e-6] [-o 1e-6] [-g 1e-6] [-G 0.4e-9]
+// Workload of load N: N^3 multiply-adds at --flops per second.
+// The LLC_BCAST_* environment variables set the optimizer parameters.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bcast/optimizer.hpp"
+#include "bcast/profile.hpp"
+#include "bcast/sim_model.hpp"
+
+using namespace llc::coll::bcast;
+
+namespace {
+
+std::vector<double> parse_list(const char *s)
+{
+    std::vector<double> v;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ','))
+        if (!item.empty())
+            v.push_back(std::atof(item.c_str()));
+    return v;
+}
+
+struct Result {
+    double overall = 0, average = 0;
+    int changes = 0;
+};
+
+constexpr size_t kHeader = 40;  // the library's header
+
+Result run_static(const Table &t, int p, double work, size_t bytes, int iters, const LogGP &m,
+                  int loaded)
+{
+    std::vector<double> enter(p, 0.0);
+    enter[loaded] = work;
+    Result r;
+    for (int it = 0; it < iters; it++) {
+        SimBcast s = simulate_bcast(t, 0, enter, bytes, m);
+        r.overall += s.overall;
+        r.average += s.average;
+    }
+    r.overall /= iters;
+    r.average /= iters;
+    return r;
+}
+
+Result run_opt(const Params &prm, int p, double work, size_t bytes, int iters, const LogGP &m,
+               int loaded)
+{
+    std::vector<double> enter(p, 0.0);
+    enter[loaded] = work;
+    Table table(p);
+    Optimizer opt(prm, p, 0);
+    std::vector<Profile> prof(p, Profile(prm));
+    std::vector<double> view(p, 0.0), pend_val(p, 0.0);
+    std::vector<std::uint64_t> view_seq(p, 0), pend_seq(p, 0), sample_seq(p, 0);
+    bool reports_due = false;
+    std::uint64_t next_opt = 0, change_seq = 0;
+    std::vector<int> changed;
+    int stale = 0;
+    Result r;
+    for (int it = 0; it < iters; it++) {
+        const std::uint64_t seq = static_cast<std::uint64_t>(it);
+        const bool round = seq >= next_opt;
+        Decision d;
+        d.interval = opt.interval();
+        if (round) {
+            if (reports_due) {
+                view = pend_val;
+                view_seq = pend_seq;
+                reports_due = false;
+            }
+            view[0] = prof[0].reported();
+            bool fresh = true;
+            for (int x : changed)
+                if (x != 0 && view_seq[x] <= change_seq)
+                    fresh = false;
+            if (fresh || ++stale >= 4) {
+                stale = 0;
+                d = opt.run(view, table);
+            }
+        }
+        SimBcast s = simulate_bcast(table, 0, enter, bytes + kHeader, m);
+        r.overall += s.overall;
+        r.average += s.average;
+        for (int x = 1; x < p; x++) {
+            prof[x].sample(s.wait[x]);
+            sample_seq[x] = seq + 1;
+        }
+        if (round) {
+            for (int x = 1; x < p; x++) {
+                if (prof[x].should_report())
+                    prof[x].take_report();
+                pend_val[x] = prof[x].reported();
+                pend_seq[x] = sample_seq[x];
+            }
+            reports_due = true;
+            if (d.nswaps > 0) {
+                changed.clear();
+                for (int i = 0; i < d.nswaps; i++) {
+                    table.swap(d.swaps[i].a, d.swaps[i].b);
+                    for (int y : {d.swaps[i].a, d.swaps[i].b}) {
+                        changed.push_back(y);
+                        prof[y].reset_history();
+                    }
+                }
+                change_seq = seq + 1;
+                r.changes++;
+            }
+            next_opt = seq + static_cast<std::uint64_t>(d.interval);
+        }
+    }
+    r.overall /= iters;
+    r.average /= iters;
+    return r;
+}
+
+}  // namespace
+
+int main(int argc, char **argv)
+{
+    std::vector<double> procs{128}, loads{0, 30, 40, 80, 160}, sizes{1, 1024, 16384, 131072, 1048576};
+    int iters = 100;
+    double flops = 1e9;
+    LogGP m;
+    for (int i = 1; i < argc; i++) {
+        auto arg = [&](const char *name) { return !std::strcmp(argv[i], name) && i + 1 < argc; };
+        if (arg("-p"))
+            procs = parse_list(argv[++i]);
+        else if (arg("-n"))
+            loads = parse_list(argv[++i]);
+        else if (arg("-s"))
+            sizes = parse_list(argv[++i]);
+        else if (arg("-i"))
+            iters = std::atoi(argv[++i]);
+        else if (arg("--flops"))
+            flops = std::atof(argv[++i]);
+        else if (arg("-L"))
+            m.L = std::atof(argv[++i]);
+        else if (arg("-o"))
+            m.o = std::atof(argv[++i]);
+        else if (arg("-g"))
+            m.g = std::atof(argv[++i]);
+        else if (arg("-G"))
+            m.G = std::atof(argv[++i]);
+        else {
+            std::fprintf(stderr, "usage: see the comment at the top of bench/bcast/bcast_sim.cpp\n");
+            return 2;
+        }
+    }
+    Params prm = Params::from_env();
+    std::printf("# LogGP L=%g o=%g g=%g G=%g, %d repetitions, load N: N^3 at %g flop/s, times in ms\n",
+                m.L, m.o, m.g, m.G, iters, flops);
+    std::printf("%6s %5s %9s | %9s %9s %9s | %9s %9s %9s | %s\n", "procs", "load", "bytes",
+                "ovl_Ori", "ovl_Opt", "ovl_Ide", "avg_Ori", "avg_Opt", "avg_Ide", "changes");
+    for (double pd : procs) {
+        const int p = static_cast<int>(pd);
+        const int loaded = top_mask(p);  // first receiver from root 0
+        Table ide(p);
+        ide.swap(loaded, p - 1);
+        for (double n : loads) {
+            const double work = n * n * n / flops;
+            for (double sd : sizes) {
+                const size_t bytes = static_cast<size_t>(sd);
+                Result ori = run_static(Table(p), p, work, bytes, iters, m, loaded);
+                Result idr = run_static(ide, p, work, bytes, iters, m, loaded);
+                Result opr = run_opt(prm, p, work, bytes, iters, m, loaded);
+                std::printf("%6d %5g %9zu | %9.4f %9.4f %9.4f | %9.4f %9.4f %9.4f | %d\n", p, n,
+                            bytes, ori.overall * 1e3, opr.overall * 1e3, idr.overall * 1e3,
+                            ori.average * 1e3, opr.average * 1e3, idr.average * 1e3, opr.changes);
+            }
+        }
+    }
+    return 0;
+}
