@@ -251,3 +251,28 @@ TEST(BcastThreads, LoadedFirstReceiverMovesToLeaf)
         net);
     EXPECT_EQ(children_at_end, 0);
 }
+
+// Negative control for the consistency check: a rank whose table (or
+// sequence number) diverged gets LLC_COLL_ERR_INCONSISTENT from the header
+// check instead of silently running on another tree.
+TEST(BcastThreads, HeaderCheckDetectsDivergedTable)
+{
+    Env env{{"LLC_BCAST", "vrank"}};
+    const int size = 4;
+    ThreadNet net(size);
+    std::vector<int> rcs(size, -1);
+    run_ranks(
+        size,
+        [&](int rank, llc_coll_state_t *st, const llc_coll_p2p_t *p2p) {
+            int v = 5;
+            llc_coll_bcast(st, p2p, &v, sizeof v, 0);  // creates the state
+            if (rank == 3)  // rank 3 keeps its parent (2) but its table differs
+                llc::coll::bcast::state_of(st)->table.swap(0, 1);
+            rcs[rank] = llc_coll_bcast(st, p2p, &v, sizeof v, 0);
+        },
+        net);
+    EXPECT_EQ(rcs[0], 0);
+    EXPECT_EQ(rcs[1], 0);
+    EXPECT_EQ(rcs[2], 0);
+    EXPECT_EQ(rcs[3], LLC_COLL_ERR_INCONSISTENT);
+}
