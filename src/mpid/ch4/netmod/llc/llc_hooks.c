@@ -15,6 +15,9 @@ int MPIDI_LLC_comm_set_hints(MPIR_Comm * comm_ptr, MPIR_Info * info)
 
 int MPIDI_LLC_mpi_comm_commit_pre_hook(MPIR_Comm * comm)
 {
+    comm->dev.ch4.netmod.llc.coll_state = NULL;
+    comm->dev.ch4.netmod.llc.coll_shadow = NULL;
+    comm->dev.ch4.netmod.llc.coll_setup = 0;
     return MPI_SUCCESS;
 }
 
@@ -25,6 +28,7 @@ int MPIDI_LLC_mpi_comm_commit_post_hook(MPIR_Comm * comm)
 
 int MPIDI_LLC_mpi_comm_free_hook(MPIR_Comm * comm)
 {
+    MPIDI_LLC_coll_comm_free(comm);
     return MPI_SUCCESS;
 }
 

@@ -54,4 +54,6 @@ void MPIDI_LLC_am_recv_handler(llc_context_t * ctx, void *arg, int src,
                                const void *hdr, size_t hdr_len, const void *data,
                                size_t data_len);
 
+void MPIDI_LLC_coll_comm_free(MPIR_Comm * comm);
+
 #endif /* LLC_IMPL_H_INCLUDED */

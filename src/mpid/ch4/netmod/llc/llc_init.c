@@ -4,6 +4,7 @@
  */
 #include <mpidimpl.h>
 #include "llc_impl.h"
+#include <unistd.h>
 
 /* PMI values are strings: binary values travel hex-encoded. */
 static int boot_put(void *arg, const char *key, const void *value, size_t len)
@@ -69,9 +70,30 @@ static int boot_fence(void *arg)
     return MPIR_pmi_barrier() != MPI_SUCCESS;
 }
 
+/* Unless the user chose a selection file (MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE)
+ * or asked for MPICH's own algorithms for both (LLC_BCAST=mpich and
+ * LLC_ALLTOALL=mpich), route MPI_Bcast and MPI_Alltoall straight to the
+ * netmod, where src/coll's self-tuning versions run over the whole
+ * communicator.  Runs before ch4 builds its selection tree. */
+static void select_llc_collectives(void)
+{
+#ifdef MPIDI_LLC_COLL_JSON
+    const char *bcast = getenv("LLC_BCAST"), *a2a = getenv("LLC_ALLTOALL");
+    const char *cur = MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE;
+
+    if (cur && cur[0])
+        return;
+    if (bcast && !strcmp(bcast, "mpich") && a2a && !strcmp(a2a, "mpich"))
+        return;
+    if (access(MPIDI_LLC_COLL_JSON, R_OK) == 0)
+        MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE = MPIDI_LLC_COLL_JSON;
+#endif
+}
+
 int MPIDI_LLC_init_local(int *tag_bits)
 {
     *tag_bits = MPIR_TAG_BITS_DEFAULT;
+    select_llc_collectives();
     MPIDI_LLC_global.ctx = NULL;
     MPIDI_LLC_global.deferred_errno = MPI_SUCCESS;
     return MPI_SUCCESS;

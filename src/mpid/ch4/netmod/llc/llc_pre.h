@@ -14,8 +14,16 @@ typedef struct {
     int dummy;
 } MPIDI_LLC_request_t;
 
+struct MPIR_Comm;
+struct llc_coll_state;
+
+/* Per-communicator state of the self-tuning collectives (src/coll): created
+ * at the first MPI_Bcast/MPI_Alltoall on the communicator, freed with it.
+ * Their point-to-point traffic runs on a private duplicate (coll_shadow). */
 typedef struct {
-    int dummy;
+    struct llc_coll_state *coll_state;
+    struct MPIR_Comm *coll_shadow;
+    int coll_setup;             /* 1 while the duplicate is being created */
 } MPIDI_LLC_comm_t;
 
 typedef struct {

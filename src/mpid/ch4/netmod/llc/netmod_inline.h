@@ -1,14 +1,27 @@
 /*
  * ch4:llc netmod - everything MPICH's ch4 inlines from this netmod.
  *
- * ch4:llc moves active messages only: point-to-point, probe, RMA,
- * collectives and partitioned communication take MPICH's active-message
- * fallbacks (MPIDIG) and reach libllc through llc_am.h.
+ * ch4:llc moves active messages only: point-to-point, probe, RMA and
+ * partitioned communication take MPICH's active-message fallbacks (MPIDIG)
+ * and reach libllc through llc_am.h.  Collectives are MPICH's own except
+ * MPI_Bcast and MPI_Alltoall (llc_coll_glue.h).
  */
 #ifndef NETMOD_INLINE_H_INCLUDED
 #define NETMOD_INLINE_H_INCLUDED
 
-#include "netmod_am_fallback.h"
+#include "netmod_am_fallback_send.h"
+#include "netmod_am_fallback_recv.h"
+#include "netmod_am_fallback_probe.h"
+#include "netmod_am_fallback_rma.h"
+#include "netmod_am_fallback_part.h"
+/* take MPICH's fallback collectives except the two that src/coll provides */
+#define MPIDI_NM_mpi_bcast MPIDI_LLC_unused_fallback_bcast
+#define MPIDI_NM_mpi_alltoall MPIDI_LLC_unused_fallback_alltoall
+#include "netmod_am_fallback_coll.h"
+#undef MPIDI_NM_mpi_bcast
+#undef MPIDI_NM_mpi_alltoall
+#include "llc_coll_glue.h"
+
 #include "llc_am.h"
 #include "llc_proc.h"
 #include "llc_noinline.h"

@@ -35,9 +35,21 @@ AM_COND_IF([BUILD_CH4_NETMOD_LLC],[
     if test ! -r "$with_llc_include/llc.h" ; then
         AC_MSG_ERROR([llc.h not found in $with_llc_include])
     fi
+    AC_ARG_WITH([llc-coll-include],
+        AS_HELP_STRING([--with-llc-coll-include=DIR],[directory holding llc_coll.h (set by mpich-llc's configure)]),
+        [], [with_llc_coll_include=no])
+    AC_ARG_WITH([llc-coll-la],
+        AS_HELP_STRING([--with-llc-coll-la=FILE],[libtool archive of libllccoll (set by mpich-llc's configure)]),
+        [], [with_llc_coll_la=no])
+    if test "$with_llc_coll_include" = "no" -o "$with_llc_coll_la" = "no" ; then
+        AC_MSG_ERROR([ch4:llc needs libllccoll: configure from the top of mpich-llc])
+    fi
     PAC_APPEND_FLAG([-I${with_llc_include}], [CPPFLAGS])
+    PAC_APPEND_FLAG([-I${with_llc_coll_include}], [CPPFLAGS])
     llclib="$with_llc_la"
     AC_SUBST([llclib])
+    llccolllib="$with_llc_coll_la"
+    AC_SUBST([llccolllib])
 ])dnl end AM_COND_IF(BUILD_CH4_NETMOD_LLC,...)
 ])dnl end _BODY
 
