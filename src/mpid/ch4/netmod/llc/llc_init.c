@@ -85,8 +85,14 @@ static void select_llc_collectives(void)
         return;
     if (bcast && !strcmp(bcast, "mpich") && a2a && !strcmp(a2a, "mpich"))
         return;
-    if (access(MPIDI_LLC_COLL_JSON, R_OK) == 0)
-        MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE = MPIDI_LLC_COLL_JSON;
+    if (access(MPIDI_LLC_COLL_JSON, R_OK) == 0) {
+        /* string CVARs are heap copies that MPICH frees at finalize */
+        char *path = MPL_strdup(MPIDI_LLC_COLL_JSON);
+        if (path) {
+            MPL_free((void *) cur);
+            MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE = path;
+        }
+    }
 #endif
 }
 
