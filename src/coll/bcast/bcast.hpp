@@ -86,6 +86,8 @@ struct BcastState {
 
     int run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root);
     int run_binomial(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root);
+    // complete the last round's reports (both sides); see llc_coll_state_quiesce
+    int quiesce(const llc_coll_p2p_t *p2p);
 
   private:
     int collect_reports(const llc_coll_p2p_t *p2p);

@@ -126,6 +126,23 @@ int BcastState::collect_reports(const llc_coll_p2p_t *p2p)
     return 0;
 }
 
+int BcastState::quiesce(const llc_coll_p2p_t *p2p)
+{
+    int rc = 0;
+    if (report_req) {
+        void *r = report_req;
+        report_req = nullptr;
+        rc = p2p->waitall(p2p->arg, 1, &r);
+    }
+    if (rank == opt_root && reports_due) {
+        reports_due = false;
+        int rc2 = collect_reports(p2p);
+        if (!rc)
+            rc = rc2;
+    }
+    return rc;
+}
+
 void BcastState::apply(const Header &h)
 {
     if (h.nswaps < 0)
@@ -311,6 +328,13 @@ int BcastState::run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root
 }
 
 }  // namespace llc::coll
+
+extern "C" int llc_coll_state_quiesce(llc_coll_state_t *state, const llc_coll_p2p_t *p2p)
+{
+    if (!state || !p2p)
+        return LLC_COLL_ERR_ARG;
+    return state->bcast ? state->bcast->quiesce(p2p) : 0;
+}
 
 extern "C" int llc_coll_bcast(llc_coll_state_t *state, const llc_coll_p2p_t *p2p, void *buf,
                               size_t bytes, int root)
