@@ -54,6 +54,7 @@ public:
     void defer_completion(OutgoingMessage &msg, int status);
 
 private:
+    friend struct MemWalk; // mem_accounting.cpp counts the members
     void validate(const llc_init_params_t &params);
     void create_transports();
     bool run_completions();
