@@ -2,6 +2,7 @@
 #include "mem_model.hpp"
 
 #include "mem_accounting.hpp"
+#include "peer_table.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -82,7 +83,15 @@ std::vector<ModelTerm> llc_model(double nodes, const ModelParams &p, bool capped
     add("handler_table", double(s.handler_table), 0, 0, 0);
     add("rank_table", 0, double(s.node_entry), 0, 0);
     add("seq_numbers", 0, 2.0 * double(s.seq_entry), 0, 0);
-    add("tcp_rank_table", 0, nodes > 1 ? ptr : 0, ptr, k); // out_ (n) and out_live_ (k)
+    if (capped) // rank -> connection through a PeerTable of gamma entries instead of out_ (n)
+        add("tcp_rank_table", nodes > 1 ? double(PeerTable<void *>(1).memory_bytes()) - PeerTable<void *>::slot_bytes() -
+                                              sizeof(int32_t) - PeerTable<void *>::ghost_bytes() +
+                                              p.gamma * double(PeerTable<void *>::slot_bytes() + sizeof(int32_t) +
+                                                               PeerTable<void *>::ghost_bytes())
+                                        : 0,
+            0, ptr, k);
+    else
+        add("tcp_rank_table", 0, nodes > 1 ? ptr : 0, ptr, k); // out_ (n) and out_live_ (k)
     add("tcp_conn_state", 0, 0,
         double(s.tcp_out_conn + s.empty_deque_heap + s.tcp_in_conn + s.stream_decoder), k);
     add("tcp_buffers", nodes > 1 ? kTcpStaging + double(s.pollfd) : 0, 0, ptr + 2.0 * double(s.pollfd), k);

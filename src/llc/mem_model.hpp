@@ -31,9 +31,10 @@ std::vector<ModelTerm> paper_baseline(double nodes, const ModelParams &p);
 std::vector<ModelTerm> paper_designed(double nodes, const ModelParams &p);
 
 // libllc as built: every remote peer connected over tcp (all-pairs traffic),
-// or, with capped = true, at most gamma connected peers per process (what a
-// PeerTable in front of the tcp connections would give; the n-sized tables
-// stay).  Kernel socket buffers are not included.
+// or, with capped = true, at most gamma connected peers per process found
+// through a PeerTable of gamma entries instead of the n-entry tcp table (what
+// putting PeerTable in front of the tcp connections would give; the other
+// n-sized tables stay).  Kernel socket buffers are not included.
 std::vector<ModelTerm> llc_model(double nodes, const ModelParams &p, bool capped);
 
 double model_total(const std::vector<ModelTerm> &terms);

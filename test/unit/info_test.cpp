@@ -221,8 +221,9 @@ TEST(MemModel, PaperTotalsAt2To20Nodes)
 }
 
 // libllc's own model: the n-sized tables cost 36 bytes per rank per process
-// (node_of_rank 4, sequence numbers 16, two rank -> peer pointer tables 16),
-// and the per-peer terms come from the real structures.
+// (node_of_rank 4, sequence numbers 16, two rank -> peer pointer tables 16;
+// with all peers connected also out_live_, 8), and the per-peer terms come
+// from the real structures.
 TEST(MemModel, LlcModelFromStructSizes)
 {
     llc::ModelParams p;
@@ -233,7 +234,14 @@ TEST(MemModel, LlcModelFromStructSizes)
     double n_coeff = 0;
     for (const auto &t : capped)
         n_coeff += t.n_coeff;
-    EXPECT_DOUBLE_EQ(n_coeff, p.m * (s.node_entry + 2 * s.seq_entry + 2 * s.pointer));
+    // capped: the tcp rank table is a PeerTable, so only node_of_rank, the
+    // sequence numbers and the shm rank table are n-sized.
+    EXPECT_DOUBLE_EQ(n_coeff, p.m * (s.node_entry + 2 * s.seq_entry + s.pointer));
+    double n_coeff_all = 0;
+    for (const auto &t : llc::llc_model(nodes, p, false))
+        if (t.component != "tcp_conn_state" && t.component != "tcp_buffers")
+            n_coeff_all += t.n_coeff;
+    EXPECT_DOUBLE_EQ(n_coeff_all, p.m * (s.node_entry + 2 * s.seq_entry + 3 * s.pointer));
     double per_peer = double(s.tcp_out_conn + s.empty_deque_heap + s.tcp_in_conn + s.stream_decoder);
     double conn_all = 0, conn_capped = 0;
     for (const auto &t : all)
