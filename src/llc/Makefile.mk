@@ -38,6 +38,7 @@ src_llc_libllc_la_LDFLAGS = -version-info 1:0:0
 src_llc_libllc_la_SOURCES += \
 	src/llc/build_info.cpp \
 	src/llc/build_info.hpp \
+	src/llc/lazy_array.hpp \
 	src/llc/mem_accounting.cpp \
 	src/llc/mem_accounting.hpp \
 	src/llc/mem_model.cpp \

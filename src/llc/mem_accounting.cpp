@@ -23,7 +23,7 @@ const MemComponentInfo kInfo[size_t(MemComponent::Count)] = {
     {"context", "other", 0, "Context and transport objects, error text, completion list"},
     {"handler_table", "other", 0, "active-message handler slots (LLC_AM_MAX_HANDLERS)"},
     {"rank_table", "communicator tables (rank translation)", N, "node_of_rank: rank -> node, n entries"},
-    {"seq_numbers", "high-level contexts (VC/BoC)", N, "per-peer send and receive sequence numbers, 2 x n"},
+    {"seq_numbers", "high-level contexts (VC/BoC)", N, "per-peer send and receive sequence numbers, 2 x n, resident pages"},
     {"tcp_rank_table", "low-level contexts (rank -> QP table)", N, "tcp: rank -> connection table, n entries"},
     {"tcp_conn_state", "low-level contexts (QPs)", 0, "tcp: per-connection objects, queues, stream decoders"},
     {"tcp_buffers", "communication buffers", 0, "tcp: staging buffer, reassembly buffers, poll set"},
@@ -119,7 +119,8 @@ MemRegistry MemWalk::measure(const Context &c)
                           heap_bytes(c.completions_));
     r.add(M::HandlerTable, sizeof(c.handlers_), c.handlers_.size());
     r.add(M::RankTable, heap_bytes(c.node_of_rank_), c.node_of_rank_.size());
-    r.add(M::SeqNumbers, heap_bytes(c.next_send_seq_) + heap_bytes(c.next_recv_seq_),
+    // Lazily committed pages: what the kernel has made resident so far.
+    r.add(M::SeqNumbers, c.next_send_seq_.resident_bytes() + c.next_recv_seq_.resident_bytes(),
           c.next_send_seq_.size() + c.next_recv_seq_.size());
     r.add(M::Bootstrap, sizeof(Bootstrap), 1);
 

@@ -82,7 +82,19 @@ std::vector<ModelTerm> llc_model(double nodes, const ModelParams &p, bool capped
     add("context", double(s.context - s.handler_table + s.self_transport + s.tcp_transport + s.shm_transport), 0, 0, 0);
     add("handler_table", double(s.handler_table), 0, 0, 0);
     add("rank_table", 0, double(s.node_entry), 0, 0);
-    add("seq_numbers", 0, 2.0 * double(s.seq_entry), 0, 0);
+    // Sequence numbers: two lazily committed n-entry arrays (LazyZeroArray).
+    // With every peer used all pages are resident; capped, at most one page
+    // per peer used (gamma remote + the local ones; worst case: all in
+    // different pages).
+    {
+        const double page = 4096;
+        const double full = std::ceil(n * double(s.seq_entry) / page) * page;
+        const double touched = (k + m) * page;
+        if (!capped || full <= touched)
+            add("seq_numbers", 0, 2.0 * double(s.seq_entry), 0, 0);
+        else
+            add("seq_numbers", 2.0 * touched, 0, 0, 0);
+    }
     if (capped) // rank -> connection through a PeerTable of gamma entries instead of out_ (n)
         add("tcp_rank_table", nodes > 1 ? double(PeerTable<void *>(1).memory_bytes()) - PeerTable<void *>::slot_bytes() -
                                               sizeof(int32_t) - PeerTable<void *>::ghost_bytes() +

@@ -253,6 +253,13 @@ TEST(MemModel, LlcModelFromStructSizes)
     EXPECT_DOUBLE_EQ(conn_all, p.m * (n - p.m) * per_peer);
     EXPECT_DOUBLE_EQ(conn_capped, p.m * p.gamma * per_peer);
     EXPECT_LT(llc::model_total(capped), llc::model_total(all));
+    // At 2^20 nodes the capped sequence numbers are one page per used peer
+    // (gamma remote + m local) and per array, no longer 16 n.
+    for (const auto &t : llc::llc_model(std::ldexp(1.0, 20), p, true))
+        if (t.component == "seq_numbers") {
+            EXPECT_DOUBLE_EQ(t.bytes, p.m * 2 * (p.gamma + p.m) * 4096);
+            EXPECT_DOUBLE_EQ(t.n_coeff, 0);
+        }
     // Doubling the job roughly doubles the uncapped model but not the capped one's per-peer part.
     double big = llc::model_total(llc::llc_model(2 * nodes, p, false));
     EXPECT_GT(big, 1.9 * llc::model_total(all) - 1e7);

@@ -85,7 +85,8 @@ TEST(MemReport, SingleProcessCountsTablesAndNothingElse)
         auto r = report(ctx);
         EXPECT_EQ(r.size(), size_t(llc::MemComponent::Count));
         EXPECT_EQ(r["rank_table"].bytes, sizeof(int));
-        EXPECT_EQ(r["seq_numbers"].bytes, 2 * sizeof(uint64_t));
+        EXPECT_EQ(r["seq_numbers"].items, 2u);
+        EXPECT_EQ(r["seq_numbers"].bytes, 0u); // nothing sent: no page committed
         EXPECT_EQ(r["handler_table"].items, unsigned(LLC_AM_MAX_HANDLERS));
         EXPECT_TRUE(r["rank_table"].flags & LLC_MEM_N_SIZED);
         EXPECT_GT(r["context"].bytes, 0u);
@@ -105,11 +106,60 @@ TEST(MemReport, TablesScaleWithJobSize)
         ASSERT_NE(ctx, nullptr);
         auto r = report(ctx);
         EXPECT_EQ(r["rank_table"].bytes, 6 * sizeof(int));
-        EXPECT_EQ(r["seq_numbers"].bytes, 2 * 6 * sizeof(uint64_t));
+        EXPECT_EQ(r["seq_numbers"].items, 2 * 6u);
+        EXPECT_LE(r["seq_numbers"].bytes, 2 * uint64_t(sysconf(_SC_PAGESIZE)));
         EXPECT_EQ(r["tcp_rank_table"].items, 6u);
         EXPECT_GE(r["tcp_rank_table"].bytes, 6 * sizeof(void *));
         finalize_ok(ctx);
     });
+}
+
+namespace {
+int solo_put(void *, const char *, const void *, size_t) { return 0; }
+int solo_get(void *, int, const char *, void *, size_t *) { return -1; }
+int solo_fence(void *) { return 0; }
+void count_self(llc_context_t *, void *arg, int, const void *, size_t, const void *, size_t)
+{
+    ++*static_cast<int *>(arg);
+}
+} // namespace
+
+// A context of a job of 2^20 processes (only rank 0 exists; nothing is sent
+// to the others): the n-sized tables are counted at their real size, and the
+// sequence numbers commit pages only where used.
+TEST(MemReport, MillionRankJobCountsTablesAndLazySequenceNumbers)
+{
+    const int size = 1 << 20;
+    std::vector<int> nodes(size);
+    for (int r = 0; r < size; r++)
+        nodes[size_t(r)] = r;
+    llc_init_params_t p{};
+    p.api_version = LLC_API_VERSION;
+    p.rank = 0;
+    p.size = size;
+    p.node_of_rank = nodes.data();
+    p.job_id = "mem-test-million";
+    p.boot.put = solo_put;
+    p.boot.get = solo_get;
+    p.boot.fence = solo_fence;
+    llc_context_t *ctx = nullptr;
+    ASSERT_EQ(llc_init(&p, &ctx), LLC_OK) << llc_last_error(nullptr);
+    auto r = report(ctx);
+    const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+    EXPECT_EQ(r["rank_table"].bytes, uint64_t(size) * sizeof(int));
+    EXPECT_EQ(r["tcp_rank_table"].bytes, uint64_t(size) * sizeof(void *));
+    EXPECT_EQ(r["seq_numbers"].items, 2u * size);
+    EXPECT_EQ(r["seq_numbers"].bytes, 0u);
+    EXPECT_EQ(r["shm_segment"].bytes, 0u);
+
+    int got = 0;
+    ASSERT_EQ(llc_am_register(ctx, 1, count_self, &got), LLC_OK);
+    ASSERT_EQ(llc_am_send(ctx, 0, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
+    ASSERT_TRUE(progress_until(ctx, [&] { return got == 1; }));
+    r = report(ctx);
+    EXPECT_EQ(r["seq_numbers"].bytes, 2 * page); // one page of each array: rank 0's entries
+    EXPECT_LT(r["seq_numbers"].bytes, uint64_t(size) * 16 / 100);
+    EXPECT_EQ(llc_finalize(ctx), LLC_OK) << llc_last_error(nullptr);
 }
 
 // After all-pairs traffic over tcp, tcp_conn_state holds exactly one OutConn

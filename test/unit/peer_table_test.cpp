@@ -1,7 +1,10 @@
-// peer_table_test.cpp - PeerTable: cap, lookups under churn, eviction order, memory.
+// peer_table_test.cpp - PeerTable: cap, lookups under churn, eviction order,
+// memory; LazyZeroArray: pages committed on first write.
+#include "lazy_array.hpp"
 #include "peer_table.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -142,4 +145,28 @@ TEST(PeerTable, ThrowingFactoryLeavesTableUnchanged)
     EXPECT_TRUE(t.contains(1));
     EXPECT_TRUE(t.contains(2));
     EXPECT_EQ(t.evictions(), 0u);
+}
+
+TEST(LazyZeroArray, CommitsOnlyWrittenPages)
+{
+    const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    llc::LazyZeroArray<uint64_t> a;
+    EXPECT_EQ(a.resident_bytes(), 0u);
+    a.assign(1 << 22, 0); // 32 MiB of address space
+    EXPECT_EQ(a.size(), size_t(1) << 22);
+    EXPECT_EQ(a.mapped_bytes(), (size_t(1) << 22) * 8);
+    EXPECT_EQ(a.resident_bytes(), 0u);
+    a[0]++;
+    a[1]++;
+    a[(size_t(1) << 22) - 1] = 7;
+    EXPECT_EQ(a.resident_bytes(), 2 * page);
+    EXPECT_EQ(a[0], 1u);
+    EXPECT_EQ(a[12345], 0u);
+    llc::LazyZeroArray<uint64_t> b = std::move(a);
+    EXPECT_EQ(b[(size_t(1) << 22) - 1], 7u);
+    EXPECT_EQ(a.size(), 0u);
+    EXPECT_THROW(b.assign(10, 3), std::logic_error);
+    b.assign(10, 0);
+    EXPECT_EQ(b[0], 0u);
+    EXPECT_EQ(b.mapped_bytes(), page);
 }
