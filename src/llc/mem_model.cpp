@@ -90,18 +90,19 @@ std::vector<ModelTerm> llc_model(double nodes, const ModelParams &p, bool capped
         const double page = 4096;
         const double full = std::ceil(n * double(s.seq_entry) / page) * page;
         const double touched = (k + m) * page;
-        if (!capped || full <= touched)
-            add("seq_numbers", 0, 2.0 * double(s.seq_entry), 0, 0);
-        else
-            add("seq_numbers", 2.0 * touched, 0, 0, 0);
+        const bool all_pages = !capped || full <= touched;
+        t.push_back({"seq_numbers", m * 2.0 * (all_pages ? full : touched),
+                     all_pages ? m * 2.0 * double(s.seq_entry) : 0});
     }
-    if (capped) // rank -> connection through a PeerTable of gamma entries instead of out_ (n)
+    if (capped) { // rank -> connection through a PeerTable of min(gamma, remote) entries instead of out_ (n)
+        const double entries = std::min(p.gamma, std::max(remote, 1.0));
         add("tcp_rank_table", nodes > 1 ? double(PeerTable<void *>(1).memory_bytes()) - PeerTable<void *>::slot_bytes() -
                                               sizeof(int32_t) - PeerTable<void *>::ghost_bytes() +
-                                              p.gamma * double(PeerTable<void *>::slot_bytes() + sizeof(int32_t) +
+                                              entries * double(PeerTable<void *>::slot_bytes() + sizeof(int32_t) +
                                                                PeerTable<void *>::ghost_bytes())
                                         : 0,
             0, ptr, k);
+    }
     else
         add("tcp_rank_table", 0, nodes > 1 ? ptr : 0, ptr, k); // out_ (n) and out_live_ (k)
     add("tcp_conn_state", 0, 0,

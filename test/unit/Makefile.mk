@@ -25,3 +25,6 @@ test_unit_llc_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc \
 	-DLLC_SRCDIR='"$(abs_top_srcdir)/src/llc"'
 test_unit_llc_unit_tests_LDADD = src/llc/libllc.la $(GTEST_LIBS)
 endif
+
+## llc_info and llc_memmodel, run as programs
+TESTS += test/unit/tools_test.sh

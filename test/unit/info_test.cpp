@@ -137,8 +137,32 @@ TEST(EnvTable, ReadersRefuseUnlistedNamesAndEveryEntryHasText)
 
 // Every numeric variable in the table is really parsed: a bad value is refused
 // with a message naming it.
+// Restores the variables' values from before the test.
+class SavedEnvironment {
+public:
+    SavedEnvironment()
+    {
+        for (const auto &v : llc::env_vars())
+            if (const char *value = std::getenv(v.name))
+                saved_.push_back({v.name, value});
+    }
+    ~SavedEnvironment()
+    {
+        for (const auto &v : llc::env_vars())
+            unsetenv(v.name);
+        for (const auto &kv : saved_)
+            setenv(kv.first.c_str(), kv.second.c_str(), 1);
+    }
+
+private:
+    std::vector<std::pair<std::string, std::string>> saved_;
+};
+
 TEST(EnvTable, EveryNumericEntryIsParsed)
 {
+    SavedEnvironment saved;
+    for (const auto &v : llc::env_vars())
+        unsetenv(v.name);
     for (const auto &v : llc::env_vars()) {
         if (std::string(v.name) == "LLC_TCP_ADDR")
             continue; // checked when tcp starts (tcp_address.cpp)
