@@ -2,6 +2,7 @@
 // size: the paper's baseline and designed models (errata applied) next to
 // libllc's own model built from the sizeof of its real structures.  See
 // doc/memory.md.
+#include "mem_accounting.hpp"
 #include "mem_model.hpp"
 
 #include <cmath>
@@ -44,6 +45,17 @@ bool parse_double(const char *text, double &out)
     return end != text && *end == '\0';
 }
 
+// For libllc's components: "  (paper: <component>)"; empty for the paper's own.
+std::string paper_of(const std::string &name)
+{
+    for (int i = 0; i < int(llc::MemComponent::Count); i++) {
+        const llc::MemComponentInfo &info = llc::mem_component_info(llc::MemComponent(i));
+        if (name == info.name)
+            return std::string("  paper: ") + info.paper;
+    }
+    return "";
+}
+
 void breakdown(const char *title, const std::vector<llc::ModelTerm> &terms, bool csv, int log2_nodes)
 {
     if (csv) {
@@ -52,14 +64,15 @@ void breakdown(const char *title, const std::vector<llc::ModelTerm> &terms, bool
         return;
     }
     std::printf("\n%s at 2^%d nodes:\n", title, log2_nodes);
-    std::printf("  %-30s %12s  %-22s\n", "component", "per node", "n-term (bytes x n)");
+    std::printf("  %-30s %12s  %s\n", "component", "per node", "n-term (bytes x n)");
     for (const auto &t : terms) {
         char coeff[48];
         if (t.n_coeff > 0)
             std::snprintf(coeff, sizeof(coeff), "%.6g n  (grows)", t.n_coeff);
         else
             std::snprintf(coeff, sizeof(coeff), "-");
-        std::printf("  %-30s %12s  %s\n", t.component.c_str(), human(t.bytes).c_str(), coeff);
+        std::printf("  %-30s %12s  %-22s%s\n", t.component.c_str(), human(t.bytes).c_str(), coeff,
+                    paper_of(t.component).c_str());
     }
     std::printf("  %-30s %12s\n", "total", human(llc::model_total(terms)).c_str());
 }
