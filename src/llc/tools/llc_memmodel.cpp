@@ -71,8 +71,9 @@ void breakdown(const char *title, const std::vector<llc::ModelTerm> &terms, bool
             std::snprintf(coeff, sizeof(coeff), "%.6g n  (grows)", t.n_coeff);
         else
             std::snprintf(coeff, sizeof(coeff), "-");
-        std::printf("  %-30s %12s  %-22s%s\n", t.component.c_str(), human(t.bytes).c_str(), coeff,
-                    paper_of(t.component).c_str());
+        std::string paper = paper_of(t.component);
+        std::printf("  %-30s %12s  %-*s%s\n", t.component.c_str(), human(t.bytes).c_str(), paper.empty() ? 0 : 22,
+                    coeff, paper.c_str());
     }
     std::printf("  %-30s %12s\n", "total", human(llc::model_total(terms)).c_str());
 }
