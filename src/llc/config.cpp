@@ -6,14 +6,46 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <stdexcept>
 
 namespace llc {
+
+const std::vector<EnvVarInfo> &env_vars()
+{
+    static const std::vector<EnvVarInfo> table = {
+        {"LLC_SHM_RING_BYTES", "256k", "bytes of each shared-memory receive ring (rounded up to a power of two, >= 4096)"},
+        {"LLC_CMA", "1", "1: large node-local payloads are copied once with process_vm_readv; 0: always through the ring"},
+        {"LLC_CMA_THRESHOLD", "64k", "smallest node-local payload sent by single copy (CMA)"},
+        {"LLC_CMA_SIMULATE_EPERM", "0", "testing: make every CMA read fail with EPERM to exercise the fallback"},
+        {"LLC_COPY_MAX", "16k", "payloads up to this size are copied at send time, so llc_am_send returns LLC_OK"},
+        {"LLC_SPIN_COUNT", "1000", "idle llc_progress calls that spin before the progress loop starts yielding"},
+        {"LLC_IDLE_SLEEP_US", "1000", "idle time (us) after which llc_progress sleeps instead of yielding"},
+        {"LLC_SLEEP_US", "100", "length (us) of one idle sleep (a poll on the sockets when tcp is in use)"},
+        {"LLC_CONNECT_TIMEOUT_MS", "30000", "give up connecting to a remote peer after this many ms"},
+        {"LLC_FINALIZE_TIMEOUT_MS", "10000", "llc_finalize gives up flushing and draining after this many ms"},
+        {"LLC_TCP_ADDR", "auto", "IPv4 address to publish for tcp (auto: first UP non-loopback IPv4 interface, else 127.0.0.1)"},
+        {"LLC_MEM_REPORT", "0", "1: llc_finalize prints the memory table of llc_mem_report to stderr"},
+        {"LLC_MAX_CONTEXTS", "1024", "gamma: most live per-peer contexts in a PeerTable (hashed rank table)"},
+    };
+    return table;
+}
+
+const char *env_get(const char *name)
+{
+    for (const EnvVarInfo &v : env_vars())
+        if (std::strcmp(v.name, name) == 0)
+            return std::getenv(name);
+    throw std::logic_error(std::string("libllc reads environment variable ") + name +
+                           " but it is not in the table of config.cpp");
+}
+
 namespace {
 
 // Unsigned integer with optional k/m/g suffix (powers of 1024).
 bool read_unsigned(const char *name, uint64_t &out, uint64_t min, uint64_t max)
 {
-    const char *text = std::getenv(name);
+    const char *text = env_get(name);
     if (!text || !*text)
         return false;
     errno = 0;
@@ -70,8 +102,11 @@ Config Config::from_environment()
     read_unsigned("LLC_SLEEP_US", c.sleep_us, 1, 1000000);
     read_unsigned("LLC_CONNECT_TIMEOUT_MS", c.connect_timeout_ms, 1, uint64_t(1) << 40);
     read_unsigned("LLC_FINALIZE_TIMEOUT_MS", c.finalize_timeout_ms, 1, uint64_t(1) << 40);
-    if (const char *addr = std::getenv("LLC_TCP_ADDR"))
+    if (const char *addr = env_get("LLC_TCP_ADDR"))
         c.tcp_addr = addr;
+    read_bool("LLC_MEM_REPORT", c.mem_report);
+    if (read_unsigned("LLC_MAX_CONTEXTS", v, 1, uint64_t(1) << 24))
+        c.max_contexts = v;
     return c;
 }
 

@@ -4,6 +4,7 @@
 #include "am_protocol.hpp"
 #include "bootstrap.hpp"
 #include "config.hpp"
+#include "lazy_array.hpp"
 #include "llc.h"
 #include "outgoing_message.hpp"
 #include "progress_backoff.hpp"
@@ -54,6 +55,7 @@ public:
     void defer_completion(OutgoingMessage &msg, int status);
 
 private:
+    friend struct MemWalk; // mem_accounting.cpp counts the members
     void validate(const llc_init_params_t &params);
     void create_transports();
     bool run_completions();
@@ -74,8 +76,8 @@ private:
         void *arg = nullptr;
     };
     std::array<HandlerSlot, LLC_AM_MAX_HANDLERS> handlers_{};
-    std::vector<uint64_t> next_send_seq_;
-    std::vector<uint64_t> next_recv_seq_;
+    LazyZeroArray<uint64_t> next_send_seq_; // n entries, pages committed on first use
+    LazyZeroArray<uint64_t> next_recv_seq_;
 
     struct Completion {
         llc_completion_t cb;
