@@ -2,7 +2,7 @@
 # tools_test.sh - llc_info and llc_memmodel as installed programs (run by make check
 # from the build directory).
 set -u
-tools=src/llc/tools
+tools=${LLC_TOOLS_DIR:-src/llc/tools}  # run-all points it at $prefix/bin
 fail=0
 check() { # description, command status
     if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi
