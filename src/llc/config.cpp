@@ -72,6 +72,39 @@ Config Config::from_environment()
     read_unsigned("LLC_FINALIZE_TIMEOUT_MS", c.finalize_timeout_ms, 1, uint64_t(1) << 40);
     if (const char *addr = std::getenv("LLC_TCP_ADDR"))
         c.tcp_addr = addr;
+
+    if (const char *net = std::getenv("LLC_NET"); net && *net) {
+        std::string n = net;
+        if (n == "tcp")
+            c.net = Net::Tcp;
+        else if (n == "udp")
+            c.net = Net::Udp;
+        else if (n == "hybrid")
+            c.net = Net::Hybrid;
+        else
+            throw Error(LLC_ERR_INVALID, "environment variable LLC_NET=\"" + n +
+                                             "\" is not valid: expected tcp, udp or hybrid");
+    }
+    bool hybrid = false;
+    if (read_bool("LLC_HYBRID", hybrid) && hybrid) {
+        if (c.net == Net::Udp)
+            throw Error(LLC_ERR_INVALID, "LLC_HYBRID=1 contradicts LLC_NET=udp");
+        c.net = Net::Hybrid;
+    }
+    if (const char *addr = std::getenv("LLC_UDP_ADDR"))
+        c.udp_addr = addr;
+    if (read_unsigned("LLC_UDP_MTU", v, 512, 65000))
+        c.udp_mtu = v;
+    read_unsigned("LLC_UDP_WINDOW", c.udp_window, 2, 4096);
+    read_unsigned("LLC_UDP_RTO_US", c.udp_rto_us, 100, 10000000);
+    read_unsigned("LLC_UDP_PEER_TIMEOUT_MS", c.udp_peer_timeout_ms, 10, uint64_t(1) << 40);
+    if (read_unsigned("LLC_UDP_SOCKBUF", v, 0, uint64_t(1) << 30))
+        c.udp_sockbuf = v;
+    read_unsigned("LLC_UDP_DROP_PERMILLE", c.udp_drop_permille, 0, 1000);
+    read_unsigned("LLC_UDP_REORDER", c.udp_reorder_permille, 0, 1000);
+    read_unsigned("LLC_HYBRID_PERIOD_MS", c.hybrid_period_ms, 1, uint64_t(1) << 40);
+    read_unsigned("LLC_HYBRID_PROMOTE_MSGS", c.hybrid_promote_msgs, 1, uint64_t(1) << 40);
+    read_unsigned("LLC_MAX_RC_PER_NODE", c.max_rc_per_node, 0, uint64_t(1) << 30);
     return c;
 }
 

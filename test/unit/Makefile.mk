@@ -17,7 +17,8 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/errors_test.cpp \
 	test/unit/cma_test.cpp \
 	test/unit/finalize_test.cpp \
-	test/unit/components_test.cpp
+	test/unit/components_test.cpp \
+	test/unit/udp_test.cpp
 test_unit_llc_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc
 test_unit_llc_unit_tests_LDADD = src/llc/libllc.la $(GTEST_LIBS)
 endif
