@@ -22,3 +22,8 @@ test_unit_llc_unit_tests_SOURCES = \
 test_unit_llc_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc
 test_unit_llc_unit_tests_LDADD = src/llc/libllc.la $(GTEST_LIBS)
 endif
+
+# Two-process libllc smoke/latency tool with a file bootstrap (no MPI, no gtest).
+noinst_PROGRAMS += test/unit/llc_pair
+test_unit_llc_pair_SOURCES = test/unit/llc_pair.c
+test_unit_llc_pair_LDADD = src/llc/libllc.la
