@@ -214,21 +214,23 @@ int Context::send_remote(int dest, std::unique_ptr<OutgoingMessage> msg)
 int Context::hold(Route &r, std::unique_ptr<OutgoingMessage> msg)
 {
     held_count_++;
+    if (!r.held)
+        r.held = std::make_unique<std::deque<std::unique_ptr<OutgoingMessage>>>();
     if (msg->payload_len() <= config_.copy_max) {
         msg->own_payload();
-        r.held.push_back(std::move(msg));
+        r.held->push_back(std::move(msg));
         return LLC_OK;
     }
     msg->owes_callback = true;
-    r.held.push_back(std::move(msg));
+    r.held->push_back(std::move(msg));
     return LLC_INPROGRESS;
 }
 
 void Context::release_held(int dest, Route &r)
 {
-    while (!r.held.empty()) {
-        std::unique_ptr<OutgoingMessage> msg = std::move(r.held.front());
-        r.held.pop_front();
+    while (r.held && !r.held->empty()) {
+        std::unique_ptr<OutgoingMessage> msg = std::move(r.held->front());
+        r.held->pop_front();
         held_count_--;
         bool owes = msg->owes_callback;
         llc_completion_t cb = msg->cb;
@@ -244,6 +246,7 @@ void Context::release_held(int dest, Route &r)
             report_error(e.status(), e.what());
         }
     }
+    r.held.reset();
 }
 
 void Context::promote(int dest, Route &r)
@@ -324,7 +327,7 @@ void Context::hybrid_tick(uint64_t now)
         r.score = r.score / 2 + r.period_msgs;
         r.period_msgs = 0;
         bool on_tcp = r.switching == Switching::ToTcp || (r.switching == Switching::None && r.path == Path::Tcp);
-        if (!on_tcp && r.switching == Switching::None && r.score == 0 && r.held.empty()) {
+        if (!on_tcp && r.switching == Switching::None && r.score == 0 && !r.held) {
             it = routes_.erase(it); // quiet udp peer: forget its history (state stays O(busy peers))
             continue;
         }

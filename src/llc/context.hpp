@@ -77,7 +77,8 @@ private:
         Switching switching = Switching::None;
         uint64_t period_msgs = 0; // sends in the current period
         uint64_t score = 0;       // history: score = score / 2 + period_msgs, every period
-        std::deque<std::unique_ptr<OutgoingMessage>> held; // sends made while switching
+        // sends made while switching (allocated then only: an empty deque owns heap memory)
+        std::unique_ptr<std::deque<std::unique_ptr<OutgoingMessage>>> held;
     };
     int hold(Route &r, std::unique_ptr<OutgoingMessage> msg);
     void release_held(int dest, Route &r);

@@ -13,7 +13,7 @@
  * 1000-round 8-byte ping-pong measures the round trip.  Prints one summary
  * line per rank with the llc_stats_t counters; exit status 0 on success.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
 #include "llc.h"
 
 #include <errno.h>
