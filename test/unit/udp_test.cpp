@@ -378,10 +378,18 @@ TEST(Hybrid, BusyPeerIsPromotedDemotedAndPromotedAgainWithoutLossOrReordering)
 // LLC_MAX_RC_PER_NODE=1: rank 0 streams to rank 1 (promoted), then much
 // harder to rank 2 and lightly to 1: rank 2 takes the only tcp slot, rank 1
 // is evicted.  Never more than one destination on tcp.
-TEST(Hybrid, CapEvictsTheLeastBusyDestination)
+struct CapCase {
+    const char *name;
+    std::vector<int> nodes;
+    const char *cap; // per node; rank 0's share must come out as 1
+};
+
+class HybridCap : public ::testing::TestWithParam<CapCase> {};
+
+TEST_P(HybridCap, EvictsTheLeastBusyDestination)
 {
-    JobOptions o = hybrid_job({0, 1, 2});
-    o.env.push_back({"LLC_MAX_RC_PER_NODE", "1"});
+    JobOptions o = hybrid_job(GetParam().nodes);
+    o.env.push_back({"LLC_MAX_RC_PER_NODE", GetParam().cap});
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
@@ -432,7 +440,7 @@ TEST(Hybrid, CapEvictsTheLeastBusyDestination)
                 fprintf(stderr, "rank 0: promotions %llu demotions %llu tcp %llu udp %llu\n",
                         (unsigned long long)st.rc_promotions, (unsigned long long)st.rc_demotions,
                         (unsigned long long)st.tcp_msgs, (unsigned long long)st.udp_msgs);
-        } else {
+        } else if (p.rank <= 2) {
             progress_until(ctx, [&] { return expect > 0 && r.next[0] == expect; }, 60);
             EXPECT_EQ(r.bad, 0u);
             EXPECT_EQ(r.received, expect);
@@ -440,6 +448,13 @@ TEST(Hybrid, CapEvictsTheLeastBusyDestination)
         finalize_ok(ctx);
     });
 }
+
+// Second case: rank 0 shares its node with rank 3, so a node cap of 2 gives
+// each of them 1 (the cap is divided among the processes of a node).
+INSTANTIATE_TEST_SUITE_P(Hybrid, HybridCap,
+                         ::testing::Values(CapCase{"OneProcessPerNode", {0, 1, 2}, "1"},
+                                           CapCase{"NodeCapSharedByTwoProcesses", {0, 1, 2, 0}, "2"}),
+                         [](const ::testing::TestParamInfo<CapCase> &info) { return std::string(info.param.name); });
 
 // The standard checked all-to-all exchange with switching as often as
 // possible (tiny period and threshold, one tcp slot) and drops.
