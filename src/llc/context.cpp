@@ -269,7 +269,13 @@ void Context::demote(int dest, Route &r)
     try {
         tcp_->send(dest, OutgoingMessage::make_control(Kind::Switch, rank_, 0));
     } catch (const Error &e) {
+        // The connection is broken (the error says so): no acknowledgement
+        // will come; carry on over udp rather than hold sends forever.
         report_error(e.status(), e.what());
+        r.path = Path::Udp;
+        r.switching = Switching::None;
+        switching_count_--;
+        stats_.rc_demotions++;
     }
 }
 
