@@ -483,6 +483,78 @@ TEST(Hybrid, AllToAllWhileSwitchingConstantly)
     });
 }
 
+// Every rank streams to every other rank, and its busiest destination
+// rotates every 60 ms; with one tcp slot per process and a short period,
+// destinations are promoted and evicted many times in both directions while
+// messages flow (and 2 % of the datagrams are lost).  Every message is checked.
+TEST(Hybrid, RotatingBusyDestinationsSwitchManyTimes)
+{
+    JobOptions o = hybrid_job({0, 1, 2, 3});
+    o.env.push_back({"LLC_HYBRID_PERIOD_MS", "10"});
+    o.env.push_back({"LLC_HYBRID_PROMOTE_MSGS", "20"});
+    o.env.push_back({"LLC_MAX_RC_PER_NODE", "1"});
+    o.env.push_back({"LLC_UDP_DROP_PERMILLE", "20"});
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        StreamReceiver r;
+        r.me = p.rank;
+        r.next.assign(p.size, 0);
+        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream, &r), LLC_OK);
+        struct Totals {
+            std::vector<uint64_t> n;
+            int got = 0;
+        } totals{std::vector<uint64_t>(p.size, 0), 0};
+        ASSERT_EQ(llc_am_register(ctx, 6,
+                                  [](llc_context_t *, void *arg, int src, const void *hdr, size_t, const void *,
+                                     size_t) {
+                                      auto *t = static_cast<Totals *>(arg);
+                                      std::memcpy(&t->n[src], hdr, sizeof(uint64_t));
+                                      t->got++;
+                                  },
+                                  &totals),
+                  LLC_OK);
+        StreamSender s{ctx, p.rank, std::vector<uint32_t>(p.size, 0), {}};
+        double start = now_s(), end = start + 1.5;
+        unsigned k = 0;
+        while (now_s() < end && !::testing::Test::HasFailure()) {
+            if (s.inflight.size() < 64) {
+                int phase = int((now_s() - start) / 0.06);
+                int favourite = (p.rank + 1 + phase % (p.size - 1)) % p.size;
+                int other = (p.rank + 1 + int(k % unsigned(p.size - 1))) % p.size;
+                s.send(k++ % 8 != 0 ? favourite : other);
+            }
+            ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
+            s.reap();
+        }
+        for (int d = 0; d < p.size; d++) {
+            if (d == p.rank)
+                continue;
+            uint64_t n = s.next[d];
+            ASSERT_EQ(llc_am_send(ctx, d, 6, &n, sizeof(n), nullptr, 0, nullptr, nullptr), LLC_OK);
+        }
+        progress_until(ctx, [&] { s.reap(); return s.inflight.empty() && totals.got == p.size - 1; }, 60);
+        progress_until(ctx, [&] {
+            for (int src = 0; src < p.size; src++)
+                if (src != p.rank && r.next[src] != totals.n[src])
+                    return false;
+            return true;
+        }, 60);
+        EXPECT_EQ(r.bad, 0u);
+        llc_stats_t st;
+        llc_get_stats(ctx, &st);
+        EXPECT_GE(st.rc_promotions, 3u) << "rank " << p.rank;
+        EXPECT_GE(st.rc_demotions, 2u) << "rank " << p.rank;
+        EXPECT_LE(st.rc_active, 1u);
+        if (getenv("LLC_TEST_VERBOSE"))
+            fprintf(stderr, "rank %d: received %llu, promotions %llu demotions %llu tcp %llu udp %llu\n", p.rank,
+                    (unsigned long long)r.received, (unsigned long long)st.rc_promotions,
+                    (unsigned long long)st.rc_demotions, (unsigned long long)st.tcp_msgs,
+                    (unsigned long long)st.udp_msgs);
+        finalize_ok(ctx);
+    });
+}
+
 TEST(Hybrid, BadNetValueIsRejected)
 {
     JobOptions o = job({0, 1});
