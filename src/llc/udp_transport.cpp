@@ -6,6 +6,8 @@
 #include "errors.hpp"
 #include "tcp_address.hpp"
 
+#include <linux/errqueue.h>
+#include <netinet/ip_icmp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -60,6 +62,10 @@ UdpTransport::UdpTransport(Context &ctx)
     sock_.reset(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!sock_.valid())
         throw_errno(LLC_ERR_SYSTEM, "socket() for the udp transport", errno);
+    // ICMP errors (port unreachable: the peer's socket is closed, i.e. the
+    // process died) are queued with the destination they concern.
+    int one = 1;
+    ::setsockopt(sock_.get(), IPPROTO_IP, IP_RECVERR, &one, sizeof(one));
     set_buffer_size(sock_.get(), SO_SNDBUFFORCE, SO_SNDBUF, ctx.config().udp_sockbuf);
     set_buffer_size(sock_.get(), SO_RCVBUFFORCE, SO_RCVBUF, ctx.config().udp_sockbuf);
     sockaddr_in sa{};
@@ -265,7 +271,12 @@ bool UdpTransport::raw_send(const char *buf, size_t len, const sockaddr_in &to)
             continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
             return false; // socket buffer full: try again later
-        break;            // anything else (e.g. an ICMP error): treat as lost; the timers cope
+        if (errno == ECONNREFUSED || errno == EHOSTUNREACH || errno == ENETUNREACH) {
+            // A pending ICMP error (for any destination) was reported instead of sending.
+            errors_pending_ = true;
+            return false;
+        }
+        break; // anything else: treat as lost; the timers cope
     }
     if (have_held_)
         flush_held();
@@ -511,8 +522,12 @@ bool UdpTransport::receive_all()
         ssize_t n = ::recvfrom(sock_.get(), rxbuf_.get(), kRxBufBytes, MSG_DONTWAIT,
                                reinterpret_cast<sockaddr *>(&from), &fl);
         if (n < 0) {
-            if (errno == EINTR || errno == ECONNREFUSED)
+            if (errno == EINTR)
                 continue;
+            if (errno == ECONNREFUSED || errno == EHOSTUNREACH || errno == ENETUNREACH) {
+                errors_pending_ = true;
+                continue;
+            }
             if (errno != EAGAIN && errno != EWOULDBLOCK)
                 ctx_.report_error(LLC_ERR_SYSTEM, errno_message("recvfrom() on the udp socket", errno));
             break;
@@ -521,6 +536,62 @@ bool UdpTransport::receive_all()
         on_datagram(rxbuf_.get(), size_t(n), from);
     }
     return did;
+}
+
+void UdpTransport::drain_errors()
+{
+    errors_pending_ = false;
+    for (;;) {
+        char control[512];
+        char data[sizeof(UdpHeader)];
+        sockaddr_in offender{};
+        iovec iov{data, sizeof(data)};
+        msghdr mh{};
+        mh.msg_name = &offender;
+        mh.msg_namelen = sizeof(offender);
+        mh.msg_iov = &iov;
+        mh.msg_iovlen = 1;
+        mh.msg_control = control;
+        mh.msg_controllen = sizeof(control);
+        ssize_t n = ::recvmsg(sock_.get(), &mh, MSG_ERRQUEUE | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return;
+        }
+        for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+            if (c->cmsg_level != IPPROTO_IP || c->cmsg_type != IP_RECVERR)
+                continue;
+            sock_extended_err ee;
+            std::memcpy(&ee, CMSG_DATA(c), sizeof(ee));
+            // Only "port unreachable" means the process is gone; host or
+            // network unreachable can be transient: the timeout decides.
+            if (ee.ee_origin == SO_EE_ORIGIN_ICMP && ee.ee_type == ICMP_DEST_UNREACH && ee.ee_code == ICMP_PORT_UNREACH)
+                on_unreachable(offender);
+        }
+    }
+}
+
+void UdpTransport::on_unreachable(const sockaddr_in &addr)
+{
+    for (Peer *p : live_) {
+        if (p->failed || p->addr.sin_addr.s_addr != addr.sin_addr.s_addr || p->addr.sin_port != addr.sin_port)
+            continue;
+        if (p->goodbye_rx) {
+            // It said goodbye, so it had everything we sent (it waits for our
+            // Goodbye, which follows our data) and has now left: stop
+            // retransmitting to it.
+            if (p->tx) {
+                for (auto &pkt : p->tx->unacked)
+                    put_buffer(std::move(pkt.buf));
+                p->tx->unacked.clear();
+            }
+            continue;
+        }
+        fail_peer(*p, LLC_ERR_PEER,
+                  describe(*p) + " is unreachable (ICMP port unreachable: its socket is closed); the process "
+                                 "probably died");
+    }
 }
 
 // ----------------------------------------------------------------- timers
@@ -562,6 +633,8 @@ bool UdpTransport::check_timers(Peer &p, uint64_t now)
 bool UdpTransport::progress()
 {
     bool did = receive_all();
+    if (errors_pending_)
+        drain_errors();
     uint64_t now = monotonic_us();
     size_t n = live_.size(); // handlers may add peers while we iterate
     for (size_t i = 0; i < n; i++) {
@@ -575,6 +648,8 @@ bool UdpTransport::progress()
         if (p->ack_pending && !p->failed)
             send_ack(*p);
     flush_held();
+    if (errors_pending_)
+        drain_errors();
     if (now >= next_sweep_us_) {
         next_sweep_us_ = now + kIdleReleaseUs;
         release_idle(now);

@@ -137,6 +137,8 @@ private:
     bool raw_send(const char *buf, size_t len, const sockaddr_in &to);
     void flush_held();
     bool receive_all();
+    void drain_errors();
+    void on_unreachable(const sockaddr_in &addr);
     void on_datagram(const char *buf, size_t len, const sockaddr_in &from);
     void on_ack(Peer &p, uint64_t ack, uint64_t sack);
     void feed(Peer &p, const char *data, size_t len);
@@ -162,6 +164,7 @@ private:
     std::vector<std::unique_ptr<char[]>> free_bufs_;
     std::unique_ptr<char[]> rxbuf_;
     bool finalizing_ = false;
+    bool errors_pending_ = false; // an ICMP error was reported: read the error queue
     uint64_t next_sweep_us_ = 0;
     // loss injection (LLC_UDP_DROP_PERMILLE / LLC_UDP_REORDER)
     uint64_t rng_;
