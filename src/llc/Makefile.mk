@@ -35,3 +35,24 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/udp_transport.hpp \
 	src/llc/unique_fd.hpp
 src_llc_libllc_la_LDFLAGS = -version-info 2:0:0
+
+## memory accounting, hashed peer table, memory model, build information
+src_llc_libllc_la_SOURCES += \
+	src/llc/build_info.cpp \
+	src/llc/build_info.hpp \
+	src/llc/lazy_array.hpp \
+	src/llc/mem_accounting.cpp \
+	src/llc/mem_accounting.hpp \
+	src/llc/mem_model.cpp \
+	src/llc/mem_model.hpp \
+	src/llc/peer_table.hpp
+
+## tools installed in $(bindir): llc_info (version, transports, environment)
+## and llc_memmodel (per-node memory model, doc/memory.md)
+bin_PROGRAMS += src/llc/tools/llc_info src/llc/tools/llc_memmodel
+src_llc_tools_llc_info_SOURCES = src/llc/tools/llc_info.cpp
+src_llc_tools_llc_info_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc
+src_llc_tools_llc_info_LDADD = src/llc/libllc.la
+src_llc_tools_llc_memmodel_SOURCES = src/llc/tools/llc_memmodel.cpp
+src_llc_tools_llc_memmodel_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc
+src_llc_tools_llc_memmodel_LDADD = src/llc/libllc.la

@@ -3,7 +3,9 @@
 #include "context.hpp"
 #include "errors.hpp"
 #include "llc.h"
+#include "mem_accounting.hpp"
 
+#include <cstdio>
 #include <exception>
 #include <new>
 #include <string>
@@ -72,6 +74,12 @@ int llc_finalize(llc_context_t *ctx)
         ctx->impl.finalize();
         return LLC_OK;
     });
+    if (rc != LLC_ERR_STATE && ctx->impl.config().mem_report) {
+        // LLC_MEM_REPORT=1: what the context holds at the end, before teardown.
+        std::string text = llc::MemWalk::measure(ctx->impl).format(ctx->impl.rank());
+        std::fputs(text.c_str(), stderr);
+        std::fflush(stderr);
+    }
     if (rc == LLC_ERR_STATE)
         return rc; // called from a handler: the context stays alive
     if (rc != LLC_OK)
@@ -129,6 +137,17 @@ int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out)
         return LLC_ERR_INVALID;
     *out = ctx->impl.stats();
     return LLC_OK;
+}
+
+int llc_mem_report(const llc_context_t *ctx, llc_mem_entry_t *out, int max)
+{
+    if (!ctx || max < 0 || (max > 0 && !out))
+        return LLC_ERR_INVALID;
+    try {
+        return llc::MemWalk::measure(ctx->impl).export_to(out, max);
+    } catch (...) {
+        return LLC_ERR_NOMEM;
+    }
 }
 
 } // extern "C"

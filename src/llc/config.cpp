@@ -6,14 +6,59 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <stdexcept>
 
 namespace llc {
+
+const std::vector<EnvVarInfo> &env_vars()
+{
+    static const std::vector<EnvVarInfo> table = {
+        {"LLC_SHM_RING_BYTES", "256k", "bytes of each shared-memory receive ring (rounded up to a power of two, >= 4096)"},
+        {"LLC_CMA", "1", "1: large node-local payloads are copied once with process_vm_readv; 0: always through the ring"},
+        {"LLC_CMA_THRESHOLD", "64k", "smallest node-local payload sent by single copy (CMA)"},
+        {"LLC_CMA_SIMULATE_EPERM", "0", "testing: make every CMA read fail with EPERM to exercise the fallback"},
+        {"LLC_COPY_MAX", "16k", "payloads up to this size are copied at send time, so llc_am_send returns LLC_OK"},
+        {"LLC_SPIN_COUNT", "1000", "idle llc_progress calls that spin before the progress loop starts yielding"},
+        {"LLC_IDLE_SLEEP_US", "1000", "idle time (us) after which llc_progress sleeps instead of yielding"},
+        {"LLC_SLEEP_US", "100", "length (us) of one idle sleep (a poll on the sockets when tcp is in use)"},
+        {"LLC_CONNECT_TIMEOUT_MS", "30000", "give up connecting to a remote peer after this many ms"},
+        {"LLC_FINALIZE_TIMEOUT_MS", "10000", "llc_finalize gives up flushing and draining after this many ms"},
+        {"LLC_TCP_ADDR", "auto", "IPv4 address to publish for tcp (auto: first UP non-loopback IPv4 interface, else 127.0.0.1)"},
+        {"LLC_MEM_REPORT", "0", "1: llc_finalize prints the memory table of llc_mem_report to stderr"},
+        {"LLC_MAX_CONTEXTS", "1024", "gamma: most live per-peer contexts in a PeerTable (hashed rank table)"},
+        {"LLC_NET", "tcp", "inter-node path: tcp (RC-class), udp (DC-class reliable datagrams) or hybrid (udp, busy peers promoted to tcp)"},
+        {"LLC_HYBRID", "0", "1: same as LLC_NET=hybrid"},
+        {"LLC_UDP_ADDR", "auto", "IPv4 address to publish for udp (auto: as LLC_TCP_ADDR)"},
+        {"LLC_UDP_MTU", "16k", "payload bytes per udp datagram (512 .. 65000)"},
+        {"LLC_UDP_WINDOW", "64", "unacknowledged datagrams per udp peer (flow control)"},
+        {"LLC_UDP_RTO_US", "5000", "minimum udp retransmission timeout (us)"},
+        {"LLC_UDP_PEER_TIMEOUT_MS", "10000", "a udp peer that acknowledges nothing for this long is dead (LLC_ERR_PEER)"},
+        {"LLC_UDP_SOCKBUF", "4m", "SO_SNDBUF/SO_RCVBUF requested for the udp socket"},
+        {"LLC_UDP_DROP_PERMILLE", "0", "testing: drop this many of every 1000 outgoing udp datagrams"},
+        {"LLC_UDP_REORDER", "0", "testing: delay this many of every 1000 outgoing udp datagrams behind the next one"},
+        {"LLC_HYBRID_PERIOD_MS", "2000", "hybrid: length of one send-count period (ms)"},
+        {"LLC_HYBRID_PROMOTE_MSGS", "256", "hybrid: sends per period that promote a destination to tcp"},
+        {"LLC_MAX_RC_PER_NODE", "128", "hybrid: most tcp (RC-class) connections per node, split evenly among its processes"},
+    };
+    return table;
+}
+
+const char *env_get(const char *name)
+{
+    for (const EnvVarInfo &v : env_vars())
+        if (std::strcmp(v.name, name) == 0)
+            return std::getenv(name);
+    throw std::logic_error(std::string("libllc reads environment variable ") + name +
+                           " but it is not in the table of config.cpp");
+}
+
 namespace {
 
 // Unsigned integer with optional k/m/g suffix (powers of 1024).
 bool read_unsigned(const char *name, uint64_t &out, uint64_t min, uint64_t max)
 {
-    const char *text = std::getenv(name);
+    const char *text = env_get(name);
     if (!text || !*text)
         return false;
     errno = 0;
@@ -70,10 +115,10 @@ Config Config::from_environment()
     read_unsigned("LLC_SLEEP_US", c.sleep_us, 1, 1000000);
     read_unsigned("LLC_CONNECT_TIMEOUT_MS", c.connect_timeout_ms, 1, uint64_t(1) << 40);
     read_unsigned("LLC_FINALIZE_TIMEOUT_MS", c.finalize_timeout_ms, 1, uint64_t(1) << 40);
-    if (const char *addr = std::getenv("LLC_TCP_ADDR"))
+    if (const char *addr = env_get("LLC_TCP_ADDR"))
         c.tcp_addr = addr;
 
-    if (const char *net = std::getenv("LLC_NET"); net && *net) {
+    if (const char *net = env_get("LLC_NET"); net && *net) {
         std::string n = net;
         if (n == "tcp")
             c.net = Net::Tcp;
@@ -91,7 +136,7 @@ Config Config::from_environment()
             throw Error(LLC_ERR_INVALID, "LLC_HYBRID=1 contradicts LLC_NET=udp");
         c.net = Net::Hybrid;
     }
-    if (const char *addr = std::getenv("LLC_UDP_ADDR"))
+    if (const char *addr = env_get("LLC_UDP_ADDR"))
         c.udp_addr = addr;
     if (read_unsigned("LLC_UDP_MTU", v, 512, 65000))
         c.udp_mtu = v;
@@ -105,6 +150,9 @@ Config Config::from_environment()
     read_unsigned("LLC_HYBRID_PERIOD_MS", c.hybrid_period_ms, 1, uint64_t(1) << 40);
     read_unsigned("LLC_HYBRID_PROMOTE_MSGS", c.hybrid_promote_msgs, 1, uint64_t(1) << 40);
     read_unsigned("LLC_MAX_RC_PER_NODE", c.max_rc_per_node, 0, uint64_t(1) << 30);
+    read_bool("LLC_MEM_REPORT", c.mem_report);
+    if (read_unsigned("LLC_MAX_CONTEXTS", v, 1, uint64_t(1) << 24))
+        c.max_contexts = v;
     return c;
 }
 

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace llc {
 
@@ -19,6 +20,8 @@ struct Config {
     uint64_t connect_timeout_ms = 30000;  // LLC_CONNECT_TIMEOUT_MS
     uint64_t finalize_timeout_ms = 10000; // LLC_FINALIZE_TIMEOUT_MS
     std::string tcp_addr;                 // LLC_TCP_ADDR (empty: auto-detect)
+    bool mem_report = false;              // LLC_MEM_REPORT
+    size_t max_contexts = 1024;           // LLC_MAX_CONTEXTS (gamma: live per-peer contexts)
 
     // Inter-node path (LLC_NET; LLC_HYBRID=1 is a synonym for LLC_NET=hybrid).
     enum class Net { Tcp, Udp, Hybrid };
@@ -38,5 +41,17 @@ struct Config {
     // Throws Error(LLC_ERR_INVALID) naming the variable on a malformed value.
     static Config from_environment();
 };
+
+// Every environment variable libllc reads.  This table is the single source:
+// the readers in config.cpp refuse a name that is not in it, llc_info prints
+// it, and a unit test checks that no other file of src/llc calls getenv.
+struct EnvVarInfo {
+    const char *name;
+    const char *default_text;
+    const char *description;
+};
+const std::vector<EnvVarInfo> &env_vars();
+// getenv() for a listed variable; throws std::logic_error for an unlisted one.
+const char *env_get(const char *name);
 
 } // namespace llc

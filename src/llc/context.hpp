@@ -4,6 +4,7 @@
 #include "am_protocol.hpp"
 #include "bootstrap.hpp"
 #include "config.hpp"
+#include "lazy_array.hpp"
 #include "llc.h"
 #include "outgoing_message.hpp"
 #include "progress_backoff.hpp"
@@ -61,6 +62,7 @@ public:
     void on_switch_ack(int src);    // a SwitchAck record arrived on udp from src
 
 private:
+    friend struct MemWalk; // mem_accounting.cpp counts the members
     void validate(const llc_init_params_t &params);
     void create_transports();
     bool run_completions();
@@ -106,8 +108,8 @@ private:
         void *arg = nullptr;
     };
     std::array<HandlerSlot, LLC_AM_MAX_HANDLERS> handlers_{};
-    std::vector<uint64_t> next_send_seq_;
-    std::vector<uint64_t> next_recv_seq_;
+    LazyZeroArray<uint64_t> next_send_seq_; // n entries, pages committed on first use
+    LazyZeroArray<uint64_t> next_recv_seq_;
 
     struct Completion {
         llc_completion_t cb;

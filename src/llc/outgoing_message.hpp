@@ -65,6 +65,7 @@ public:
     void *cb_arg = nullptr;
 
 private:
+    friend struct MemWalk; // mem_accounting.cpp counts the members
     OutgoingMessage() = default;
     void rebuild_spans();
     void seek(size_t offset);

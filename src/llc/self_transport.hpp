@@ -20,6 +20,7 @@ public:
     bool has_pending() const { return !queue_.empty(); }
 
 private:
+    friend struct MemWalk; // mem_accounting.cpp counts the members
     Context &ctx_;
     std::deque<std::unique_ptr<OutgoingMessage>> queue_;
     ByteBuffer gather_;

@@ -53,6 +53,7 @@ public:
     const SegmentHeader &header() const { return *reinterpret_cast<const SegmentHeader *>(map_.data()); }
     ShmRing ring(uint32_t slot) const;
     const std::string &name() const { return name_; }
+    size_t mapped_bytes() const { return map_.size(); }
 
 private:
     static size_t header_bytes();

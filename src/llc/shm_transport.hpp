@@ -37,6 +37,7 @@ public:
     bool incoming_quiet() const;
 
 private:
+    friend struct MemWalk; // mem_accounting.cpp counts the members
     struct Peer {
         int rank = -1;
         uint32_t local_index = 0;

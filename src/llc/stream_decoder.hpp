@@ -44,6 +44,7 @@ public:
     bool at_record_boundary() const { return stage_ == Stage::Header && have_ == 0; }
 
 private:
+    friend struct MemWalk; // mem_accounting.cpp counts the members
     enum class Stage { Header, Hdr, Aux, Payload };
     void validate_header();
     void enter_stage_after(Stage done);

@@ -44,6 +44,7 @@ public:
     bool incoming_quiet() const;
 
 private:
+    friend struct MemWalk; // mem_accounting.cpp counts the members
     struct OutConn {
         enum class State { Connecting, Connected, Failed };
         int rank = -1;

@@ -191,3 +191,72 @@ TEST(BcastOptimizer, NoSwapBelowMinGapOrForRoot)
     EXPECT_NE(d.swaps[0].a, 0);
     EXPECT_NE(d.swaps[0].b, 0);
 }
+
+// The cycle seen on a loaded machine (values in us from a real run): busy
+// real rank 4 sits at position 6, its idle ancestor (real 6) at position 4.
+// Both wait almost nothing; real 7 below the busy one waits 5 ms.  The
+// paper's order would pick the idle ancestor (2 sends) and, the total being
+// the same, swap the pair back at the next search.  Here M is the leaf among
+// the near-max processes and the swap back is barred.
+TEST(BcastOptimizer, BusyRankBelowIdleAncestorDoesNotCycle)
+{
+    const int n = 8;
+    Params p;  // the defaults, as in the llc build
+    Table t(n);
+    t.swap(4, 6);  // real 4 at position 6, real 6 at position 4
+    ASSERT_EQ(t.position(4, 0), 6);
+    Optimizer opt(p, n, 0);
+    // real 5 (position 5, a leaf below the idle 6) waits a little, 7 (below
+    // the busy 4) 5 ms; give 6 the smallest value so that the old rule,
+    // with ties on sends, would choose it
+    std::vector<double> us = {0, 123, 125, 120, 5, 69, 4, 5097};
+    std::vector<double> v(n);
+    for (int r = 0; r < n; r++)
+        v[r] = us[r] * 1e-6;
+    Decision d = opt.run(v, t);
+    ASSERT_EQ(d.nswaps, 1);
+    // M = 7 (a leaf); the first candidate is the idle 6 (most sends) ...
+    EXPECT_EQ(std::min(d.swaps[0].a, d.swaps[0].b), 6);
+    EXPECT_EQ(std::max(d.swaps[0].a, d.swaps[0].b), 7);
+    t.swap(d.swaps[0].a, d.swaps[0].b);
+    // ... which changes nothing: now 6 (position 7, below the busy 4) waits
+    std::vector<double> us2 = {0, 123, 125, 120, 5, 69, 5097, 4};
+    for (int r = 0; r < n; r++)
+        v[r] = us2[r] * 1e-6;
+    d = opt.run(v, t);  // "unchanged": kept, the pair 6-7 is barred
+    EXPECT_EQ(d.nswaps, 0);
+    // next search: M = 6; the near-zero candidates are 7 (barred) and the busy 4
+    for (int i = 0; i < 3 && d.nswaps == 0; i++) {
+        v[6] += 1e-6;  // the profile moved a little: search again
+        d = opt.run(v, t);
+    }
+    ASSERT_EQ(d.nswaps, 1);
+    EXPECT_EQ(std::min(d.swaps[0].a, d.swaps[0].b), 4);
+    EXPECT_EQ(std::max(d.swaps[0].a, d.swaps[0].b), 6);
+    t.swap(d.swaps[0].a, d.swaps[0].b);
+    EXPECT_EQ(t.position(4, 0), 7);  // the busy rank is a leaf
+}
+
+// Among processes that all wait about as long (below one busy process), M
+// is the one at the position with the fewest sends, so that the busy
+// candidate lands on a leaf in one swap.
+TEST(BcastOptimizer, NearMaxPrefersLeafPosition)
+{
+    const int n = 8;
+    Params p;
+    Table t(n);
+    Optimizer opt(p, n, 0);
+    // busy real 4 at position 4: 5, 6, 7 below it wait ~5 ms, 6 the most
+    std::vector<double> v = {0, 120e-6, 125e-6, 120e-6, 5e-6, 5100e-6, 5150e-6, 5120e-6};
+    Decision d = opt.run(v, t);
+    ASSERT_EQ(d.nswaps, 1);
+    EXPECT_EQ(std::min(d.swaps[0].a, d.swaps[0].b), 4);
+    // 6 (position 6, one child) has the largest value, but 7 (position 7,
+    // a leaf, 3 receive steps) is chosen
+    EXPECT_EQ(std::max(d.swaps[0].a, d.swaps[0].b), 7);
+    p.near_max = 0;  // the paper's plain max
+    Optimizer plain(p, n, 0);
+    d = plain.run(v, t);
+    ASSERT_EQ(d.nswaps, 1);
+    EXPECT_EQ(std::max(d.swaps[0].a, d.swaps[0].b), 6);
+}

@@ -18,10 +18,17 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/cma_test.cpp \
 	test/unit/finalize_test.cpp \
 	test/unit/components_test.cpp \
-	test/unit/udp_test.cpp
-test_unit_llc_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc
+	test/unit/udp_test.cpp \
+	test/unit/mem_test.cpp \
+	test/unit/peer_table_test.cpp \
+	test/unit/info_test.cpp
+test_unit_llc_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc \
+	-DLLC_SRCDIR='"$(abs_top_srcdir)/src/llc"'
 test_unit_llc_unit_tests_LDADD = src/llc/libllc.la $(GTEST_LIBS)
 endif
+
+## llc_info and llc_memmodel, run as programs
+TESTS += test/unit/tools_test.sh
 
 # Two-process libllc smoke/latency tool with a file bootstrap (no MPI, no gtest).
 noinst_PROGRAMS += test/unit/llc_pair

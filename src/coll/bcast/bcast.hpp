@@ -77,7 +77,7 @@ struct BcastState {
     std::vector<bcast::Report> rbuf;
     bool reports_due = false;             // previous round's reports not yet received
     std::uint64_t change_seq = 0;         // table last changed after bcast change_seq-1
-    std::vector<int> changed;             // processes moved by that change
+    std::vector<int> changed;             // processes whose path from O changed then
     int stale_rounds = 0;                 // rounds skipped waiting for fresh reports
     bcast::Report report_out{0, 0};       // report in flight (processes other than O)
     void *report_req = nullptr;
@@ -86,6 +86,8 @@ struct BcastState {
 
     int run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root);
     int run_binomial(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root);
+    // complete the last round's reports (both sides); see llc_coll_state_quiesce
+    int quiesce(const llc_coll_p2p_t *p2p);
 
   private:
     int collect_reports(const llc_coll_p2p_t *p2p);

@@ -1,6 +1,7 @@
 // Virtual-rank binomial broadcast: state, protocol and the C entry point.
 #include "bcast.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -125,23 +126,50 @@ int BcastState::collect_reports(const llc_coll_p2p_t *p2p)
     return 0;
 }
 
+int BcastState::quiesce(const llc_coll_p2p_t *p2p)
+{
+    int rc = 0;
+    if (report_req) {
+        void *r = report_req;
+        report_req = nullptr;
+        rc = p2p->waitall(p2p->arg, 1, &r);
+    }
+    if (rank == opt_root && reports_due) {
+        reports_due = false;
+        int rc2 = collect_reports(p2p);
+        if (!rc)
+            rc = rc2;
+    }
+    return rc;
+}
+
 void BcastState::apply(const Header &h)
 {
     if (h.nswaps < 0)
         return;
     stats.rounds++;
     if (h.nswaps > 0) {
-        changed.clear();
+        // positions (in the optimizer's tree) whose subtree gets a new path
+        // from the root: the swapped positions and all their descendants
+        std::vector<int> moved;
         for (int i = 0; i < h.nswaps && i < 2; i++) {
             int a = h.swaps[i][0], b = h.swaps[i][1];
             if (a < 0 || b < 0 || a >= size || b >= size)
                 continue;
+            moved.push_back(table.position(a, opt_root));
+            moved.push_back(table.position(b, opt_root));
             table.swap(a, b);
-            changed.push_back(a);
-            changed.push_back(b);
-            if (a == rank || b == rank)
-                profile.reset_history();  // new position: start a new history
         }
+        // every process below a moved position waits for another chain of
+        // senders now: its history describes a tree that no longer exists
+        changed.clear();
+        for (int p : moved)
+            for (int q = p; q < subtree_end(p, size); q++)
+                changed.push_back(table.real_at(q, opt_root));
+        std::sort(changed.begin(), changed.end());
+        changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+        if (std::binary_search(changed.begin(), changed.end(), rank))
+            profile.reset_history();
         change_seq = seq + 1;
         stats.decisions++;
     }
@@ -196,6 +224,12 @@ int BcastState::run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root
             for (int i = 0; i < d.nswaps; i++) {
                 h.swaps[i][0] = d.swaps[i].a;
                 h.swaps[i][1] = d.swaps[i].b;
+            }
+            if (params.verbose >= 3) {
+                std::fprintf(stderr, "llc_coll bcast seq %llu: view", static_cast<unsigned long long>(seq));
+                for (int r = 0; r < size; r++)
+                    std::fprintf(stderr, " %d@%d:%.0fus", r, table.position(r, opt_root), view[r] * 1e6);
+                std::fprintf(stderr, "%s\n", fresh ? "" : " (stale)");
             }
             if (params.verbose >= 2 && d.nswaps > 0) {
                 std::fprintf(stderr, "llc_coll bcast seq %llu: interval %d swaps",
@@ -294,6 +328,13 @@ int BcastState::run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root
 }
 
 }  // namespace llc::coll
+
+extern "C" int llc_coll_state_quiesce(llc_coll_state_t *state, const llc_coll_p2p_t *p2p)
+{
+    if (!state || !p2p)
+        return LLC_COLL_ERR_ARG;
+    return state->bcast ? state->bcast->quiesce(p2p) : 0;
+}
 
 extern "C" int llc_coll_bcast(llc_coll_state_t *state, const llc_coll_p2p_t *p2p, void *buf,
                               size_t bytes, int root)

@@ -34,8 +34,60 @@ std::vector<int> Optimizer::rank_candidates(std::vector<int> cand, const Table &
     return cand;
 }
 
+void Optimizer::bar(int a, int b)
+{
+    if (p_.tabu <= 0)
+        return;
+    if (a > b)
+        std::swap(a, b);
+    for (Barred &x : barred_)
+        if (x.a == a && x.b == b) {
+            x.until = phase_ + p_.tabu;
+            return;
+        }
+    barred_.push_back(Barred{a, b, phase_ + p_.tabu});
+}
+
+bool Optimizer::barred(int a, int b) const
+{
+    if (a > b)
+        std::swap(a, b);
+    for (const Barred &x : barred_)
+        if (x.a == a && x.b == b)
+            return true;
+    return false;
+}
+
+std::vector<int> Optimizer::rank_max_candidates(std::vector<int> cand,
+                                                const std::vector<double> &values,
+                                                const Table &table) const
+{
+    auto key = [&](int real) {
+        int pos = table.position(real, root_);
+        return std::make_tuple(tree_nchildren(pos, size_), -steps_[pos], -tree_depth(pos),
+                               -values[real], real);
+    };
+    std::stable_sort(cand.begin(), cand.end(), [&](int a, int b) { return key(a) < key(b); });
+    return cand;
+}
+
 Decision Optimizer::run(const std::vector<double> &values, const Table &table)
 {
+    Decision d = decide(values, table);
+    // a swap on trial is judged at the next optimize phase that has fresh
+    // data, not a whole (possibly long) interval later: a bad trial costs a
+    // few broadcasts.  interval_ itself keeps its doubling/halving history.
+    if (st_ == State::pending)
+        d.interval = std::min(d.interval, p_.interval_min);
+    return d;
+}
+
+Decision Optimizer::decide(const std::vector<double> &values, const Table &table)
+{
+    phase_++;
+    barred_.erase(std::remove_if(barred_.begin(), barred_.end(),
+                                 [&](const Barred &x) { return x.until < phase_; }),
+                  barred_.end());
     double total = 0;
     for (double v : values)
         total += v;
@@ -48,6 +100,7 @@ Decision Optimizer::run(const std::vector<double> &values, const Table &table)
         if (rel > p_.accept_tol) {
             // the swap increased the total wait: undo it, try the next candidate
             d.add(max_, cand_[k_]);
+            bar(max_, cand_[k_]);
             undone++;
             if (++k_ < cand_.size()) {
                 d.add(max_, cand_[k_]);
@@ -60,12 +113,15 @@ Decision Optimizer::run(const std::vector<double> &values, const Table &table)
         }
         accepted++;
         if (rel >= -p_.accept_tol) {
-            // unchanged: keep it; search again once the profile changes
+            // unchanged: keep it; search again once the profile changes,
+            // but not by swapping the same pair back
+            bar(max_, cand_[k_]);
             st_ = State::settled;
             settled_view_ = values;
             return d;
         }
-        st_ = State::search;  // decreased: search again from the new profile
+        barred_.clear();      // decreased: a new landscape, nothing barred
+        st_ = State::search;  // search again from the new profile
     }
     if (st_ == State::settled) {
         if (values == settled_view_)
@@ -74,25 +130,35 @@ Decision Optimizer::run(const std::vector<double> &values, const Table &table)
     }
 
     // search: the max-wait process and the near-zero candidates
-    int mx = -1;
+    int top = -1;
     for (int r = 0; r < size_; r++)
-        if (r != root_ && (mx < 0 || values[r] > values[mx]))
-            mx = r;
-    if (mx < 0)
+        if (r != root_ && (top < 0 || values[r] > values[top]))
+            top = r;
+    if (top < 0)
         return d;
     double mn = 0;
     bool have_mn = false;
     for (int r = 0; r < size_; r++)
-        if (r != root_ && r != mx && (!have_mn || values[r] < mn)) {
+        if (r != root_ && r != top && (!have_mn || values[r] < mn)) {
             mn = values[r];
             have_mn = true;
         }
-    if (!have_mn || values[mx] - mn < p_.min_gap)
+    if (!have_mn || values[top] - mn < p_.min_gap)
         return d;
+    // Processes below one busy process all wait about as long.  The max-wait
+    // process gives its position to the chosen candidate, so among the
+    // near-max ones take the one at the position with fewest sends (a leaf
+    // if there is one), then the deepest, then the largest value.
+    const double near_top = std::max(p_.floor, p_.near_max * (values[top] - mn));
+    std::vector<int> tops;
+    for (int r = 0; r < size_; r++)
+        if (r != root_ && values[r] >= values[top] - near_top)
+            tops.push_back(r);
+    const int mx = rank_max_candidates(std::move(tops), values, table).front();
     const double near = std::max(p_.floor, p_.near_zero * (values[mx] - mn));
     std::vector<int> cand;
     for (int r = 0; r < size_; r++)
-        if (r != root_ && r != mx && values[r] <= mn + near)
+        if (r != root_ && r != mx && values[r] <= mn + near && !barred(mx, r))
             cand.push_back(r);
     if (cand.empty())
         return d;

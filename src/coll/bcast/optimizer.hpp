@@ -41,10 +41,23 @@ class Optimizer {
     // candidate order among near-zero processes: most sends, fewest steps,
     // shallowest depth, lowest real rank (exposed for the tests)
     std::vector<int> rank_candidates(std::vector<int> cand, const Table &table) const;
+    // order among near-max processes: fewest sends, most steps, deepest,
+    // largest value, lowest real rank (the first one is M)
+    std::vector<int> rank_max_candidates(std::vector<int> cand, const std::vector<double> &values,
+                                         const Table &table) const;
 
   private:
     enum class State { search, pending, settled };
+    Decision decide(const std::vector<double> &values, const Table &table);
     void update_interval(double total);
+    // A swap that did not lower the total wait (undone, or kept as
+    // "unchanged") is barred for `Params::tabu` optimize phases.  Without
+    // this, a max-wait process below a busy one is swapped with the busy
+    // one's idle ancestor (more sends), the total stays the same, and the
+    // next search swaps the two back: a cycle that never moves the busy
+    // process itself.  Any swap that lowers the total clears the list.
+    void bar(int a, int b);
+    bool barred(int a, int b) const;
 
     const Params &p_;
     int size_, root_;
@@ -58,6 +71,12 @@ class Optimizer {
     std::vector<double> settled_view_;
     bool have_prev_ = false;
     double prev_total_ = 0;
+    struct Barred {
+        int a, b;
+        long until;  // last optimize phase in which it is barred
+    };
+    std::vector<Barred> barred_;
+    long phase_ = 0;  // optimize phases run
 };
 
 }  // namespace llc::coll::bcast

@@ -23,8 +23,10 @@ struct Params {
     int interval_max = 1024;       // LLC_BCAST_INTERVAL_MAX
     double stable = 0.25;          // LLC_BCAST_STABLE: |dTotal|/Total <= stable doubles
     double min_gap = 50e-6;        // LLC_BCAST_MIN_GAP: act only if max-min wait >= [s]
-    double near_zero = 0.1;        // LLC_BCAST_NEAR_ZERO: candidates <= min + f*(max-min)
+    double near_zero = 0.02;       // LLC_BCAST_NEAR_ZERO: candidates <= min + f*(max-min)
+    double near_max = 0.1;         // LLC_BCAST_NEAR_MAX: M among values >= max - f*(max-min)
     double accept_tol = 0.01;      // LLC_BCAST_ACCEPT_TOL: |dTotal| within: "unchanged"
+    int tabu = 16;                 // LLC_BCAST_TABU: optimize phases a useless swap stays barred
     int optimizer = -1;            // LLC_BCAST_OPTIMIZER: real rank; -1 = first root
     // transport
     size_t pack_max = 16384;       // LLC_BCAST_PACK_MAX: header+data in one message

@@ -47,6 +47,16 @@ inline void tree_for_children(int pos, int size, F &&f)
             f(pos + m);
 }
 
+// one past the last position of the subtree rooted at `pos` (positions
+// pos .. pos + lowbit(pos) - 1, cut at size; the root's subtree is the tree)
+inline int subtree_end(int pos, int size)
+{
+    if (pos == 0)
+        return size;
+    int end = pos + lowbit(pos);
+    return end < size ? end : size;
+}
+
 inline int tree_nchildren(int pos, int size)
 {
     int n = 0;

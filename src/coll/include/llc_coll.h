@@ -45,6 +45,12 @@ typedef struct llc_coll_state llc_coll_state_t;
 
 llc_coll_state_t *llc_coll_state_create(int rank, int size);
 void llc_coll_state_free(llc_coll_state_t *state);
+/* Complete the messages the collectives still have in flight on this
+ * communicator (the broadcast's last reports to its optimizer).  Call it on
+ * every process, before llc_coll_state_free, while p2p still works, so that
+ * no message is left unreceived when the communicator goes away.  Returns 0
+ * or a p2p error code. */
+int llc_coll_state_quiesce(llc_coll_state_t *state, const llc_coll_p2p_t *p2p);
 
 /* Return codes of the collectives besides 0 and the p2p functions' codes. */
 #ifndef LLC_COLL_DECLINED

@@ -1,6 +1,8 @@
 // PMPI glue: shadow communicator, state lifetime, point-to-point over PMPI.
 #include "pmpi_comm.hpp"
 
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 namespace llc::coll::pmpi {
@@ -68,11 +70,12 @@ double p2p_wtime(void *) { return PMPI_Wtime(); }
 int delete_context(MPI_Comm, int, void *attr, void *)
 {
     auto *c = static_cast<CommContext *>(attr);
+    int rc = llc_coll_state_quiesce(c->state, &c->p2p);
     llc_coll_state_free(c->state);
     if (c->shadow != MPI_COMM_NULL)
         PMPI_Comm_free(&c->shadow);
     delete c;
-    return MPI_SUCCESS;
+    return rc == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
 }
 
 }  // namespace
@@ -105,6 +108,12 @@ CommContext *context_for(MPI_Comm comm)
     c->p2p = llc_coll_p2p_t{c, rank, size, p2p_send, p2p_recv, p2p_isend, p2p_irecv,
                             p2p_waitall, p2p_barrier, p2p_wtime};
     PMPI_Comm_set_attr(comm, keyval, c);
+    // LLC_COLL_PMPI_VERBOSE=1: say (once per communicator, at its rank 0)
+    // that its collectives run here, so that an LD_PRELOAD can be checked
+    const char *v = std::getenv("LLC_COLL_PMPI_VERBOSE");
+    if (v && std::atoi(v) > 0 && rank == 0)
+        std::fprintf(stderr, "llc_coll pmpi: communicator of size %d: MPI_Bcast and MPI_Alltoall "
+                             "run in libllccoll_pmpi\n", size);
     return c;
 }
 

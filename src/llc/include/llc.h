@@ -169,6 +169,36 @@ typedef struct llc_stats {
 } llc_stats_t;
 int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out);
 
+/* ---------------------------------------------------------------------- */
+/* Memory accounting (doc/memory.md)                                       */
+
+/* Defined when llc_mem_report() is available (added without changing
+ * LLC_API_VERSION: nothing above changed meaning). */
+#define LLC_HAVE_MEM_REPORT 1
+
+/* llc_mem_entry flags */
+#define LLC_MEM_SHARED  (1u << 0)  /* pages owned (and counted) by another process
+                                      of the node: not part of this process's total */
+#define LLC_MEM_N_SIZED (1u << 1)  /* has a term proportional to the job size */
+
+/* One component of libllc's memory, counted from the real allocations
+ * (sizeof of the structures times their count, vector capacities, mapped
+ * segment sizes) at the time of the call. */
+typedef struct llc_mem_entry {
+    const char *name;       /* component, e.g. "tcp_conn_state" (static string) */
+    const char *paper;      /* the component of the paper's memory model it maps to */
+    uint64_t bytes;         /* bytes held now */
+    uint64_t items;         /* objects counted (peers, rings, table entries...) */
+    uint32_t flags;         /* LLC_MEM_* */
+} llc_mem_entry_t;
+
+/* Fill out[0 .. min(max, count)) with the context's memory by component and
+ * return count, the number of components (call with max = 0 to size the
+ * array).  Entries flagged LLC_MEM_SHARED are not part of the process total.
+ * With LLC_MEM_REPORT=1 in the environment, llc_finalize prints the same
+ * table to stderr. */
+int llc_mem_report(const llc_context_t *ctx, llc_mem_entry_t *out, int max);
+
 #ifdef __cplusplus
 }
 #endif

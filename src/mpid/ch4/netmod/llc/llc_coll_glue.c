@@ -125,6 +125,13 @@ static struct llc_coll_state *coll_state(MPIR_Comm * comm, int *mpi_errno)
 void MPIDI_LLC_coll_comm_free(MPIR_Comm * comm)
 {
     if (LLC_COMM(comm).coll_state) {
+        if (LLC_COMM(comm).coll_shadow) {
+            /* receive what the broadcast still has in flight (its optimizer's
+             * last reports) so that nothing is left on the shadow */
+            llc_coll_p2p_t p2p;
+            make_p2p(LLC_COMM(comm).coll_shadow, &p2p);
+            (void) llc_coll_state_quiesce(LLC_COMM(comm).coll_state, &p2p);
+        }
         llc_coll_state_free(LLC_COMM(comm).coll_state);
         LLC_COMM(comm).coll_state = NULL;
     }

@@ -1,0 +1,42 @@
+// mem_model.hpp - per-node memory of the communication library as a function
+// of the job size: the paper's analytic model (baseline and designed, errata
+// applied; SEEDS.md section 2) and libllc's own model built from the sizeof of
+// its real structures (MemWalk::struct_sizes).  Used by llc_memmodel and the
+// unit tests.  Bytes are per node; n = m * nodes processes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace llc {
+
+struct ModelParams {
+    double m = 4;          // processes per node
+    double c = 10;         // communicators of world size
+    double gamma = 1024;   // live high-level contexts (per node in the paper, per process in libllc)
+    double ring_bytes = 256 * 1024; // libllc: LLC_SHM_RING_BYTES
+};
+
+struct ModelTerm {
+    std::string component;
+    double bytes = 0;      // per node
+    double n_coeff = 0;    // bytes per node per process of the job (the n-proportional term)
+};
+
+// Paper, equations (1)-(7) with the errata: baseline implementation.
+std::vector<ModelTerm> paper_baseline(double nodes, const ModelParams &p);
+// Paper, equations (8)-(11), (13)-(15) and (7) with the errata: the design.
+std::vector<ModelTerm> paper_designed(double nodes, const ModelParams &p);
+
+// libllc as built: every remote peer connected over tcp (all-pairs traffic),
+// or, with capped = true, at most gamma connected peers per process found
+// through a PeerTable of gamma entries instead of the n-entry tcp table (what
+// putting PeerTable in front of the tcp connections would give; the other
+// n-sized tables stay).  Kernel socket buffers are not included.
+std::vector<ModelTerm> llc_model(double nodes, const ModelParams &p, bool capped);
+
+double model_total(const std::vector<ModelTerm> &terms);
+
+} // namespace llc

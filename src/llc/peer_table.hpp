@@ -1,0 +1,267 @@
+// peer_table.hpp - capped on-demand per-peer contexts behind a hashed rank table.
+//
+// The paper's design (SEEDS.md section 2) keeps at most gamma live high-level
+// contexts and finds a rank's context through a hash into gamma short lists
+// instead of an n-entry array.  PeerTable<T> is that component: memory is
+// O(capacity) whatever the job size.
+//
+//   * Lookup: bucket = hash(rank) mod buckets (buckets = capacity by default),
+//     then a walk of the bucket's chain (slot indices, no allocation).
+//   * Capacity: at most `capacity` (gamma, LLC_MAX_CONTEXTS) live entries.
+//     Inserting into a full table evicts one entry first; the owner's evict
+//     hook is called with the rank and the value so it can flush or tear
+//     down the peer's state before the slot is reused.
+//   * Eviction predictor (an approximation of Belady's MIN, which evicts the
+//     entry whose next use is furthest in the future).  Time is a logical
+//     clock that ticks on every use.  Each entry keeps its last use L and an
+//     estimate I of its reuse interval (exponential average, weight 1/2 on
+//     the newest interval; unknown until the second use).  With age a = now-L
+//     and C the capacity, the predicted distance to the next use is
+//         I - a       if I is known and a <= I (the peer is "on schedule"),
+//         a + C       otherwise: used only once so far, or overdue (the
+//                     interval failed to predict).  Such a peer is assumed
+//                     not to come back before the table has turned over
+//                     (C insertions); among them the older goes first.
+//     The entry with the largest predicted distance is evicted (ties: the
+//     older last use, then the lower slot).  With no reuse history this is
+//     exactly LRU; a peer used at a regular period shorter than about C
+//     operations survives a stream of one-off peers, which LRU would not
+//     guarantee.  The victim search scans the live entries: O(capacity) per
+//     eviction, none per lookup.
+//   * History outlives eviction: an evicted entry leaves (rank, L, I) in a
+//     direct-mapped "ghost" array of `capacity` slots (indexed by the rank's
+//     hash, a collision overwrites).  When the rank comes back, its reuse
+//     interval is updated with the gap since L, as if it had stayed; so a
+//     peer evicted once under pressure is recognised as periodic.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+namespace llc {
+
+template <class T> class PeerTable {
+public:
+    using EvictHook = std::function<void(int rank, T &value)>;
+
+    explicit PeerTable(size_t capacity, EvictHook on_evict = {}, size_t buckets = 0)
+        : on_evict_(std::move(on_evict))
+    {
+        if (capacity == 0)
+            throw std::invalid_argument("PeerTable capacity must be at least 1");
+        slots_.resize(capacity);
+        heads_.assign(buckets ? buckets : capacity, kNone);
+        ghosts_.resize(capacity);
+        for (size_t i = 0; i < capacity; i++)
+            slots_[i].next = i + 1 < capacity ? int32_t(i + 1) : kNone;
+        free_ = 0;
+    }
+
+    size_t capacity() const { return slots_.size(); }
+    size_t size() const { return live_; }
+    size_t buckets() const { return heads_.size(); }
+    uint64_t evictions() const { return evictions_; }
+    uint64_t hits() const { return hits_; }
+    uint64_t misses() const { return misses_; }
+
+    // Value for rank, or nullptr.  Counts as a use.
+    T *find(int rank)
+    {
+        int32_t i = locate(rank);
+        if (i == kNone)
+            return nullptr;
+        touch(slots_[size_t(i)]);
+        return &slots_[size_t(i)].value;
+    }
+    // Value for rank without counting a use.
+    const T *peek(int rank) const
+    {
+        int32_t i = locate(rank);
+        return i == kNone ? nullptr : &slots_[size_t(i)].value;
+    }
+    bool contains(int rank) const { return locate(rank) != kNone; }
+
+    // Value for rank; when absent, evicts (if full) and inserts make(rank).
+    template <class Make> T &get_or_create(int rank, Make &&make)
+    {
+        int32_t i = locate(rank);
+        if (i != kNone) {
+            hits_++;
+            touch(slots_[size_t(i)]);
+            return slots_[size_t(i)].value;
+        }
+        misses_++;
+        T value = make(rank); // first, so a throwing make leaves the table as it was
+        if (free_ == kNone)
+            evict(victim());
+        i = free_;
+        Slot &s = slots_[size_t(i)];
+        free_ = s.next;
+        s.value = std::move(value);
+        s.rank = rank;
+        s.live = true;
+        s.last_use = ++clock_;
+        s.interval = 0;
+        Ghost &g = ghosts_[ghost_index(rank)];
+        if (g.rank == rank) { // it was here before: keep learning its interval
+            uint64_t gap = s.last_use - g.last_use;
+            s.interval = g.interval == 0 ? gap : (g.interval + gap) / 2;
+            g.rank = -1;
+        }
+        size_t b = bucket(rank);
+        s.next = heads_[b];
+        heads_[b] = i;
+        live_++;
+        return s.value;
+    }
+    T &get_or_create(int rank)
+    {
+        return get_or_create(rank, [](int) { return T(); });
+    }
+
+    // Remove rank without calling the hook; returns whether it was present.
+    bool erase(int rank)
+    {
+        int32_t i = locate(rank);
+        if (i == kNone)
+            return false;
+        unlink(i);
+        return true;
+    }
+
+    // The rank the next eviction would remove (-1 when the table is empty).
+    int predicted_victim() const
+    {
+        int32_t v = victim();
+        return v == kNone ? -1 : slots_[size_t(v)].rank;
+    }
+
+    // Bytes held: the object, the slot array and the bucket heads.
+    uint64_t memory_bytes() const
+    {
+        return sizeof(*this) + uint64_t(slots_.capacity()) * sizeof(Slot) +
+               uint64_t(heads_.capacity()) * sizeof(int32_t) + uint64_t(ghosts_.capacity()) * sizeof(Ghost);
+    }
+    static constexpr size_t slot_bytes() { return sizeof(Slot); }
+    static constexpr size_t ghost_bytes() { return sizeof(Ghost); }
+
+    template <class Fn> void for_each(Fn &&fn)
+    {
+        for (Slot &s : slots_)
+            if (s.live)
+                fn(s.rank, s.value);
+    }
+
+private:
+    static constexpr int32_t kNone = -1;
+    struct Slot {
+        T value{};
+        uint64_t last_use = 0;
+        uint64_t interval = 0; // 0: unknown
+        int32_t rank = -1;
+        int32_t next = kNone;  // bucket chain, or free list
+        bool live = false;
+    };
+
+    struct Ghost {
+        int32_t rank = -1;
+        uint64_t last_use = 0;
+        uint64_t interval = 0;
+    };
+
+    size_t ghost_index(int rank) const
+    {
+        uint64_t h = uint64_t(uint32_t(rank)) * 0xc2b2ae3d27d4eb4full;
+        return size_t((h >> 32) % ghosts_.size());
+    }
+
+    size_t bucket(int rank) const
+    {
+        // Fibonacci hashing spreads consecutive ranks over the buckets.
+        uint64_t h = uint64_t(uint32_t(rank)) * 0x9e3779b97f4a7c15ull;
+        return size_t((h >> 32) % heads_.size());
+    }
+
+    int32_t locate(int rank) const
+    {
+        for (int32_t i = heads_[bucket(rank)]; i != kNone; i = slots_[size_t(i)].next)
+            if (slots_[size_t(i)].rank == rank)
+                return i;
+        return kNone;
+    }
+
+    void touch(Slot &s)
+    {
+        uint64_t now = ++clock_;
+        uint64_t gap = now - s.last_use;
+        s.interval = s.interval == 0 ? gap : (s.interval + gap) / 2;
+        s.last_use = now;
+    }
+
+    uint64_t predicted_distance(const Slot &s) const
+    {
+        uint64_t age = clock_ - s.last_use;
+        if (s.interval != 0 && age <= s.interval)
+            return s.interval - age;
+        return age + slots_.size();
+    }
+
+    int32_t victim() const
+    {
+        int32_t best = kNone;
+        uint64_t best_d = 0;
+        for (size_t i = 0; i < slots_.size(); i++) {
+            const Slot &s = slots_[i];
+            if (!s.live)
+                continue;
+            uint64_t d = predicted_distance(s);
+            if (best == kNone || d > best_d ||
+                (d == best_d && s.last_use < slots_[size_t(best)].last_use)) {
+                best = int32_t(i);
+                best_d = d;
+            }
+        }
+        return best;
+    }
+
+    void evict(int32_t i)
+    {
+        Slot &s = slots_[size_t(i)];
+        if (on_evict_)
+            on_evict_(s.rank, s.value);
+        evictions_++;
+        ghosts_[ghost_index(s.rank)] = Ghost{s.rank, s.last_use, s.interval};
+        unlink(i);
+    }
+
+    void unlink(int32_t i)
+    {
+        Slot &s = slots_[size_t(i)];
+        size_t b = bucket(s.rank);
+        int32_t *link = &heads_[b];
+        while (*link != i)
+            link = &slots_[size_t(*link)].next;
+        *link = s.next;
+        s.value = T();
+        s.live = false;
+        s.rank = -1;
+        s.next = free_;
+        free_ = i;
+        live_--;
+    }
+
+    std::vector<Slot> slots_;
+    std::vector<int32_t> heads_;
+    std::vector<Ghost> ghosts_;
+    int32_t free_ = kNone;
+    size_t live_ = 0;
+    uint64_t clock_ = 0;
+    uint64_t evictions_ = 0, hits_ = 0, misses_ = 0;
+    EvictHook on_evict_;
+};
+
+} // namespace llc

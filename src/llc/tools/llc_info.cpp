@@ -1,0 +1,99 @@
+// llc_info - what this libllc offers: version, transports and their
+// capability bits, every environment variable it reads (current value,
+// default, meaning), and with --sizes the per-peer structure sizes behind the
+// memory model (doc/memory.md).
+#include "build_info.hpp"
+#include "config.hpp"
+#include "llc.h"
+#include "mem_accounting.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+void usage(FILE *out)
+{
+    std::fputs("usage: llc_info [--env] [--transports] [--sizes] [--help]\n"
+               "  (no option: version, transports and environment)\n"
+               "  --env         only the environment variables libllc reads\n"
+               "  --transports  only the transports built and their capability bits\n"
+               "  --sizes       sizeof of libllc's per-process and per-peer structures\n",
+               out);
+}
+
+void print_transports()
+{
+    std::printf("transports built:\n");
+    for (const llc::TransportInfo &t : llc::built_transports())
+        std::printf("  %-5s %-11s caps=0x%02x (%s)  %s\n", t.name, t.kind, unsigned(t.caps),
+                    llc::caps_text(t.caps).c_str(), t.description);
+}
+
+void print_env()
+{
+    std::printf("environment variables read by libllc (name, current value, default, meaning):\n");
+    for (const llc::EnvVarInfo &v : llc::env_vars()) {
+        const char *cur = llc::env_get(v.name);
+        std::printf("  %-24s %-10s default %-7s %s\n", v.name, cur ? cur : "(unset)", v.default_text, v.description);
+    }
+}
+
+void print_sizes()
+{
+    llc::MemWalk::StructSizes s = llc::MemWalk::struct_sizes();
+    std::printf("structure sizes (bytes, this build):\n");
+    std::printf("  %-34s %6zu\n", "Context (with handler table)", s.context);
+    std::printf("  %-34s %6zu\n", "  handler table", s.handler_table);
+    std::printf("  %-34s %6zu\n", "SelfTransport", s.self_transport);
+    std::printf("  %-34s %6zu\n", "TcpTransport", s.tcp_transport);
+    std::printf("  %-34s %6zu\n", "ShmTransport", s.shm_transport);
+    std::printf("  %-34s %6zu\n", "tcp OutConn (per peer sent to)", s.tcp_out_conn);
+    std::printf("  %-34s %6zu\n", "tcp InConn (per peer received from)", s.tcp_in_conn);
+    std::printf("  %-34s %6zu\n", "StreamDecoder (per incoming stream)", s.stream_decoder);
+    std::printf("  %-34s %6zu\n", "shm Peer (per local peer)", s.shm_peer);
+    std::printf("  %-34s %6zu\n", "empty send queue (deque heap)", s.empty_deque_heap);
+    std::printf("  %-34s %6zu\n", "OutgoingMessage (per queued record)", s.outgoing_message);
+    std::printf("  %-34s %6zu\n", "RingControl (per shm ring)", s.ring_control);
+    std::printf("  %-34s %6zu\n", "shm segment header", s.segment_header);
+    std::printf("  n-sized tables per process: node_of_rank %zu + sequence numbers %zu + tcp rank table %zu"
+                " + shm rank table %zu = %zu bytes per rank of the job\n",
+                s.node_entry, 2 * s.seq_entry, s.pointer, s.pointer,
+                s.node_entry + 2 * s.seq_entry + 2 * s.pointer);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    bool env = false, transports = false, sizes = false;
+    for (int i = 1; i < argc; i++) {
+        if (!std::strcmp(argv[i], "--env"))
+            env = true;
+        else if (!std::strcmp(argv[i], "--transports"))
+            transports = true;
+        else if (!std::strcmp(argv[i], "--sizes"))
+            sizes = true;
+        else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else {
+            std::fprintf(stderr, "llc_info: unknown option %s\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    bool all = !env && !transports && !sizes;
+    if (all)
+        std::printf("libllc %s (C API version %d, llc_mem_report %s)\n", llc::package_version(), LLC_API_VERSION,
+                    LLC_HAVE_MEM_REPORT ? "yes" : "no");
+    if (all || transports)
+        print_transports();
+    if (all || env)
+        print_env();
+    if (sizes)
+        print_sizes();
+    return 0;
+}

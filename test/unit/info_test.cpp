@@ -1,0 +1,290 @@
+// info_test.cpp - the environment table is complete, build information, and
+// the paper's memory model (errata applied) reproduces its numbers.
+#include "build_info.hpp"
+#include "config.hpp"
+#include "errors.hpp"
+#include "mem_accounting.hpp"
+#include "mem_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace {
+
+std::vector<std::string> source_files(const std::string &dir)
+{
+    std::vector<std::string> files;
+    DIR *d = opendir(dir.c_str());
+    if (!d)
+        return files;
+    while (dirent *e = readdir(d)) {
+        std::string name = e->d_name;
+        if (name == "." || name == "..")
+            continue;
+        std::string path = dir + "/" + name;
+        if (e->d_type == DT_DIR) {
+            auto sub = source_files(path);
+            files.insert(files.end(), sub.begin(), sub.end());
+        } else {
+            for (const char *ext : {".cpp", ".hpp", ".h", ".c", ".cc"}) {
+                size_t n = std::strlen(ext);
+                if (name.size() > n && name.compare(name.size() - n, n, ext) == 0)
+                    files.push_back(path);
+            }
+        }
+    }
+    closedir(d);
+    return files;
+}
+
+std::string slurp(const std::string &path)
+{
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// The text without comments (string and character literals kept).
+std::string strip_comments(const std::string &in)
+{
+    std::string out;
+    size_t i = 0;
+    while (i < in.size()) {
+        char c = in[i];
+        if (c == '"' || c == '\'') {
+            size_t j = i + 1;
+            while (j < in.size() && in[j] != c) {
+                if (in[j] == '\\')
+                    j++;
+                j++;
+            }
+            out.append(in, i, j + 1 - i);
+            i = j + 1;
+        } else if (in.compare(i, 2, "//") == 0) {
+            while (i < in.size() && in[i] != '\n')
+                i++;
+        } else if (in.compare(i, 2, "/*") == 0) {
+            size_t end = in.find("*/", i + 2);
+            i = end == std::string::npos ? in.size() : end + 2;
+            out += ' ';
+        } else {
+            out += c;
+            i++;
+        }
+    }
+    return out;
+}
+
+std::set<std::string> table_names()
+{
+    std::set<std::string> names;
+    for (const auto &v : llc::env_vars())
+        names.insert(v.name);
+    return names;
+}
+
+} // namespace
+
+// The only getenv in src/llc is env_get in config.cpp, and every variable
+// config.cpp reads is in the table, and every table entry is read.
+TEST(EnvTable, EveryVariableReadInSrcLlcIsListed)
+{
+    auto files = source_files(LLC_SRCDIR);
+    ASSERT_GT(files.size(), 10u) << "sources not found under " << LLC_SRCDIR;
+    std::regex getenv_call(R"(\bgetenv\s*\()");
+    std::regex secure_getenv_call(R"(\bsecure_getenv\s*\()");
+    int getenv_sites = 0;
+    for (const auto &f : files) {
+        std::string text = strip_comments(slurp(f));
+        auto n = std::distance(std::sregex_iterator(text.begin(), text.end(), getenv_call), std::sregex_iterator());
+        n += std::distance(std::sregex_iterator(text.begin(), text.end(), secure_getenv_call), std::sregex_iterator());
+        if (f.size() >= 10 && f.compare(f.size() - 10, 10, "config.cpp") == 0)
+            getenv_sites += int(n);
+        else
+            EXPECT_EQ(n, 0) << f << " calls getenv: read environment variables through config.cpp's table";
+    }
+    EXPECT_EQ(getenv_sites, 1) << "config.cpp should call getenv only inside env_get";
+
+    std::string config = strip_comments(slurp(std::string(LLC_SRCDIR) + "/config.cpp"));
+    std::regex reader(R"((read_unsigned|read_bool|env_get)\(\s*"(LLC_[A-Z0-9_]+)\")");
+    std::set<std::string> read;
+    for (auto it = std::sregex_iterator(config.begin(), config.end(), reader); it != std::sregex_iterator(); ++it)
+        read.insert((*it)[2].str());
+    EXPECT_EQ(read, table_names());
+}
+
+TEST(EnvTable, ReadersRefuseUnlistedNamesAndEveryEntryHasText)
+{
+    EXPECT_THROW(llc::env_get("LLC_NOT_A_VARIABLE"), std::logic_error);
+    EXPECT_NO_THROW(llc::Config::from_environment());
+    for (const auto &v : llc::env_vars()) {
+        EXPECT_EQ(std::string(v.name).rfind("LLC_", 0), 0u) << v.name;
+        EXPECT_GT(std::strlen(v.default_text), 0u) << v.name;
+        EXPECT_GT(std::strlen(v.description), 10u) << v.name;
+    }
+}
+
+// Every numeric variable in the table is really parsed: a bad value is refused
+// with a message naming it.
+// Restores the variables' values from before the test.
+class SavedEnvironment {
+public:
+    SavedEnvironment()
+    {
+        for (const auto &v : llc::env_vars())
+            if (const char *value = std::getenv(v.name))
+                saved_.push_back({v.name, value});
+    }
+    ~SavedEnvironment()
+    {
+        for (const auto &v : llc::env_vars())
+            unsetenv(v.name);
+        for (const auto &kv : saved_)
+            setenv(kv.first.c_str(), kv.second.c_str(), 1);
+    }
+
+private:
+    std::vector<std::pair<std::string, std::string>> saved_;
+};
+
+TEST(EnvTable, EveryNumericEntryIsParsed)
+{
+    SavedEnvironment saved;
+    for (const auto &v : llc::env_vars())
+        unsetenv(v.name);
+    for (const auto &v : llc::env_vars()) {
+        if (std::string(v.name) == "LLC_TCP_ADDR" || std::string(v.name) == "LLC_UDP_ADDR")
+            continue; // checked when tcp / udp starts (tcp_address.cpp)
+        setenv(v.name, "bogus", 1);
+        try {
+            llc::Config::from_environment();
+            ADD_FAILURE() << v.name << "=bogus was accepted: not read by Config::from_environment";
+        } catch (const llc::Error &e) {
+            EXPECT_NE(std::string(e.what()).find(v.name), std::string::npos) << e.what();
+        }
+        unsetenv(v.name);
+    }
+    setenv("LLC_MAX_CONTEXTS", "2048", 1);
+    setenv("LLC_MEM_REPORT", "1", 1);
+    llc::Config c = llc::Config::from_environment();
+    EXPECT_EQ(c.max_contexts, 2048u);
+    EXPECT_TRUE(c.mem_report);
+    unsetenv("LLC_MAX_CONTEXTS");
+    unsetenv("LLC_MEM_REPORT");
+    llc::Config d = llc::Config::from_environment();
+    EXPECT_EQ(d.max_contexts, 1024u);
+    EXPECT_FALSE(d.mem_report);
+}
+
+TEST(BuildInfo, TransportsAndCaps)
+{
+    std::set<std::string> names;
+    for (const auto &t : llc::built_transports()) {
+        names.insert(t.name);
+        EXPECT_TRUE(t.caps & LLC_CAP_AM) << t.name;
+    }
+    EXPECT_TRUE(names.count("self") && names.count("shm") && names.count("tcp"));
+    EXPECT_EQ(llc::caps_text(LLC_CAP_AM | LLC_CAP_RMA), "AM|RMA");
+    EXPECT_EQ(llc::caps_text(0), "none");
+    EXPECT_STRNE(llc::package_version(), "");
+}
+
+// SEEDS.md section 2 with the errata: at 2^20 nodes, m = 4, c = 10,
+// gamma = 1024: baseline 1.74 TB, designed 1.07 GB per node (powers of 1000).
+TEST(MemModel, PaperTotalsAt2To20Nodes)
+{
+    llc::ModelParams p;
+    double nodes = std::ldexp(1.0, 20);
+    auto base = llc::paper_baseline(nodes, p);
+    auto design = llc::paper_designed(nodes, p);
+    EXPECT_NEAR(llc::model_total(base) / 1e12, 1.74, 0.005);
+    EXPECT_NEAR(llc::model_total(design) / 1e9, 1.07, 0.005);
+
+    // The per-component values of the paper's table 1 (errata applied).
+    auto value = [](const std::vector<llc::ModelTerm> &t, const std::string &name) {
+        for (const auto &x : t)
+            if (x.component == name)
+                return x.bytes;
+        ADD_FAILURE() << "no component " << name;
+        return 0.0;
+    };
+    EXPECT_NEAR(value(base, "communication buffers") / 1e12, 1.12, 0.005);
+    EXPECT_NEAR(value(base, "low-level contexts (QPs)") / 1e9, 523, 0.5);
+    EXPECT_NEAR(value(base, "high-level contexts (VC/BoC)") / 1e9, 15.9, 0.05);
+    EXPECT_NEAR(value(base, "communicator tables") / 1e9, 3.32, 0.005);
+    EXPECT_NEAR(value(base, "shared-memory comm") / 1e6, 521, 0.5);
+    EXPECT_NEAR(value(base, "process manager (KVS)") / 1e9, 71.0, 0.05);
+    EXPECT_NEAR(value(base, "other") / 1e6, 53.3, 0.05);
+    EXPECT_NEAR(value(design, "communication buffers") / 1e6, 151, 0.5);
+    EXPECT_NEAR(value(design, "low-level contexts (QPs)") / 1e6, 106, 0.5);
+    EXPECT_NEAR(value(design, "high-level contexts (VC/BoC)") / 1e6, 34.5, 0.05);
+    EXPECT_NEAR(value(design, "transport/buffer switching") / 1e6, 407, 0.5);
+    EXPECT_NEAR(value(design, "communicator tables") / 1e6, 204, 0.5);
+    EXPECT_NEAR(value(design, "shared-memory comm") / 1e6, 118, 0.5);
+    EXPECT_NEAR(value(design, "process manager (KVS)") / 1e3, 216, 0.5);
+
+    // The n-terms of table 1.
+    double m = p.m, c = p.c;
+    EXPECT_DOUBLE_EQ(llc::model_total(base) - llc::model_total(llc::paper_baseline(nodes - 1, p)),
+                     m * (((16 * c + 99066) * m + (8 * c + 2352) / m + 16352)));
+    double dn = 0;
+    for (const auto &t : design)
+        dn += t.n_coeff;
+    EXPECT_DOUBLE_EQ(dn, 14 * m + 4 * c + 40);
+}
+
+// libllc's own model: the n-sized tables cost 36 bytes per rank per process
+// (node_of_rank 4, sequence numbers 16, two rank -> peer pointer tables 16;
+// with all peers connected also out_live_, 8), and the per-peer terms come
+// from the real structures.
+TEST(MemModel, LlcModelFromStructSizes)
+{
+    llc::ModelParams p;
+    const auto s = llc::MemWalk::struct_sizes();
+    double nodes = 1024, n = p.m * nodes;
+    auto capped = llc::llc_model(nodes, p, true);
+    auto all = llc::llc_model(nodes, p, false);
+    double n_coeff = 0;
+    for (const auto &t : capped)
+        n_coeff += t.n_coeff;
+    // capped: the tcp rank table is a PeerTable, so only node_of_rank, the
+    // sequence numbers and the shm rank table are n-sized.
+    EXPECT_DOUBLE_EQ(n_coeff, p.m * (s.node_entry + 2 * s.seq_entry + s.pointer));
+    double n_coeff_all = 0;
+    for (const auto &t : llc::llc_model(nodes, p, false))
+        if (t.component != "tcp_conn_state" && t.component != "tcp_buffers")
+            n_coeff_all += t.n_coeff;
+    EXPECT_DOUBLE_EQ(n_coeff_all, p.m * (s.node_entry + 2 * s.seq_entry + 3 * s.pointer));
+    double per_peer = double(s.tcp_out_conn + s.empty_deque_heap + s.tcp_in_conn + s.stream_decoder);
+    double conn_all = 0, conn_capped = 0;
+    for (const auto &t : all)
+        if (t.component == "tcp_conn_state")
+            conn_all = t.bytes;
+    for (const auto &t : capped)
+        if (t.component == "tcp_conn_state")
+            conn_capped = t.bytes;
+    EXPECT_DOUBLE_EQ(conn_all, p.m * (n - p.m) * per_peer);
+    EXPECT_DOUBLE_EQ(conn_capped, p.m * p.gamma * per_peer);
+    EXPECT_LT(llc::model_total(capped), llc::model_total(all));
+    // At 2^20 nodes the capped sequence numbers are one page per used peer
+    // (gamma remote + m local) and per array, no longer 16 n.
+    for (const auto &t : llc::llc_model(std::ldexp(1.0, 20), p, true))
+        if (t.component == "seq_numbers") {
+            EXPECT_DOUBLE_EQ(t.bytes, p.m * 2 * (p.gamma + p.m) * 4096);
+            EXPECT_DOUBLE_EQ(t.n_coeff, 0);
+        }
+    // Doubling the job roughly doubles the uncapped model but not the capped one's per-peer part.
+    double big = llc::model_total(llc::llc_model(2 * nodes, p, false));
+    EXPECT_GT(big, 1.9 * llc::model_total(all) - 1e7);
+}
