@@ -31,8 +31,10 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/tcp_address.hpp \
 	src/llc/tcp_transport.cpp \
 	src/llc/tcp_transport.hpp \
+	src/llc/udp_transport.cpp \
+	src/llc/udp_transport.hpp \
 	src/llc/unique_fd.hpp
-src_llc_libllc_la_LDFLAGS = -version-info 1:0:0
+src_llc_libllc_la_LDFLAGS = -version-info 2:0:0
 
 ## memory accounting, hashed peer table, memory model, build information
 src_llc_libllc_la_SOURCES += \

@@ -22,6 +22,8 @@ enum class Kind : uint8_t {
     CmaNack = 4,  // receiver could not read it: the sender streams the payload instead
     Hello = 5,    // first record on a tcp connection; aux = sender's "ip:port"
     Goodbye = 6,  // sender is finalizing; no further records follow
+    Switch = 7,   // hybrid: last record on the tcp path before the sender moves to udp
+    SwitchAck = 8 // hybrid: sent on udp by the receiver of a Switch (the tcp path is drained)
 };
 
 struct WireHeader {
@@ -39,7 +41,7 @@ struct WireHeader {
 static_assert(sizeof(WireHeader) == 40, "wire header layout");
 static_assert(std::is_trivially_copyable<WireHeader>::value, "wire header is copied bytewise");
 
-inline bool kind_is_valid(uint8_t k) { return k >= uint8_t(Kind::Am) && k <= uint8_t(Kind::Goodbye); }
+inline bool kind_is_valid(uint8_t k) { return k >= uint8_t(Kind::Am) && k <= uint8_t(Kind::SwitchAck); }
 // Whether payload_len bytes of payload follow in the stream.
 inline bool kind_streams_payload(Kind k) { return k == Kind::Am; }
 

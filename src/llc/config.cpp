@@ -27,6 +27,19 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_TCP_ADDR", "auto", "IPv4 address to publish for tcp (auto: first UP non-loopback IPv4 interface, else 127.0.0.1)"},
         {"LLC_MEM_REPORT", "0", "1: llc_finalize prints the memory table of llc_mem_report to stderr"},
         {"LLC_MAX_CONTEXTS", "1024", "gamma: most live per-peer contexts in a PeerTable (hashed rank table)"},
+        {"LLC_NET", "tcp", "inter-node path: tcp (RC-class), udp (DC-class reliable datagrams) or hybrid (udp, busy peers promoted to tcp)"},
+        {"LLC_HYBRID", "0", "1: same as LLC_NET=hybrid"},
+        {"LLC_UDP_ADDR", "auto", "IPv4 address to publish for udp (auto: as LLC_TCP_ADDR)"},
+        {"LLC_UDP_MTU", "16k", "payload bytes per udp datagram (512 .. 65000)"},
+        {"LLC_UDP_WINDOW", "64", "unacknowledged datagrams per udp peer (flow control)"},
+        {"LLC_UDP_RTO_US", "5000", "minimum udp retransmission timeout (us)"},
+        {"LLC_UDP_PEER_TIMEOUT_MS", "10000", "a udp peer that acknowledges nothing for this long is dead (LLC_ERR_PEER)"},
+        {"LLC_UDP_SOCKBUF", "4m", "SO_SNDBUF/SO_RCVBUF requested for the udp socket"},
+        {"LLC_UDP_DROP_PERMILLE", "0", "testing: drop this many of every 1000 outgoing udp datagrams"},
+        {"LLC_UDP_REORDER", "0", "testing: delay this many of every 1000 outgoing udp datagrams behind the next one"},
+        {"LLC_HYBRID_PERIOD_MS", "2000", "hybrid: length of one send-count period (ms)"},
+        {"LLC_HYBRID_PROMOTE_MSGS", "256", "hybrid: sends per period that promote a destination to tcp"},
+        {"LLC_MAX_RC_PER_NODE", "128", "hybrid: most tcp (RC-class) connections per node, split evenly among its processes"},
     };
     return table;
 }
@@ -104,6 +117,39 @@ Config Config::from_environment()
     read_unsigned("LLC_FINALIZE_TIMEOUT_MS", c.finalize_timeout_ms, 1, uint64_t(1) << 40);
     if (const char *addr = env_get("LLC_TCP_ADDR"))
         c.tcp_addr = addr;
+
+    if (const char *net = env_get("LLC_NET"); net && *net) {
+        std::string n = net;
+        if (n == "tcp")
+            c.net = Net::Tcp;
+        else if (n == "udp")
+            c.net = Net::Udp;
+        else if (n == "hybrid")
+            c.net = Net::Hybrid;
+        else
+            throw Error(LLC_ERR_INVALID, "environment variable LLC_NET=\"" + n +
+                                             "\" is not valid: expected tcp, udp or hybrid");
+    }
+    bool hybrid = false;
+    if (read_bool("LLC_HYBRID", hybrid) && hybrid) {
+        if (c.net == Net::Udp)
+            throw Error(LLC_ERR_INVALID, "LLC_HYBRID=1 contradicts LLC_NET=udp");
+        c.net = Net::Hybrid;
+    }
+    if (const char *addr = env_get("LLC_UDP_ADDR"))
+        c.udp_addr = addr;
+    if (read_unsigned("LLC_UDP_MTU", v, 512, 65000))
+        c.udp_mtu = v;
+    read_unsigned("LLC_UDP_WINDOW", c.udp_window, 2, 4096);
+    read_unsigned("LLC_UDP_RTO_US", c.udp_rto_us, 100, 10000000);
+    read_unsigned("LLC_UDP_PEER_TIMEOUT_MS", c.udp_peer_timeout_ms, 10, uint64_t(1) << 40);
+    if (read_unsigned("LLC_UDP_SOCKBUF", v, 0, uint64_t(1) << 30))
+        c.udp_sockbuf = v;
+    read_unsigned("LLC_UDP_DROP_PERMILLE", c.udp_drop_permille, 0, 1000);
+    read_unsigned("LLC_UDP_REORDER", c.udp_reorder_permille, 0, 1000);
+    read_unsigned("LLC_HYBRID_PERIOD_MS", c.hybrid_period_ms, 1, uint64_t(1) << 40);
+    read_unsigned("LLC_HYBRID_PROMOTE_MSGS", c.hybrid_promote_msgs, 1, uint64_t(1) << 40);
+    read_unsigned("LLC_MAX_RC_PER_NODE", c.max_rc_per_node, 0, uint64_t(1) << 30);
     read_bool("LLC_MEM_REPORT", c.mem_report);
     if (read_unsigned("LLC_MAX_CONTEXTS", v, 1, uint64_t(1) << 24))
         c.max_contexts = v;

@@ -23,6 +23,21 @@ struct Config {
     bool mem_report = false;              // LLC_MEM_REPORT
     size_t max_contexts = 1024;           // LLC_MAX_CONTEXTS (gamma: live per-peer contexts)
 
+    // Inter-node path (LLC_NET; LLC_HYBRID=1 is a synonym for LLC_NET=hybrid).
+    enum class Net { Tcp, Udp, Hybrid };
+    Net net = Net::Tcp;
+    std::string udp_addr;                 // LLC_UDP_ADDR (empty: LLC_TCP_ADDR, else auto-detect)
+    size_t udp_mtu = 16 * 1024;           // LLC_UDP_MTU: payload bytes per datagram (stream bytes)
+    uint64_t udp_window = 64;             // LLC_UDP_WINDOW: unacknowledged datagrams per peer
+    uint64_t udp_rto_us = 5000;           // LLC_UDP_RTO_US: minimum retransmission timeout
+    uint64_t udp_peer_timeout_ms = 10000; // LLC_UDP_PEER_TIMEOUT_MS
+    size_t udp_sockbuf = 4u << 20;        // LLC_UDP_SOCKBUF: SO_SNDBUF/SO_RCVBUF request
+    uint64_t udp_drop_permille = 0;       // LLC_UDP_DROP_PERMILLE (testing)
+    uint64_t udp_reorder_permille = 0;    // LLC_UDP_REORDER (testing)
+    uint64_t hybrid_period_ms = 2000;     // LLC_HYBRID_PERIOD_MS
+    uint64_t hybrid_promote_msgs = 256;   // LLC_HYBRID_PROMOTE_MSGS
+    uint64_t max_rc_per_node = 128;       // LLC_MAX_RC_PER_NODE
+
     // Throws Error(LLC_ERR_INVALID) naming the variable on a malformed value.
     static Config from_environment();
 };

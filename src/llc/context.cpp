@@ -6,11 +6,14 @@
 #include "self_transport.hpp"
 #include "shm_transport.hpp"
 #include "tcp_transport.hpp"
+#include "udp_transport.hpp"
 
 #include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <optional>
+#include <poll.h>
 
 namespace llc {
 
@@ -92,9 +95,18 @@ void Context::create_transports()
         if (local_ranks.size() > 1)
             shm_ = std::make_unique<ShmTransport>(*this, job_id_, local_ranks);
         if (any_remote) {
-            tcp_ = std::make_unique<TcpTransport>(*this);
-            tcp_->publish_address();
+            if (config_.net != Config::Net::Udp) {
+                tcp_ = std::make_unique<TcpTransport>(*this);
+                tcp_->publish_address();
+            }
+            if (config_.net != Config::Net::Tcp) {
+                udp_ = std::make_unique<UdpTransport>(*this);
+                udp_->publish_address();
+            }
         }
+        // The processes of a node do not share state yet: each gets its share of the node's cap.
+        if (config_.max_rc_per_node > 0)
+            rc_cap_ = std::max<size_t>(1, size_t(config_.max_rc_per_node) / local_ranks.size());
     } catch (const Error &e) {
         failure = e;
     }
@@ -153,13 +165,219 @@ int Context::am_send(int dest, unsigned id, const void *hdr, size_t hdr_len, con
         rc = shm_->send(dest, std::move(msg));
         stats_.shm_msgs++;
     } else {
-        rc = tcp_->send(dest, std::move(msg));
-        stats_.tcp_msgs++;
+        rc = send_remote(dest, std::move(msg));
     }
     next_send_seq_[dest]++;
     stats_.msgs_sent++;
     stats_.bytes_sent += bytes;
     return rc;
+}
+
+int Context::send_remote(int dest, std::unique_ptr<OutgoingMessage> msg)
+{
+    switch (config_.net) {
+    case Config::Net::Tcp:
+        stats_.tcp_msgs++;
+        return tcp_->send(dest, std::move(msg));
+    case Config::Net::Udp:
+        stats_.udp_msgs++;
+        return udp_->send(dest, std::move(msg));
+    case Config::Net::Hybrid:
+        break;
+    }
+    Route &r = routes_[dest];
+    r.period_msgs++;
+    bool to_tcp = r.switching == Switching::ToTcp || (r.switching == Switching::None && r.path == Path::Tcp);
+    if (to_tcp)
+        stats_.tcp_msgs++;
+    else
+        stats_.udp_msgs++;
+    if (r.switching != Switching::None)
+        return hold(r, std::move(msg));
+    if (r.path == Path::Tcp)
+        return tcp_->send(dest, std::move(msg));
+    return udp_->send(dest, std::move(msg));
+}
+
+// ------------------------------------------------------------------ hybrid
+//
+// Switching protocol.  Promotion (udp -> tcp): new sends to the destination
+// are held; once udp reports every datagram to it acknowledged (so every
+// record sent on udp has been delivered there: acknowledgements are only
+// given for data fed to the decoder in order), the held sends go to tcp.
+// Demotion (tcp -> udp): new sends are held; a Switch record goes on tcp
+// behind the data; the receiver answers it with a SwitchAck on its udp
+// stream to us; on that the held sends go to udp.  Either way the old path
+// is drained before the new one carries anything, so the receiver needs no
+// buffering and Context::deliver's per-pair sequence check holds.
+
+int Context::hold(Route &r, std::unique_ptr<OutgoingMessage> msg)
+{
+    held_count_++;
+    if (!r.held)
+        r.held = std::make_unique<std::deque<std::unique_ptr<OutgoingMessage>>>();
+    if (msg->payload_len() <= config_.copy_max) {
+        msg->own_payload();
+        r.held->push_back(std::move(msg));
+        return LLC_OK;
+    }
+    msg->owes_callback = true;
+    r.held->push_back(std::move(msg));
+    return LLC_INPROGRESS;
+}
+
+void Context::release_held(int dest, Route &r)
+{
+    while (r.held && !r.held->empty()) {
+        std::unique_ptr<OutgoingMessage> msg = std::move(r.held->front());
+        r.held->pop_front();
+        held_count_--;
+        bool owes = msg->owes_callback;
+        llc_completion_t cb = msg->cb;
+        void *cb_arg = msg->cb_arg;
+        try {
+            if (r.path == Path::Tcp)
+                tcp_->send(dest, std::move(msg));
+            else
+                udp_->send(dest, std::move(msg));
+        } catch (const Error &e) {
+            if (owes && cb)
+                completions_.push_back(Completion{cb, cb_arg, LLC_ERR_PEER});
+            report_error(e.status(), e.what());
+        }
+    }
+    r.held.reset();
+}
+
+void Context::promote(int dest, Route &r)
+{
+    r.switching = Switching::ToTcp;
+    switching_count_++;
+    stats_.rc_active++;
+    try {
+        tcp_->connect_early(dest);
+    } catch (const Error &e) {
+        report_error(e.status(), e.what());
+    }
+}
+
+void Context::demote(int dest, Route &r)
+{
+    r.switching = Switching::ToUdp;
+    switching_count_++;
+    stats_.rc_active--;
+    try {
+        tcp_->send(dest, OutgoingMessage::make_control(Kind::Switch, rank_, 0));
+    } catch (const Error &e) {
+        // The connection is broken (the error says so): no acknowledgement
+        // will come; carry on over udp rather than hold sends forever.
+        report_error(e.status(), e.what());
+        r.path = Path::Udp;
+        r.switching = Switching::None;
+        switching_count_--;
+        stats_.rc_demotions++;
+    }
+}
+
+bool Context::advance_switches()
+{
+    if (switching_count_ == 0)
+        return false;
+    bool did = false;
+    for (auto &entry : routes_) {
+        Route &r = entry.second;
+        if (r.switching != Switching::ToTcp || !udp_->drained_towards(entry.first))
+            continue;
+        r.path = Path::Tcp;
+        r.switching = Switching::None;
+        switching_count_--;
+        stats_.rc_promotions++;
+        release_held(entry.first, r);
+        did = true;
+    }
+    return did;
+}
+
+void Context::on_switch_marker(int src)
+{
+    if (!udp_)
+        throw Error(LLC_ERR_PEER, "protocol error: rank " + std::to_string(src) +
+                                      " sent a transport switch marker but this process has no udp transport "
+                                      "(is LLC_NET the same on every process?)");
+    udp_->send_control(src, Kind::SwitchAck);
+}
+
+void Context::on_switch_ack(int src)
+{
+    auto it = routes_.find(src);
+    if (it == routes_.end() || it->second.switching != Switching::ToUdp)
+        throw Error(LLC_ERR_PEER, "protocol error: unexpected transport switch acknowledgement from rank " +
+                                      std::to_string(src));
+    Route &r = it->second;
+    r.path = Path::Udp;
+    r.switching = Switching::None;
+    switching_count_--;
+    stats_.rc_demotions++;
+    release_held(src, r);
+}
+
+void Context::hybrid_tick(uint64_t now)
+{
+    if (config_.net != Config::Net::Hybrid || policy_frozen_ || now < next_tick_us_)
+        return;
+    next_tick_us_ = now + config_.hybrid_period_ms * 1000;
+    const uint64_t threshold = config_.hybrid_promote_msgs;
+    size_t active = 0;
+    for (auto it = routes_.begin(); it != routes_.end();) {
+        Route &r = it->second;
+        r.score = r.score / 2 + r.period_msgs;
+        r.period_msgs = 0;
+        bool on_tcp = r.switching == Switching::ToTcp || (r.switching == Switching::None && r.path == Path::Tcp);
+        if (!on_tcp && r.switching == Switching::None && r.score == 0 && !r.held) {
+            it = routes_.erase(it); // quiet udp peer: forget its history (state stays O(busy peers))
+            continue;
+        }
+        if (on_tcp)
+            active++;
+        ++it;
+    }
+    // Quiet tcp destinations go back to udp; the connection stays open for reuse.
+    for (auto &entry : routes_) {
+        Route &r = entry.second;
+        if (r.switching == Switching::None && r.path == Path::Tcp && r.score < threshold / 4) {
+            demote(entry.first, r);
+            active--;
+        }
+    }
+    std::vector<std::pair<uint64_t, int>> candidates;
+    for (auto &entry : routes_) {
+        const Route &r = entry.second;
+        if (r.switching == Switching::None && r.path == Path::Udp && r.score >= threshold)
+            candidates.push_back({r.score, entry.first});
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+    for (const auto &c : candidates) {
+        Route &r = routes_[c.second];
+        if (active < rc_cap_) {
+            promote(c.second, r);
+            active++;
+            continue;
+        }
+        // Full: evict the least busy tcp destination if this one is clearly busier.
+        Route *victim = nullptr;
+        int victim_rank = -1;
+        for (auto &entry : routes_) {
+            Route &v = entry.second;
+            if (v.switching == Switching::None && v.path == Path::Tcp && (!victim || v.score < victim->score)) {
+                victim = &v;
+                victim_rank = entry.first;
+            }
+        }
+        if (!victim || victim->score * 2 >= c.first)
+            break;
+        demote(victim_rank, *victim);
+        promote(c.second, r);
+    }
 }
 
 void Context::deliver(int src, const WireHeader &wire, const void *hdr, const void *data, size_t data_len)
@@ -226,6 +444,12 @@ int Context::progress(int *progressed)
         did |= shm_->progress();
     if (tcp_)
         did |= tcp_->progress();
+    if (udp_) {
+        did |= udp_->progress();
+        did |= advance_switches();
+        hybrid_tick(monotonic_us());
+        stats_.udp_peers = udp_->peer_count();
+    }
     did |= run_completions();
 
     if (did) {
@@ -254,7 +478,13 @@ int Context::progress(int *progressed)
 void Context::idle_sleep()
 {
     if (tcp_) {
-        tcp_->wait_for_activity(config_.sleep_us);
+        tcp_->wait_for_activity(config_.sleep_us, udp_ ? udp_->fd() : -1);
+        return;
+    }
+    if (udp_) {
+        pollfd p{udp_->fd(), POLLIN, 0};
+        timespec ts{time_t(config_.sleep_us / 1000000), long(config_.sleep_us % 1000000) * 1000};
+        ::ppoll(&p, 1, &ts, nullptr);
         return;
     }
     timespec ts{time_t(config_.sleep_us / 1000000), long(config_.sleep_us % 1000000) * 1000};
@@ -264,12 +494,14 @@ void Context::idle_sleep()
 bool Context::sends_pending() const
 {
     return self_->has_pending() || (shm_ && shm_->has_pending_sends()) ||
-           (tcp_ && tcp_->has_pending_sends()) || !completions_.empty();
+           (tcp_ && tcp_->has_pending_sends()) || (udp_ && udp_->has_pending_sends()) || held_count_ > 0 ||
+           !completions_.empty();
 }
 
 bool Context::incoming_quiet() const
 {
-    return (!shm_ || shm_->incoming_quiet()) && (!tcp_ || tcp_->incoming_quiet());
+    return (!shm_ || shm_->incoming_quiet()) && (!tcp_ || tcp_->incoming_quiet()) &&
+           (!udp_ || udp_->incoming_quiet());
 }
 
 void Context::finalize()
@@ -285,9 +517,23 @@ void Context::finalize()
         }
     };
 
+    uint64_t deadline = monotonic_us() + config_.finalize_timeout_ms * 1000;
+    // Hybrid: finish the switches in flight (no new ones), so that nothing is
+    // sent on a path after its goodbye.
+    policy_frozen_ = true;
+    while (switching_count_ > 0 && monotonic_us() <= deadline) {
+        try {
+            int rc = progress(nullptr);
+            if (rc < 0)
+                note(rc, last_error_);
+        } catch (const Error &e) {
+            note(e.status(), e.what());
+        }
+    }
     if (tcp_)
         tcp_->say_goodbye(); // queued behind any data still pending
-    uint64_t deadline = monotonic_us() + config_.finalize_timeout_ms * 1000;
+    if (udp_)
+        udp_->say_goodbye();
     for (;;) {
         try {
             int rc = progress(nullptr);

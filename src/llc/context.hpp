@@ -10,8 +10,10 @@
 #include "progress_backoff.hpp"
 
 #include <array>
+#include <deque>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace llc {
@@ -19,6 +21,7 @@ namespace llc {
 class SelfTransport;
 class ShmTransport;
 class TcpTransport;
+class UdpTransport;
 
 class Context {
 public:
@@ -44,6 +47,7 @@ public:
 
     // --- services for the transports ----------------------------------
     const Config &config() const { return config_; }
+    const std::string &job_id() const { return job_id_; }
     Bootstrap &bootstrap() { return boot_; }
     llc_stats_t &counters() { return stats_; }
     // Check order, count and run the handler.  Throws Error(LLC_ERR_PEER)
@@ -53,6 +57,9 @@ public:
     void report_error(int status, const std::string &message);
     // Queue msg's completion callback (if it is owed) to run inside llc_progress.
     void defer_completion(OutgoingMessage &msg, int status);
+    // Hybrid switching handshake (see doc/libllc.md, "Hybrid").
+    void on_switch_marker(int src); // a Switch record arrived on tcp from src
+    void on_switch_ack(int src);    // a SwitchAck record arrived on udp from src
 
 private:
     friend struct MemWalk; // mem_accounting.cpp counts the members
@@ -62,6 +69,31 @@ private:
     bool sends_pending() const;
     bool incoming_quiet() const;
     void idle_sleep();
+    int send_remote(int dest, std::unique_ptr<OutgoingMessage> msg);
+
+    // Hybrid (LLC_NET=hybrid): per inter-node destination talked to.
+    enum class Path : uint8_t { Udp, Tcp };
+    enum class Switching : uint8_t { None, ToTcp, ToUdp };
+    struct Route {
+        Path path = Path::Udp;
+        Switching switching = Switching::None;
+        uint64_t period_msgs = 0; // sends in the current period
+        uint64_t score = 0;       // history: score = score / 2 + period_msgs, every period
+        // sends made while switching (allocated then only: an empty deque owns heap memory)
+        std::unique_ptr<std::deque<std::unique_ptr<OutgoingMessage>>> held;
+    };
+    int hold(Route &r, std::unique_ptr<OutgoingMessage> msg);
+    void release_held(int dest, Route &r);
+    bool advance_switches();
+    void hybrid_tick(uint64_t now);
+    void promote(int dest, Route &r);
+    void demote(int dest, Route &r);
+    std::unordered_map<int, Route> routes_;
+    size_t switching_count_ = 0;
+    size_t held_count_ = 0;
+    size_t rc_cap_ = 0;          // per process: LLC_MAX_RC_PER_NODE / processes on this node
+    uint64_t next_tick_us_ = 0;
+    bool policy_frozen_ = false; // finalize: no new switches
 
     llc_context_t *handle_;
     int rank_ = 0;
@@ -96,6 +128,7 @@ private:
     std::unique_ptr<SelfTransport> self_;
     std::unique_ptr<ShmTransport> shm_;
     std::unique_ptr<TcpTransport> tcp_;
+    std::unique_ptr<UdpTransport> udp_;
 };
 
 } // namespace llc

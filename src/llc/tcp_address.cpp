@@ -13,12 +13,12 @@
 
 namespace llc {
 
-std::string choose_publish_address(const std::string &override_addr)
+std::string choose_publish_address(const std::string &override_addr, const char *variable)
 {
     if (!override_addr.empty()) {
         in_addr a;
         if (inet_pton(AF_INET, override_addr.c_str(), &a) != 1)
-            throw Error(LLC_ERR_INVALID, "LLC_TCP_ADDR=\"" + override_addr + "\" is not an IPv4 address");
+            throw Error(LLC_ERR_INVALID, std::string(variable) + "=\"" + override_addr + "\" is not an IPv4 address");
         return override_addr;
     }
     std::string found = "127.0.0.1";

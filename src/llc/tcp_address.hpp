@@ -9,7 +9,7 @@ namespace llc {
 
 // LLC_TCP_ADDR if set, else the first UP non-loopback IPv4 interface address,
 // else 127.0.0.1.  Throws Error(LLC_ERR_INVALID) if the override is not an IPv4 address.
-std::string choose_publish_address(const std::string &override_addr);
+std::string choose_publish_address(const std::string &override_addr, const char *variable = "LLC_TCP_ADDR");
 
 // Parse "a.b.c.d:port"; returns false if malformed.
 bool parse_ip_port(const std::string &text, sockaddr_in &out);

@@ -268,6 +268,11 @@ void TcpTransport::on_record(InConn &c, const IncomingRecord &rec)
     case Kind::Goodbye:
         c.goodbye = true;
         break;
+    case Kind::Switch:
+        if (c.rank < 0 || w.src != c.rank)
+            throw Error(LLC_ERR_PEER, "protocol error: switch marker before hello or with a wrong source from " + describe(c));
+        ctx_.on_switch_marker(c.rank);
+        break;
     default:
         throw Error(LLC_ERR_PEER, "protocol error: unexpected record kind " + std::to_string(w.kind) + " from " + describe(c));
     }
@@ -371,9 +376,11 @@ bool TcpTransport::progress()
     return did;
 }
 
-void TcpTransport::wait_for_activity(uint64_t us)
+void TcpTransport::wait_for_activity(uint64_t us, int extra_fd)
 {
     build_pollset();
+    if (extra_fd >= 0)
+        pollset_.push_back({extra_fd, POLLIN, 0});
     timespec ts{time_t(us / 1000000), long(us % 1000000) * 1000};
     ::ppoll(pollset_.data(), nfds_t(pollset_.size()), &ts, nullptr);
 }

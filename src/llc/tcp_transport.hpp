@@ -33,7 +33,10 @@ public:
     int send(int dest, std::unique_ptr<OutgoingMessage> msg);
     bool progress();
     // Block up to `us` microseconds until a socket is ready (idle backoff).
-    void wait_for_activity(uint64_t us);
+    // extra_fd (if >= 0) is polled for input too (the udp socket).
+    void wait_for_activity(uint64_t us, int extra_fd = -1);
+    // Start connecting to dest now (hybrid promotion overlaps it with the drain).
+    void connect_early(int dest) { out_conn(dest); }
     bool has_pending_sends() const;
 
     // Finalize support.

@@ -18,6 +18,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/cma_test.cpp \
 	test/unit/finalize_test.cpp \
 	test/unit/components_test.cpp \
+	test/unit/udp_test.cpp \
 	test/unit/mem_test.cpp \
 	test/unit/peer_table_test.cpp \
 	test/unit/info_test.cpp
@@ -28,3 +29,8 @@ endif
 
 ## llc_info and llc_memmodel, run as programs
 TESTS += test/unit/tools_test.sh
+
+# Two-process libllc smoke/latency tool with a file bootstrap (no MPI, no gtest).
+noinst_PROGRAMS += test/unit/llc_pair
+test_unit_llc_pair_SOURCES = test/unit/llc_pair.c
+test_unit_llc_pair_LDADD = src/llc/libllc.la

@@ -155,6 +155,17 @@ typedef struct llc_stats {
     uint64_t bytes_sent, bytes_received;
     uint64_t shm_msgs, tcp_msgs, self_msgs, cma_msgs;
     uint64_t idle_yields, idle_sleeps;
+    /* udp (DC-class) transport and hybrid switching; appended in 1.1 */
+    uint64_t udp_msgs;            /* sends that went (or were queued) on udp */
+    uint64_t udp_packets_sent;    /* data datagrams, first transmissions only */
+    uint64_t udp_retransmits;     /* data datagrams sent again (timeout or selective ack) */
+    uint64_t udp_duplicates;      /* data datagrams received twice and dropped */
+    uint64_t udp_acks_sent;       /* stand-alone acknowledgement datagrams */
+    uint64_t udp_injected_drops;  /* datagrams dropped by LLC_UDP_DROP_PERMILLE */
+    uint64_t udp_peers;           /* peers with udp reliability state now */
+    uint64_t rc_promotions;       /* hybrid: destinations moved from udp to tcp */
+    uint64_t rc_demotions;        /* hybrid: destinations moved from tcp back to udp */
+    uint64_t rc_active;           /* hybrid: destinations currently on tcp */
 } llc_stats_t;
 int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out);
 

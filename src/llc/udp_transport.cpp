@@ -1,0 +1,719 @@
+// udp_transport.cpp - reliable, ordered byte streams over datagrams.
+#include "udp_transport.hpp"
+
+#include "clock.hpp"
+#include "context.hpp"
+#include "errors.hpp"
+#include "tcp_address.hpp"
+
+#include <linux/errqueue.h>
+#include <netinet/ip_icmp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace llc {
+
+namespace {
+constexpr uint32_t kUdpMagic = 0x55434c4c; // "LLCU" in little-endian memory order
+constexpr size_t kRxBufBytes = 65536;
+constexpr int kRecvBudgetPerCall = 1024;
+constexpr size_t kKeepFreeBuffers = 64;
+constexpr unsigned kMaxBackoffShift = 3; // the retransmission timeout grows to at most 8x
+constexpr uint64_t kLingerRtos = 64;    // see has_pending_sends
+// Upper bound of the timeout before backoff.  RTT samples include the time
+// the sender spent outside llc_progress before it read the acknowledgement,
+// so they can be far above the network's round trip; the cap keeps one long
+// computation from making later loss recovery slow.
+constexpr uint64_t kMaxRtoUs = 200000;
+constexpr uint64_t kMaxLingerUs = 2000000;
+constexpr uint64_t kFastRetransmitDistance = 3;
+constexpr uint64_t kIdleReleaseUs = 1000000; // send queues / decoder of a peer idle this long are freed
+
+std::string address_key(int rank) { return "llc-udp-" + std::to_string(rank); }
+
+uint32_t fnv1a32(const std::string &s)
+{
+    uint32_t h = 2166136261u;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= 16777619u;
+    }
+    return h;
+}
+
+void set_buffer_size(int fd, int force_opt, int opt, size_t bytes)
+{
+    if (bytes == 0)
+        return;
+    int v = int(std::min<size_t>(bytes, size_t(1) << 30));
+    // The FORCE variant ignores rmem_max/wmem_max but needs CAP_NET_ADMIN.
+    if (::setsockopt(fd, SOL_SOCKET, force_opt, &v, sizeof(v)) != 0)
+        ::setsockopt(fd, SOL_SOCKET, opt, &v, sizeof(v));
+}
+} // namespace
+
+UdpTransport::UdpTransport(Context &ctx)
+    : ctx_(ctx), mtu_(ctx.config().udp_mtu), window_(size_t(ctx.config().udp_window))
+{
+    sock_.reset(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!sock_.valid())
+        throw_errno(LLC_ERR_SYSTEM, "socket() for the udp transport", errno);
+    // ICMP errors (port unreachable: the peer's socket is closed, i.e. the
+    // process died) are queued with the destination they concern.
+    int one = 1;
+    ::setsockopt(sock_.get(), IPPROTO_IP, IP_RECVERR, &one, sizeof(one));
+    set_buffer_size(sock_.get(), SO_SNDBUFFORCE, SO_SNDBUF, ctx.config().udp_sockbuf);
+    set_buffer_size(sock_.get(), SO_RCVBUFFORCE, SO_RCVBUF, ctx.config().udp_sockbuf);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_ANY);
+    sa.sin_port = 0;
+    if (::bind(sock_.get(), reinterpret_cast<sockaddr *>(&sa), sizeof(sa)) != 0)
+        throw_errno(LLC_ERR_SYSTEM, "bind() of the udp socket to 0.0.0.0", errno);
+    socklen_t len = sizeof(sa);
+    if (::getsockname(sock_.get(), reinterpret_cast<sockaddr *>(&sa), &len) != 0)
+        throw_errno(LLC_ERR_SYSTEM, "getsockname() of the udp socket", errno);
+    const Config &cfg = ctx.config();
+    std::string ip = !cfg.udp_addr.empty() ? choose_publish_address(cfg.udp_addr, "LLC_UDP_ADDR")
+                                           : choose_publish_address(cfg.tcp_addr, "LLC_TCP_ADDR");
+    my_addr_ = ip + ":" + std::to_string(ntohs(sa.sin_port));
+    job_tag_ = fnv1a32(ctx.job_id());
+    rxbuf_.reset(new char[kRxBufBytes]);
+    rng_ = (uint64_t(ctx.rank()) << 32) ^ uint64_t(::getpid()) ^ monotonic_us() ^ 0x9e3779b97f4a7c15ull;
+}
+
+UdpTransport::~UdpTransport() = default;
+
+void UdpTransport::publish_address() { ctx_.bootstrap().put(address_key(ctx_.rank()), my_addr_); }
+
+uint32_t UdpTransport::random()
+{
+    // xorshift64*
+    rng_ ^= rng_ >> 12;
+    rng_ ^= rng_ << 25;
+    rng_ ^= rng_ >> 27;
+    return uint32_t((rng_ * 2685821657736338717ull) >> 32);
+}
+
+// Retransmission timeout: srtt + 4 rttvar (as TCP does), at least
+// LLC_UDP_RTO_US, at most kMaxRtoUs, doubled per retransmission up to 8x.
+uint64_t UdpTransport::rto_for(const Peer &p, uint16_t retries) const
+{
+    uint64_t rto = std::max<uint64_t>(ctx_.config().udp_rto_us, uint64_t(p.srtt_us) + 4 * uint64_t(p.rttvar_us));
+    rto = std::min(rto, kMaxRtoUs);
+    return rto << std::min<unsigned>(retries, kMaxBackoffShift);
+}
+
+void UdpTransport::rtt_sample(Peer &p, uint64_t sample_us)
+{
+    uint32_t s = uint32_t(std::min<uint64_t>(sample_us, kMaxRtoUs));
+    if (p.srtt_us == 0) {
+        p.srtt_us = std::max<uint32_t>(s, 1);
+        p.rttvar_us = s / 2;
+        return;
+    }
+    uint32_t dev = s > p.srtt_us ? s - p.srtt_us : p.srtt_us - s;
+    p.rttvar_us = (3 * p.rttvar_us + dev) / 4;
+    p.srtt_us = std::max<uint32_t>((7 * p.srtt_us + s) / 8, 1);
+}
+
+std::string UdpTransport::describe(const Peer &p) const
+{
+    return "rank " + std::to_string(p.rank) + " (udp host " + format_ip_port(p.addr) + ")";
+}
+
+// ------------------------------------------------------------- peer state
+
+UdpTransport::Peer *UdpTransport::find(int rank) const
+{
+    auto it = peers_.find(rank);
+    return it == peers_.end() ? nullptr : it->second.get();
+}
+
+UdpTransport::Peer &UdpTransport::add_peer(int rank, const sockaddr_in *from)
+{
+    auto p = std::make_unique<Peer>();
+    p->rank = rank;
+    if (from) {
+        p->addr = *from; // the datagram's source: no bootstrap lookup needed
+    } else {
+        std::string text = ctx_.bootstrap().get(rank, address_key(rank)); // first contact only
+        if (!parse_ip_port(text, p->addr))
+            throw Error(LLC_ERR_BOOTSTRAP, "rank " + std::to_string(rank) + " published a malformed udp address \"" +
+                                               text + "\"");
+    }
+    p->last_heard_us = monotonic_us();
+    Peer &ref = *p;
+    live_.push_back(p.get());
+    peers_.emplace(rank, std::move(p));
+    ctx_.counters().udp_peers = peers_.size();
+    if (finalizing_) {
+        ref.txs().queue.push_back(OutgoingMessage::make_control(Kind::Goodbye, ctx_.rank(), 0));
+        ref.goodbye_sent = true;
+    }
+    return ref;
+}
+
+UdpTransport::Peer &UdpTransport::peer_for(int rank)
+{
+    if (Peer *p = find(rank))
+        return *p;
+    return add_peer(rank, nullptr);
+}
+
+bool UdpTransport::failed(int dest) const
+{
+    Peer *p = find(dest);
+    return p && p->failed;
+}
+
+std::unique_ptr<char[]> UdpTransport::get_buffer()
+{
+    if (!free_bufs_.empty()) {
+        auto b = std::move(free_bufs_.back());
+        free_bufs_.pop_back();
+        return b;
+    }
+    return std::unique_ptr<char[]>(new char[sizeof(UdpHeader) + mtu_]);
+}
+
+void UdpTransport::put_buffer(std::unique_ptr<char[]> b)
+{
+    if (b && free_bufs_.size() < kKeepFreeBuffers)
+        free_bufs_.push_back(std::move(b));
+}
+
+void UdpTransport::fail_peer(Peer &p, int status, const std::string &message)
+{
+    if (p.failed)
+        return;
+    p.failed = true;
+    p.failure_status = status;
+    p.failure = message;
+    if (p.tx) {
+        for (auto &m : p.tx->queue)
+            ctx_.defer_completion(*m, LLC_ERR_PEER);
+        for (auto &pkt : p.tx->unacked)
+            put_buffer(std::move(pkt.buf));
+        p.tx.reset();
+    }
+    p.ooo.clear();
+    p.ack_pending = false;
+    ctx_.report_error(status, message);
+}
+
+// ---------------------------------------------------------------- sending
+
+int UdpTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)
+{
+    Peer &p = peer_for(dest);
+    if (p.failed)
+        throw Error(p.failure_status, p.failure);
+    OutgoingMessage *m = msg.get();
+    p.txs().queue.push_back(std::move(msg));
+    pump(p);
+    if (p.failed)
+        throw Error(p.failure_status, p.failure);
+    if (p.tx->queue.empty() || p.tx->queue.back().get() != m)
+        return LLC_OK; // every byte is in datagrams now (kept for retransmission)
+    if (m->payload_len() <= ctx_.config().copy_max) {
+        m->own_payload();
+        return LLC_OK;
+    }
+    m->owes_callback = true;
+    return LLC_INPROGRESS;
+}
+
+void UdpTransport::send_control(int dest, Kind kind)
+{
+    Peer &p = peer_for(dest);
+    if (p.failed)
+        throw Error(p.failure_status, p.failure);
+    p.txs().queue.push_back(OutgoingMessage::make_control(kind, ctx_.rank(), 0));
+    pump(p);
+}
+
+void UdpTransport::fill_ack(const Peer &p, UdpHeader &h) const
+{
+    h.ack = p.rx_next;
+    h.sack = 0;
+    for (const auto &e : p.ooo) {
+        uint64_t d = e.first - p.rx_next - 1;
+        if (d >= 64)
+            break; // std::map is ordered
+        h.sack |= uint64_t(1) << d;
+    }
+}
+
+bool UdpTransport::raw_send(const char *buf, size_t len, const sockaddr_in &to)
+{
+    const Config &cfg = ctx_.config();
+    if (cfg.udp_drop_permille && random() % 1000 < cfg.udp_drop_permille) {
+        ctx_.counters().udp_injected_drops++;
+        return true; // "sent", lost on the way
+    }
+    if (cfg.udp_reorder_permille && !have_held_ && random() % 1000 < cfg.udp_reorder_permille) {
+        held_.assign(buf, buf + len); // goes out after the next datagram
+        held_to_ = to;
+        have_held_ = true;
+        return true;
+    }
+    for (;;) {
+        ssize_t w = ::sendto(sock_.get(), buf, len, MSG_DONTWAIT | MSG_NOSIGNAL,
+                             reinterpret_cast<const sockaddr *>(&to), sizeof(to));
+        if (w >= 0)
+            break;
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
+            return false; // socket buffer full: try again later
+        if (errno == ECONNREFUSED || errno == EHOSTUNREACH || errno == ENETUNREACH) {
+            // A pending ICMP error (for any destination) was reported instead of sending.
+            errors_pending_ = true;
+            return false;
+        }
+        break; // anything else: treat as lost; the timers cope
+    }
+    if (have_held_)
+        flush_held();
+    return true;
+}
+
+void UdpTransport::flush_held()
+{
+    if (!have_held_)
+        return;
+    have_held_ = false;
+    ::sendto(sock_.get(), held_.data(), held_.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
+             reinterpret_cast<const sockaddr *>(&held_to_), sizeof(held_to_));
+}
+
+bool UdpTransport::transmit(Peer &p, TxPacket &pkt)
+{
+    UdpHeader h;
+    std::memcpy(&h, pkt.buf.get(), sizeof(h));
+    fill_ack(p, h);
+    std::memcpy(pkt.buf.get(), &h, sizeof(h));
+    if (!raw_send(pkt.buf.get(), sizeof(UdpHeader) + pkt.len, p.addr))
+        return false;
+    pkt.sent_us = monotonic_us();
+    p.ack_pending = false; // the acknowledgement rode along
+    return true;
+}
+
+bool UdpTransport::pump(Peer &p)
+{
+    if (p.failed || !p.tx)
+        return false;
+    Tx &t = *p.tx;
+    bool did = false;
+    for (TxPacket &pkt : t.unacked) {
+        if (pkt.sent_us != 0)
+            continue;
+        if (!transmit(p, pkt))
+            return did;
+        did = true;
+    }
+    while (!t.queue.empty() && t.unacked.size() < window_) {
+        TxPacket pkt;
+        pkt.psn = p.next_psn++;
+        pkt.buf = get_buffer();
+        char *data = pkt.buf.get() + sizeof(UdpHeader);
+        size_t n = 0;
+        while (n < mtu_ && !t.queue.empty()) {
+            OutgoingMessage &m = *t.queue.front();
+            n += m.copy_out(data + n, mtu_ - n);
+            if (m.fully_written()) {
+                ctx_.defer_completion(m, LLC_OK);
+                t.queue.pop_front();
+            }
+        }
+        pkt.len = uint32_t(n);
+        UdpHeader h{};
+        h.magic = kUdpMagic;
+        h.type = uint8_t(UdpType::Data);
+        h.src = ctx_.rank();
+        h.job_tag = job_tag_;
+        h.len = pkt.len;
+        h.psn = pkt.psn;
+        std::memcpy(pkt.buf.get(), &h, sizeof(h));
+        p.last_tx_us = monotonic_us();
+        if (t.unacked.empty())
+            p.oldest_unacked_since_us = p.last_tx_us;
+        t.unacked.push_back(std::move(pkt));
+        ctx_.counters().udp_packets_sent++;
+        did = true;
+        if (!transmit(p, t.unacked.back()))
+            break;
+    }
+    return did;
+}
+
+void UdpTransport::send_ack(Peer &p)
+{
+    UdpHeader h{};
+    h.magic = kUdpMagic;
+    h.type = uint8_t(UdpType::Ack);
+    h.src = ctx_.rank();
+    h.job_tag = job_tag_;
+    fill_ack(p, h);
+    if (raw_send(reinterpret_cast<const char *>(&h), sizeof(h), p.addr)) {
+        p.ack_pending = false;
+        ctx_.counters().udp_acks_sent++;
+    }
+}
+
+// -------------------------------------------------------------- receiving
+
+void UdpTransport::on_ack(Peer &p, uint64_t ack, uint64_t sack)
+{
+    if (ack > p.next_psn || !p.tx)
+        return; // acknowledges something never sent: ignore
+    Tx &t = *p.tx;
+    bool advanced = false;
+    uint64_t now = monotonic_us(), sample = 0;
+    while (!t.unacked.empty() && t.unacked.front().psn < ack) {
+        TxPacket &pkt = t.unacked.front();
+        if (pkt.retries == 0 && !pkt.fast_done && pkt.sent_us) // Karn: never time a retransmitted datagram
+            sample = now - pkt.sent_us;
+        put_buffer(std::move(pkt.buf));
+        t.unacked.pop_front();
+        advanced = true;
+    }
+    if (advanced) {
+        p.oldest_unacked_since_us = now;
+        if (sample)
+            rtt_sample(p, sample);
+        // Recovery after a timeout (like TCP NewReno's partial acks): the
+        // next missing datagram was probably lost too; resend it now rather
+        // than one timeout later.
+        if (!t.unacked.empty() && t.unacked.front().psn < p.recover_psn) {
+            TxPacket &f = t.unacked.front();
+            if (!f.sacked && f.sent_us && now - f.sent_us >= std::max<uint64_t>(p.srtt_us, 1) && transmit(p, f)) {
+                if (f.retries < 0xffff)
+                    f.retries++;
+                ctx_.counters().udp_retransmits++;
+            }
+        }
+    }
+    if (sack == 0)
+        return;
+    uint64_t highest = 0;
+    for (TxPacket &pkt : t.unacked) {
+        if (pkt.psn <= ack)
+            continue;
+        uint64_t d = pkt.psn - ack - 1;
+        if (d >= 64)
+            break;
+        if ((sack >> d) & 1) {
+            pkt.sacked = true;
+            highest = pkt.psn;
+        }
+    }
+    // Fast retransmit: a datagram that is missing although several later ones arrived.
+    const uint64_t fast_distance = std::min<uint64_t>(kFastRetransmitDistance, window_ - 1);
+    for (TxPacket &pkt : t.unacked) {
+        if (pkt.psn + fast_distance > highest)
+            break;
+        if (pkt.sacked || pkt.fast_done || pkt.sent_us == 0)
+            continue;
+        pkt.fast_done = true;
+        if (!transmit(p, pkt))
+            break;
+        ctx_.counters().udp_retransmits++;
+    }
+}
+
+void UdpTransport::on_record(Peer &p, const IncomingRecord &rec)
+{
+    const WireHeader &w = rec.wire;
+    if (w.src != p.rank)
+        throw Error(LLC_ERR_PEER, "protocol error: record with source rank " + std::to_string(w.src) +
+                                      " in the udp stream from " + describe(p));
+    switch (Kind(w.kind)) {
+    case Kind::Am:
+        ctx_.deliver(p.rank, w, rec.hdr, rec.payload, size_t(w.payload_len));
+        break;
+    case Kind::Goodbye:
+        p.goodbye_rx = true;
+        p.goodbye_rx_us = monotonic_us();
+        break;
+    case Kind::SwitchAck:
+        ctx_.on_switch_ack(p.rank);
+        break;
+    default:
+        throw Error(LLC_ERR_PEER, "protocol error: unexpected record kind " + std::to_string(w.kind) +
+                                      " in the udp stream from " + describe(p));
+    }
+}
+
+void UdpTransport::feed(Peer &p, const char *data, size_t len)
+{
+    if (!p.decoder) {
+        Peer *raw = &p;
+        p.decoder = std::make_unique<StreamDecoder>([this, raw](const IncomingRecord &rec) { on_record(*raw, rec); });
+    }
+    try {
+        p.decoder->feed(data, len);
+    } catch (const Error &e) {
+        fail_peer(p, e.status(), e.what());
+    }
+}
+
+void UdpTransport::on_datagram(const char *buf, size_t len, const sockaddr_in &from)
+{
+    if (len < sizeof(UdpHeader))
+        return;
+    UdpHeader h;
+    std::memcpy(&h, buf, sizeof(h));
+    if (h.magic != kUdpMagic || h.job_tag != job_tag_ || h.src < 0 || h.src >= ctx_.size() ||
+        h.src == ctx_.rank())
+        return; // not ours (another job, a stale port): ignore
+    bool data = h.type == uint8_t(UdpType::Data);
+    if (data ? h.len != len - sizeof(UdpHeader) : h.type != uint8_t(UdpType::Ack))
+        return;
+    Peer *p = find(h.src);
+    if (!p) {
+        if (!data)
+            return;
+        p = &add_peer(h.src, &from);
+    }
+    if (p->failed)
+        return;
+    p->last_heard_us = monotonic_us();
+    on_ack(*p, h.ack, h.sack);
+    if (!data)
+        return;
+    const char *payload = buf + sizeof(UdpHeader);
+    p->ack_pending = true;
+    if (h.psn < p->rx_next || p->ooo.count(h.psn)) {
+        ctx_.counters().udp_duplicates++;
+        return;
+    }
+    if (h.psn >= p->rx_next + window_)
+        return; // beyond the window (cannot happen with a well-behaved sender): dropped
+    if (h.psn != p->rx_next) {
+        p->ooo.emplace(h.psn, std::vector<char>(payload, payload + h.len));
+        return;
+    }
+    p->rx_next++;
+    feed(*p, payload, h.len);
+    while (!p->failed) {
+        auto it = p->ooo.find(p->rx_next);
+        if (it == p->ooo.end())
+            break;
+        std::vector<char> d = std::move(it->second);
+        p->ooo.erase(it);
+        p->rx_next++;
+        feed(*p, d.data(), d.size());
+    }
+}
+
+bool UdpTransport::receive_all()
+{
+    bool did = false;
+    for (int i = 0; i < kRecvBudgetPerCall; i++) {
+        sockaddr_in from{};
+        socklen_t fl = sizeof(from);
+        ssize_t n = ::recvfrom(sock_.get(), rxbuf_.get(), kRxBufBytes, MSG_DONTWAIT,
+                               reinterpret_cast<sockaddr *>(&from), &fl);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == ECONNREFUSED || errno == EHOSTUNREACH || errno == ENETUNREACH) {
+                errors_pending_ = true;
+                continue;
+            }
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                ctx_.report_error(LLC_ERR_SYSTEM, errno_message("recvfrom() on the udp socket", errno));
+            break;
+        }
+        did = true;
+        on_datagram(rxbuf_.get(), size_t(n), from);
+    }
+    return did;
+}
+
+void UdpTransport::drain_errors()
+{
+    errors_pending_ = false;
+    for (;;) {
+        char control[512];
+        char data[sizeof(UdpHeader)];
+        sockaddr_in offender{};
+        iovec iov{data, sizeof(data)};
+        msghdr mh{};
+        mh.msg_name = &offender;
+        mh.msg_namelen = sizeof(offender);
+        mh.msg_iov = &iov;
+        mh.msg_iovlen = 1;
+        mh.msg_control = control;
+        mh.msg_controllen = sizeof(control);
+        ssize_t n = ::recvmsg(sock_.get(), &mh, MSG_ERRQUEUE | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return;
+        }
+        for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+            if (c->cmsg_level != IPPROTO_IP || c->cmsg_type != IP_RECVERR)
+                continue;
+            sock_extended_err ee;
+            std::memcpy(&ee, CMSG_DATA(c), sizeof(ee));
+            // Only "port unreachable" means the process is gone; host or
+            // network unreachable can be transient: the timeout decides.
+            if (ee.ee_origin == SO_EE_ORIGIN_ICMP && ee.ee_type == ICMP_DEST_UNREACH && ee.ee_code == ICMP_PORT_UNREACH)
+                on_unreachable(offender);
+        }
+    }
+}
+
+void UdpTransport::on_unreachable(const sockaddr_in &addr)
+{
+    for (Peer *p : live_) {
+        if (p->failed || p->addr.sin_addr.s_addr != addr.sin_addr.s_addr || p->addr.sin_port != addr.sin_port)
+            continue;
+        if (p->goodbye_rx) {
+            // It said goodbye, so it had everything we sent (it waits for our
+            // Goodbye, which follows our data) and has now left: stop
+            // retransmitting to it.
+            if (p->tx) {
+                for (auto &pkt : p->tx->unacked)
+                    put_buffer(std::move(pkt.buf));
+                p->tx->unacked.clear();
+            }
+            continue;
+        }
+        fail_peer(*p, LLC_ERR_PEER,
+                  describe(*p) + " is unreachable (ICMP port unreachable: its socket is closed); the process "
+                                 "probably died");
+    }
+}
+
+// ----------------------------------------------------------------- timers
+
+bool UdpTransport::check_timers(Peer &p, uint64_t now)
+{
+    if (p.failed || !p.tx || p.tx->unacked.empty())
+        return false;
+    bool did = false;
+    // One timer per peer, as in TCP: only the oldest datagram not yet
+    // acknowledged is sent again on expiry (a stalled receiver then costs one
+    // spurious datagram, not a window); later holes are filled by the
+    // selective-acknowledgement path in on_ack or by the next expiry.
+    for (TxPacket &pkt : p.tx->unacked) {
+        if (pkt.sacked)
+            continue;
+        if (pkt.sent_us != 0 && now - pkt.sent_us >= rto_for(p, pkt.retries) && transmit(p, pkt)) {
+            p.recover_psn = p.next_psn;
+            if (pkt.retries < 0xffff)
+                pkt.retries++;
+            ctx_.counters().udp_retransmits++;
+            did = true;
+        }
+        break;
+    }
+    uint64_t since = std::max(p.oldest_unacked_since_us, p.last_heard_us);
+    uint64_t limit = ctx_.config().udp_peer_timeout_ms * 1000;
+    if (now > since && now - since > limit) {
+        fail_peer(p, LLC_ERR_PEER,
+                  describe(p) + " acknowledged nothing for " + std::to_string(ctx_.config().udp_peer_timeout_ms) +
+                      " ms (LLC_UDP_PEER_TIMEOUT_MS) while data to it was outstanding; the process probably died");
+        did = true;
+    }
+    return did;
+}
+
+// --------------------------------------------------------------- progress
+
+bool UdpTransport::progress()
+{
+    bool did = receive_all();
+    if (errors_pending_)
+        drain_errors();
+    uint64_t now = monotonic_us();
+    size_t n = live_.size(); // handlers may add peers while we iterate
+    for (size_t i = 0; i < n; i++) {
+        Peer &p = *live_[i];
+        if (p.failed)
+            continue;
+        did |= pump(p);
+        did |= check_timers(p, now);
+    }
+    for (Peer *p : live_)
+        if (p->ack_pending && !p->failed)
+            send_ack(*p);
+    flush_held();
+    if (errors_pending_)
+        drain_errors();
+    if (now >= next_sweep_us_) {
+        next_sweep_us_ = now + kIdleReleaseUs;
+        release_idle(now);
+    }
+    return did;
+}
+
+void UdpTransport::release_idle(uint64_t now)
+{
+    for (Peer *p : live_) {
+        if (p->tx && p->tx_idle() && now - p->last_tx_us > kIdleReleaseUs)
+            p->tx.reset();
+        if (p->decoder && p->decoder->at_record_boundary() && p->ooo.empty() && now - p->last_heard_us > kIdleReleaseUs)
+            p->decoder.reset();
+    }
+}
+
+bool UdpTransport::has_pending_sends() const
+{
+    uint64_t now = monotonic_us();
+    for (const Peer *p : live_) {
+        if (p->failed)
+            continue;
+        if (p->tx_idle())
+            continue;
+        if (!p->tx->queue.empty())
+            return true;
+        // The last acknowledgement of a finalizing peer may be lost after it
+        // left (two-generals).  Its Goodbye proves it is finalizing; it can
+        // only have left after receiving our Goodbye.  Keep retransmitting
+        // for a while, then stop waiting.
+        if (finalizing_ && p->goodbye_rx &&
+            now - std::max(p->goodbye_rx_us, p->oldest_unacked_since_us) >
+                std::min<uint64_t>(kLingerRtos * rto_for(*p, 0), kMaxLingerUs))
+            continue;
+        return true;
+    }
+    return have_held_;
+}
+
+bool UdpTransport::drained_towards(int dest) const
+{
+    Peer *p = find(dest);
+    return !p || p->failed || p->tx_idle();
+}
+
+void UdpTransport::say_goodbye()
+{
+    finalizing_ = true;
+    for (Peer *p : live_) {
+        if (p->failed || p->goodbye_sent)
+            continue;
+        p->txs().queue.push_back(OutgoingMessage::make_control(Kind::Goodbye, ctx_.rank(), 0));
+        p->goodbye_sent = true;
+        pump(*p);
+    }
+}
+
+bool UdpTransport::incoming_quiet() const
+{
+    for (const Peer *p : live_)
+        if (!p->failed && !p->goodbye_rx)
+            return false;
+    return true;
+}
+
+} // namespace llc

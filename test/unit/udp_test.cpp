@@ -1,0 +1,594 @@
+// udp_test.cpp - the udp (DC-class) transport under injected loss and
+// reordering, peer death over udp, lazily created peer state, and the hybrid
+// udp/tcp switching (promotion, demotion, eviction under a cap).
+#include "test_util.hpp"
+#include "traffic.hpp"
+#include "udp_transport.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <list>
+#include <memory>
+#include <string>
+
+using namespace llctest;
+
+namespace {
+
+bool all_pairs(int, int) { return true; }
+
+bool contains(const char *text, const std::string &needle) { return std::string(text).find(needle) != std::string::npos; }
+
+JobOptions udp_job(std::vector<int> nodes, unsigned timeout_s = 90)
+{
+    JobOptions o = job(std::move(nodes), timeout_s);
+    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"}, {"LLC_NET", "udp"}, {"LLC_UDP_RTO_US", "3000"}};
+    return o;
+}
+
+struct LossCase {
+    const char *name;
+    const char *drop_permille;
+    const char *reorder_permille;
+    const char *mtu;
+    const char *window;
+};
+
+class UdpLoss : public ::testing::TestWithParam<LossCase> {};
+
+// Every byte, order and count checked by run_traffic; messages up to 1 MiB
+// (many datagrams each) between three "nodes".
+TEST_P(UdpLoss, AllToAllEveryByteInOrder)
+{
+    const LossCase &c = GetParam();
+    JobOptions o = udp_job({0, 1, 2});
+    o.env.push_back({"LLC_UDP_DROP_PERMILLE", c.drop_permille});
+    o.env.push_back({"LLC_UDP_REORDER", c.reorder_permille});
+    o.env.push_back({"LLC_UDP_MTU", c.mtu});
+    o.env.push_back({"LLC_UDP_WINDOW", c.window});
+    TrafficPlan plan;
+    plan.msgs_per_pair = 30;
+    plan.max_size = 1u << 20;
+    plan.sends = all_pairs;
+    plan.timeout_s = 80;
+    bool lossy = std::string(c.drop_permille) != "0";
+    bool reorder = std::string(c.reorder_permille) != "0";
+    LLC_EXPECT_JOB_OK(o, [&](TestProcess &p) {
+        llc_stats_t st{};
+        run_traffic(p, plan, &st);
+        EXPECT_GT(st.udp_msgs, 0u);
+        EXPECT_EQ(st.tcp_msgs, 0u);
+        EXPECT_GT(st.udp_packets_sent, st.udp_msgs / 2);
+        EXPECT_EQ(st.udp_peers, 2u);
+        if (lossy) {
+            EXPECT_GT(st.udp_injected_drops, 0u);
+            EXPECT_GT(st.udp_retransmits, 0u);
+        } else if (!reorder) {
+            EXPECT_EQ(st.udp_injected_drops, 0u);
+        }
+        if (getenv("LLC_TEST_VERBOSE"))
+            fprintf(stderr, "rank %d: udp msgs %llu packets %llu retransmits %llu dups %llu acks %llu drops %llu\n",
+                    p.rank, (unsigned long long)st.udp_msgs, (unsigned long long)st.udp_packets_sent,
+                    (unsigned long long)st.udp_retransmits, (unsigned long long)st.udp_duplicates,
+                    (unsigned long long)st.udp_acks_sent, (unsigned long long)st.udp_injected_drops);
+    });
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Udp, UdpLoss,
+    ::testing::Values(LossCase{"Clean", "0", "0", "16384", "64"}, LossCase{"Drop1pct", "10", "20", "8192", "64"},
+                      LossCase{"Drop5pct", "50", "50", "8192", "64"},
+                      LossCase{"Drop5pctTinyWindowAndMtu", "50", "100", "700", "3"},
+                      LossCase{"ReorderOnly", "0", "300", "4096", "16"}),
+    [](const ::testing::TestParamInfo<LossCase> &info) { return std::string(info.param.name); });
+
+TEST(Udp, MixedNodesShmAndUdp)
+{
+    TrafficPlan plan;
+    plan.msgs_per_pair = 16;
+    plan.max_size = 2u << 20;
+    plan.iov_segments = 3;
+    plan.sends = all_pairs;
+    JobOptions o = udp_job({0, 0, 1, 1});
+    o.env.push_back({"LLC_UDP_DROP_PERMILLE", "10"});
+    LLC_EXPECT_JOB_OK(o, [&](TestProcess &p) {
+        llc_stats_t st{};
+        run_traffic(p, plan, &st);
+        EXPECT_GT(st.udp_msgs, 0u);
+        EXPECT_GT(st.shm_msgs, 0u);
+        EXPECT_EQ(st.tcp_msgs, 0u);
+    });
+}
+
+// Reliability state exists only for peers actually talked to.
+TEST(Udp, PeerStateIsCreatedLazily)
+{
+    LLC_EXPECT_JOB_OK(udp_job({0, 1, 2, 3}), [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        int got = 0;
+        ASSERT_EQ(llc_am_register(ctx, 1,
+                                  [](llc_context_t *, void *arg, int, const void *, size_t, const void *, size_t) {
+                                      ++*static_cast<int *>(arg);
+                                  },
+                                  &got),
+                  LLC_OK);
+        if (p.rank == 0) {
+            EXPECT_EQ(llc_am_send(ctx, 1, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
+            progress_until(ctx, [&] { return got == 1; });
+        } else if (p.rank == 1) {
+            progress_until(ctx, [&] { return got == 1; });
+            EXPECT_EQ(llc_am_send(ctx, 0, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
+        }
+        for (int i = 0; i < 100; i++)
+            llc_progress(ctx, nullptr);
+        llc_stats_t st;
+        llc_get_stats(ctx, &st);
+        EXPECT_EQ(st.udp_peers, p.rank <= 1 ? 1u : 0u) << "rank " << p.rank;
+        finalize_ok(ctx);
+    });
+    // Documented in doc/libllc.md: keep it small.
+    size_t bytes = llc::UdpTransport::idle_peer_bytes();
+    fprintf(stderr, "udp: %zu bytes of state per idle peer\n", bytes);
+    EXPECT_LE(bytes, 400u);
+}
+
+// Rank 1 either stops answering (stops calling llc_progress; its socket
+// stays open) or exits without llc_finalize.  Rank 0's sends to it must fail
+// with LLC_ERR_PEER instead of hanging: after LLC_UDP_PEER_TIMEOUT_MS in the
+// first case, at once (ICMP port unreachable) in the second.
+class UdpPeerDeath : public ::testing::TestWithParam<bool> {};
+
+TEST_P(UdpPeerDeath, IsReportedInBoundedTime)
+{
+    const bool exits = GetParam();
+    JobOptions o = udp_job({0, 1}, 30);
+    o.env.push_back({"LLC_UDP_PEER_TIMEOUT_MS", exits ? "20000" : "700"});
+    LLC_EXPECT_JOB_OK(o, [exits](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        int got = 0;
+        ASSERT_EQ(llc_am_register(ctx, 1,
+                                  [](llc_context_t *, void *arg, int, const void *, size_t, const void *, size_t) {
+                                      ++*static_cast<int *>(arg);
+                                  },
+                                  &got),
+                  LLC_OK);
+        if (p.rank == 1) {
+            EXPECT_EQ(llc_am_send(ctx, 0, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
+            progress_until(ctx, [&] { return got == 1; });
+            // make sure rank 0 has the acknowledgement of our message
+            double end = now_s() + 0.2;
+            while (now_s() < end)
+                llc_progress(ctx, nullptr);
+            p.depart();
+            if (!exits)
+                usleep(3000000); // alive, socket open, but silent
+            std::fflush(stderr);
+            _exit(::testing::Test::HasFailure() ? 1 : 0); // no llc_finalize
+        }
+        progress_until(ctx, [&] { return got == 1; });
+        EXPECT_EQ(llc_am_send(ctx, 1, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK); // rank 1 waits for it
+        progress_until(ctx, [&] {
+            llc_stats_t st;
+            llc_get_stats(ctx, &st);
+            return st.udp_acks_sent + st.udp_packets_sent > 0;
+        });
+        usleep(400000); // rank 1 has gone silent (or away) by now
+        static int cb_calls = 0, cb_status = 0;
+        std::vector<char> big(1 << 20, 'b');
+        llc_iov_t iov{big.data(), big.size()};
+        int rc = llc_am_send(ctx, 1, 1, nullptr, 0, &iov, 1,
+                             [](void *, int status) {
+                                 cb_calls++;
+                                 cb_status = status;
+                             },
+                             nullptr);
+        EXPECT_EQ(rc, LLC_INPROGRESS); // 1 MiB does not fit in the window
+        double start = now_s();
+        int err = LLC_OK;
+        while (err == LLC_OK && now_s() - start < 10)
+            err = llc_progress(ctx, nullptr);
+        double took = now_s() - start;
+        EXPECT_EQ(err, LLC_ERR_PEER);
+        EXPECT_TRUE(contains(llc_last_error(ctx), "rank 1 (udp host 127.0.0.1:")) << llc_last_error(ctx);
+        if (exits) {
+            EXPECT_LT(took, 1.0);
+            EXPECT_TRUE(contains(llc_last_error(ctx), "port unreachable")) << llc_last_error(ctx);
+        } else {
+            EXPECT_GT(took, 0.3);
+            EXPECT_LT(took, 5.0);
+            EXPECT_TRUE(contains(llc_last_error(ctx), "LLC_UDP_PEER_TIMEOUT_MS")) << llc_last_error(ctx);
+        }
+        llc_progress(ctx, nullptr);
+        EXPECT_EQ(cb_calls, 1);
+        EXPECT_EQ(cb_status, LLC_ERR_PEER);
+        EXPECT_EQ(llc_am_send(ctx, 1, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_ERR_PEER);
+        if (!exits) {
+            llc_stats_t st;
+            llc_get_stats(ctx, &st);
+            EXPECT_GT(st.udp_retransmits, 0u);
+        }
+        double fin = now_s();
+        llc_finalize(ctx); // must not hang
+        EXPECT_LT(now_s() - fin, 5.0);
+    });
+}
+
+INSTANTIATE_TEST_SUITE_P(Udp, UdpPeerDeath, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool> &info) {
+                             return std::string(info.param ? "ProcessExits" : "ProcessStopsAnswering");
+                         });
+
+// ---------------------------------------------------------------- hybrid
+
+constexpr unsigned kStreamHandler = 5;
+
+struct StreamHeader {
+    uint32_t src;
+    uint32_t index;
+    uint64_t len;
+};
+
+size_t stream_size(uint32_t index)
+{
+    if (index % 16 == 5)
+        return 20000 + size_t(mix64(index) % 60000); // several datagrams
+    return size_t(mix64(index) % 300);
+}
+
+uint64_t stream_seed(int src, int dst, uint32_t index) { return mix64((uint64_t(src) << 40) ^ (uint64_t(dst) << 20) ^ index); }
+
+struct StreamReceiver {
+    int me = 0;
+    std::vector<uint32_t> next;
+    uint64_t received = 0;
+    uint64_t bad = 0;
+};
+
+void on_stream(llc_context_t *, void *arg, int src, const void *hdr, size_t hdr_len, const void *data, size_t len)
+{
+    auto *r = static_cast<StreamReceiver *>(arg);
+    StreamHeader h;
+    ASSERT_EQ(hdr_len, sizeof(h));
+    std::memcpy(&h, hdr, sizeof(h));
+    bool ok = int(h.src) == src && h.index == r->next[src] && len == stream_size(h.index) && len == h.len &&
+              check_pattern(data, len, stream_seed(src, r->me, h.index));
+    if (!ok) {
+        r->bad++;
+        ADD_FAILURE() << "rank " << r->me << ": bad message from " << src << " index " << h.index << " (expected "
+                      << r->next[src] << ") len " << len;
+    }
+    r->next[src] = h.index + 1;
+    r->received++;
+}
+
+// Sends numbered, patterned messages; keeps buffers until the library is done.
+struct StreamSender {
+    llc_context_t *ctx;
+    int me;
+    std::vector<uint32_t> next;
+    struct Slot {
+        std::vector<char> buf;
+        bool done = false;
+    };
+    std::list<Slot> inflight;
+
+    void send(int dest)
+    {
+        uint32_t index = next[dest]++;
+        size_t len = stream_size(index);
+        inflight.emplace_back();
+        Slot &s = inflight.back();
+        s.buf.resize(len);
+        fill_pattern(s.buf.data(), len, stream_seed(me, dest, index));
+        StreamHeader h{uint32_t(me), index, len};
+        llc_iov_t iov{s.buf.data(), len};
+        int rc = llc_am_send(ctx, dest, kStreamHandler, &h, sizeof(h), &iov, 1,
+                             [](void *arg, int status) {
+                                 EXPECT_EQ(status, LLC_OK);
+                                 static_cast<Slot *>(arg)->done = true;
+                             },
+                             &s);
+        ASSERT_TRUE(rc == LLC_OK || rc == LLC_INPROGRESS) << llc_strerror(rc) << ": " << llc_last_error(ctx);
+        if (rc == LLC_OK)
+            s.done = true;
+    }
+    void reap()
+    {
+        while (!inflight.empty() && inflight.front().done)
+            inflight.pop_front();
+    }
+};
+
+JobOptions hybrid_job(std::vector<int> nodes, unsigned timeout_s = 90)
+{
+    JobOptions o = job(std::move(nodes), timeout_s);
+    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"}, {"LLC_NET", "hybrid"},        {"LLC_HYBRID_PERIOD_MS", "40"},
+             {"LLC_HYBRID_PROMOTE_MSGS", "30"}, {"LLC_UDP_RTO_US", "3000"}};
+    return o;
+}
+
+// Progress for `seconds`, sending to `dest` every `gap_s` (0: as fast as
+// the window of in-flight buffers allows).
+void stream_phase(StreamSender &s, int dest, double seconds, double gap_s)
+{
+    double end = now_s() + seconds, next = 0;
+    while (now_s() < end && !::testing::Test::HasFailure()) {
+        double t = now_s();
+        if (t >= next && s.inflight.size() < 64) {
+            s.send(dest);
+            next = gap_s > 0 ? t + gap_s : 0;
+        }
+        int rc = llc_progress(s.ctx, nullptr);
+        ASSERT_EQ(rc, LLC_OK) << llc_last_error(s.ctx);
+        s.reap();
+    }
+}
+
+// Rank 1 streams to rank 0: busy (promoted to tcp while messages flow),
+// quiet (demoted to udp), busy again (promoted again, reusing the
+// connection).  Rank 2 sends rarely and must stay on udp.  Rank 0 checks
+// every message's order and bytes.
+TEST(Hybrid, BusyPeerIsPromotedDemotedAndPromotedAgainWithoutLossOrReordering)
+{
+    JobOptions o = hybrid_job({0, 1, 2});
+    o.env.push_back({"LLC_UDP_DROP_PERMILLE", "10"});
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        StreamReceiver r;
+        r.me = p.rank;
+        r.next.assign(p.size, 0);
+        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream, &r), LLC_OK);
+        StreamSender s{ctx, p.rank, std::vector<uint32_t>(p.size, 0), {}};
+        uint64_t total[3] = {0, 0, 0};
+        if (p.rank == 1) {
+            stream_phase(s, 0, 0.8, 0);     // busy
+            stream_phase(s, 0, 0.8, 0.05);  // quiet
+            stream_phase(s, 0, 0.8, 0);     // busy again
+        } else if (p.rank == 2) {
+            stream_phase(s, 0, 2.4, 0.1);   // always quiet
+        }
+        // Tell rank 0 how many messages to expect.
+        if (p.rank != 0) {
+            uint64_t n = s.next[0];
+            ASSERT_EQ(llc_am_send(ctx, 0, 6, &n, sizeof(n), nullptr, 0, nullptr, nullptr), LLC_OK);
+            progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); });
+        } else {
+            struct Totals {
+                uint64_t *total;
+                int got = 0;
+            } t{total};
+            ASSERT_EQ(llc_am_register(ctx, 6,
+                                      [](llc_context_t *, void *arg, int src, const void *hdr, size_t, const void *,
+                                         size_t) {
+                                          auto *tt = static_cast<Totals *>(arg);
+                                          std::memcpy(&tt->total[src], hdr, sizeof(uint64_t));
+                                          tt->got++;
+                                      },
+                                      &t),
+                      LLC_OK);
+            progress_until(ctx, [&] { return t.got == 2; }, 60);
+            progress_until(ctx, [&] { return r.next[1] == total[1] && r.next[2] == total[2]; }, 60);
+            EXPECT_EQ(r.bad, 0u);
+            EXPECT_EQ(r.received, total[1] + total[2]);
+        }
+        llc_stats_t st;
+        llc_get_stats(ctx, &st);
+        if (getenv("LLC_TEST_VERBOSE"))
+            fprintf(stderr,
+                    "rank %d: sent %llu (tcp %llu udp %llu) promotions %llu demotions %llu active %llu "
+                    "retransmits %llu drops %llu\n",
+                    p.rank, (unsigned long long)st.msgs_sent, (unsigned long long)st.tcp_msgs,
+                    (unsigned long long)st.udp_msgs, (unsigned long long)st.rc_promotions,
+                    (unsigned long long)st.rc_demotions, (unsigned long long)st.rc_active,
+                    (unsigned long long)st.udp_retransmits, (unsigned long long)st.udp_injected_drops);
+        if (p.rank == 1) {
+            EXPECT_GE(st.rc_promotions, 2u);
+            EXPECT_GE(st.rc_demotions, 1u);
+            EXPECT_GT(st.tcp_msgs, 100u);
+            EXPECT_GT(st.udp_msgs, 10u);
+        }
+        if (p.rank == 2) {
+            EXPECT_EQ(st.rc_promotions, 0u);
+            EXPECT_EQ(st.tcp_msgs, 0u);
+        }
+        finalize_ok(ctx);
+    });
+}
+
+// LLC_MAX_RC_PER_NODE=1: rank 0 streams to rank 1 (promoted), then much
+// harder to rank 2 and lightly to 1: rank 2 takes the only tcp slot, rank 1
+// is evicted.  Never more than one destination on tcp.
+struct CapCase {
+    const char *name;
+    std::vector<int> nodes;
+    const char *cap; // per node; rank 0's share must come out as 1
+};
+
+class HybridCap : public ::testing::TestWithParam<CapCase> {};
+
+TEST_P(HybridCap, EvictsTheLeastBusyDestination)
+{
+    JobOptions o = hybrid_job(GetParam().nodes);
+    o.env.push_back({"LLC_MAX_RC_PER_NODE", GetParam().cap});
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        StreamReceiver r;
+        r.me = p.rank;
+        r.next.assign(p.size, 0);
+        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream, &r), LLC_OK);
+        StreamSender s{ctx, p.rank, std::vector<uint32_t>(p.size, 0), {}};
+        uint64_t max_active = 0;
+        uint64_t expect = 0;
+        ASSERT_EQ(llc_am_register(ctx, 6,
+                                  [](llc_context_t *, void *arg, int, const void *hdr, size_t, const void *, size_t) {
+                                      std::memcpy(arg, hdr, sizeof(uint64_t));
+                                  },
+                                  &expect),
+                  LLC_OK);
+        llc_stats_t st;
+        if (p.rank == 0) {
+            double end = now_s() + 0.8;
+            while (now_s() < end && !::testing::Test::HasFailure()) {
+                if (s.inflight.size() < 64)
+                    s.send(1);
+                ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
+                s.reap();
+            }
+            llc_get_stats(ctx, &st);
+            EXPECT_EQ(st.rc_promotions, 1u);
+            end = now_s() + 1.2;
+            int k = 0;
+            while (now_s() < end && !::testing::Test::HasFailure()) {
+                if (s.inflight.size() < 64)
+                    s.send(k++ % 8 == 0 ? 1 : 2);
+                ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
+                s.reap();
+                llc_get_stats(ctx, &st);
+                max_active = std::max(max_active, st.rc_active);
+            }
+            for (int d = 1; d <= 2; d++) {
+                uint64_t n = s.next[d];
+                ASSERT_EQ(llc_am_send(ctx, d, 6, &n, sizeof(n), nullptr, 0, nullptr, nullptr), LLC_OK);
+            }
+            progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); });
+            llc_get_stats(ctx, &st);
+            EXPECT_LE(max_active, 1u);
+            EXPECT_GE(st.rc_promotions, 2u);
+            EXPECT_GE(st.rc_demotions, 1u);
+            if (getenv("LLC_TEST_VERBOSE"))
+                fprintf(stderr, "rank 0: promotions %llu demotions %llu tcp %llu udp %llu\n",
+                        (unsigned long long)st.rc_promotions, (unsigned long long)st.rc_demotions,
+                        (unsigned long long)st.tcp_msgs, (unsigned long long)st.udp_msgs);
+        } else if (p.rank <= 2) {
+            progress_until(ctx, [&] { return expect > 0 && r.next[0] == expect; }, 60);
+            EXPECT_EQ(r.bad, 0u);
+            EXPECT_EQ(r.received, expect);
+        }
+        finalize_ok(ctx);
+    });
+}
+
+// Second case: rank 0 shares its node with rank 3, so a node cap of 2 gives
+// each of them 1 (the cap is divided among the processes of a node).
+INSTANTIATE_TEST_SUITE_P(Hybrid, HybridCap,
+                         ::testing::Values(CapCase{"OneProcessPerNode", {0, 1, 2}, "1"},
+                                           CapCase{"NodeCapSharedByTwoProcesses", {0, 1, 2, 0}, "2"}),
+                         [](const ::testing::TestParamInfo<CapCase> &info) { return std::string(info.param.name); });
+
+// The standard checked all-to-all exchange with switching as often as
+// possible (tiny period and threshold, one tcp slot) and drops.
+TEST(Hybrid, AllToAllWhileSwitchingConstantly)
+{
+    JobOptions o = hybrid_job({0, 1, 2, 3});
+    o.env.push_back({"LLC_HYBRID_PERIOD_MS", "3"});
+    o.env.push_back({"LLC_HYBRID_PROMOTE_MSGS", "2"});
+    o.env.push_back({"LLC_MAX_RC_PER_NODE", "1"});
+    o.env.push_back({"LLC_UDP_DROP_PERMILLE", "20"});
+    TrafficPlan plan;
+    plan.msgs_per_pair = 40;
+    plan.max_size = 512 * 1024;
+    plan.sends = all_pairs;
+    plan.timeout_s = 80;
+    LLC_EXPECT_JOB_OK(o, [&](TestProcess &p) {
+        llc_stats_t st{};
+        run_traffic(p, plan, &st);
+        EXPECT_GT(st.rc_promotions, 0u) << "rank " << p.rank;
+        EXPECT_GT(st.tcp_msgs, 0u);
+        EXPECT_GT(st.udp_msgs, 0u);
+        if (getenv("LLC_TEST_VERBOSE"))
+            fprintf(stderr, "rank %d: promotions %llu demotions %llu tcp %llu udp %llu\n", p.rank,
+                    (unsigned long long)st.rc_promotions, (unsigned long long)st.rc_demotions,
+                    (unsigned long long)st.tcp_msgs, (unsigned long long)st.udp_msgs);
+    });
+}
+
+// Every rank streams to every other rank, and its busiest destination
+// rotates every 60 ms; with one tcp slot per process and a short period,
+// destinations are promoted and evicted many times in both directions while
+// messages flow (and 2 % of the datagrams are lost).  Every message is checked.
+TEST(Hybrid, RotatingBusyDestinationsSwitchManyTimes)
+{
+    JobOptions o = hybrid_job({0, 1, 2, 3});
+    o.env.push_back({"LLC_HYBRID_PERIOD_MS", "10"});
+    o.env.push_back({"LLC_HYBRID_PROMOTE_MSGS", "20"});
+    o.env.push_back({"LLC_MAX_RC_PER_NODE", "1"});
+    o.env.push_back({"LLC_UDP_DROP_PERMILLE", "20"});
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        StreamReceiver r;
+        r.me = p.rank;
+        r.next.assign(p.size, 0);
+        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream, &r), LLC_OK);
+        struct Totals {
+            std::vector<uint64_t> n;
+            int got = 0;
+        } totals{std::vector<uint64_t>(p.size, 0), 0};
+        ASSERT_EQ(llc_am_register(ctx, 6,
+                                  [](llc_context_t *, void *arg, int src, const void *hdr, size_t, const void *,
+                                     size_t) {
+                                      auto *t = static_cast<Totals *>(arg);
+                                      std::memcpy(&t->n[src], hdr, sizeof(uint64_t));
+                                      t->got++;
+                                  },
+                                  &totals),
+                  LLC_OK);
+        StreamSender s{ctx, p.rank, std::vector<uint32_t>(p.size, 0), {}};
+        double start = now_s(), end = start + 1.5;
+        unsigned k = 0;
+        while (now_s() < end && !::testing::Test::HasFailure()) {
+            if (s.inflight.size() < 64) {
+                int phase = int((now_s() - start) / 0.06);
+                int favourite = (p.rank + 1 + phase % (p.size - 1)) % p.size;
+                int other = (p.rank + 1 + int(k % unsigned(p.size - 1))) % p.size;
+                s.send(k++ % 8 != 0 ? favourite : other);
+            }
+            ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
+            s.reap();
+        }
+        for (int d = 0; d < p.size; d++) {
+            if (d == p.rank)
+                continue;
+            uint64_t n = s.next[d];
+            ASSERT_EQ(llc_am_send(ctx, d, 6, &n, sizeof(n), nullptr, 0, nullptr, nullptr), LLC_OK);
+        }
+        progress_until(ctx, [&] { s.reap(); return s.inflight.empty() && totals.got == p.size - 1; }, 60);
+        progress_until(ctx, [&] {
+            for (int src = 0; src < p.size; src++)
+                if (src != p.rank && r.next[src] != totals.n[src])
+                    return false;
+            return true;
+        }, 60);
+        EXPECT_EQ(r.bad, 0u);
+        llc_stats_t st;
+        llc_get_stats(ctx, &st);
+        EXPECT_GE(st.rc_promotions, 3u) << "rank " << p.rank;
+        EXPECT_GE(st.rc_demotions, 2u) << "rank " << p.rank;
+        EXPECT_LE(st.rc_active, 1u);
+        if (getenv("LLC_TEST_VERBOSE"))
+            fprintf(stderr, "rank %d: received %llu, promotions %llu demotions %llu tcp %llu udp %llu\n", p.rank,
+                    (unsigned long long)r.received, (unsigned long long)st.rc_promotions,
+                    (unsigned long long)st.rc_demotions, (unsigned long long)st.tcp_msgs,
+                    (unsigned long long)st.udp_msgs);
+        finalize_ok(ctx);
+    });
+}
+
+TEST(Hybrid, BadNetValueIsRejected)
+{
+    JobOptions o = job({0, 1});
+    o.env = {{"LLC_NET", "carrier-pigeon"}};
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_init_params_t params = p.params();
+        llc_context_t *ctx = nullptr;
+        EXPECT_EQ(llc_init(&params, &ctx), LLC_ERR_INVALID);
+        EXPECT_TRUE(contains(llc_last_error(nullptr), "LLC_NET")) << llc_last_error(nullptr);
+    });
+}
+
+} // namespace
