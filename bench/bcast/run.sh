@@ -1,38 +1,63 @@
 #!/bin/sh
-# Runs the max-effect benchmark over Debian's MPICH and Open MPI with
-# libllccoll_pmpi.so preloaded, and writes the tables to OUTDIR.
-#   bench/bcast/run.sh [-np 8] [-o OUTDIR] [--] [bcast_maxeffect options]
-# MPIS="openmpi" restricts the MPIs.
-# Smoke:  bench/bcast/run.sh -np 4 -- -i 10 -n 0,80 -s 1,65536 -w sleep
-# Full campaign (paper's grid, long: do not run on a shared machine):
-#         bench/bcast/run.sh -np 128 -- -i 100 -w mm
+# Runs one broadcast benchmark program on the llc build (its own MPI_Bcast is
+# the virtual-rank broadcast) and on Debian's MPICH and Open MPI with
+# libllccoll_pmpi.so preloaded, one after the other in one run, and writes
+# each output to OUTDIR/<mpi>/<prog>.txt.
+#
+#   bench/bcast/run.sh [-np 16] [-o OUTDIR] [--llc-prefix DIR] [--prog NAME] [-- ARGS]
+#     --prog       maxeffect (default), random or spmm (bench/bcast/bcast_NAME.cpp;
+#                  maxeffect is bcast_maxeffect.cpp)
+#     --llc-prefix the installed mpich-llc (skipped without it)
+#     MPIS="llc mpich openmpi" restricts the MPIs.
+#     ARGS go to the program (see the comment at the top of its source).
+# Examples:
+#   bench/bcast/run.sh -np 16 --llc-prefix _install -- -i 100 -w sleep
+#   bench/bcast/run.sh -np 16 --llc-prefix _install --prog random -- -p 200 -i 20
+#   bench/bcast/run.sh -np 8 --llc-prefix _install --prog spmm -- -N 4000 -R 0.05 -C 0.2
 set -e
-NP=8
+NP=16
 OUT=/tmp/bcast-bench
+LLC=""
+PROG=maxeffect
 while [ $# -gt 0 ]; do
     case "$1" in
         -np) NP=$2; shift 2 ;;
         -o) OUT=$2; shift 2 ;;
+        --llc-prefix) LLC=$(cd "$2" && pwd); shift 2 ;;
+        --prog) PROG=$2; shift 2 ;;
         --) shift; break ;;
-        *) break ;;
+        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+        *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
+CPP=$SRC/bench/bcast/bcast_$PROG.cpp
+[ -f "$CPP" ] || { echo "run.sh: no program $CPP (--prog maxeffect|random|spmm)" >&2; exit 2; }
 mkdir -p "$OUT"
-NICE="nice -n 19"
-for mpi in ${MPIS:-mpich openmpi}; do
-    CXX=/usr/bin/mpicxx.$mpi
-    [ -x "$CXX" ] || { echo "skip $mpi: no $CXX"; continue; }
+for mpi in ${MPIS:-llc mpich openmpi}; do
     mkdir -p "$OUT/$mpi"
-    $NICE make -s -C "$SRC" -f src/coll/pmpi/Makefile.pmpi MPICXX=$CXX OUT="$OUT/$mpi/libllccoll_pmpi.so"
-    $NICE $CXX -std=c++17 -O2 -o "$OUT/$mpi/bcast_maxeffect" "$SRC/bench/bcast/bcast_maxeffect.cpp" -ldl
-    if [ $mpi = mpich ]; then
-        UCX_TLS=self,sm,tcp $NICE mpiexec.hydra -n "$NP" -env LD_PRELOAD "$OUT/$mpi/libllccoll_pmpi.so" \
-            "$OUT/$mpi/bcast_maxeffect" "$@" > "$OUT/$mpi/result.txt" 2>&1
-    else
-        $NICE mpirun.openmpi --allow-run-as-root --oversubscribe -n "$NP" -x LD_PRELOAD="$OUT/$mpi/libllccoll_pmpi.so" \
-            "$OUT/$mpi/bcast_maxeffect" "$@" > "$OUT/$mpi/result.txt" 2>&1
-    fi
-    echo "== $mpi ($NP procs): $OUT/$mpi/result.txt"
-    grep -v '^load ' "$OUT/$mpi/result.txt" | grep -v UCX || true
+    log=$OUT/$mpi/$PROG.txt
+    case $mpi in
+    llc)
+        [ -n "$LLC" ] || { echo "skip llc: give --llc-prefix"; continue; }
+        nice -n 10 "$LLC/bin/mpicxx" -std=c++17 -O2 -o "$OUT/$mpi/$PROG" "$CPP" -ldl
+        echo "== llc ($NP procs): $log"
+        "$LLC/bin/mpiexec" -n "$NP" "$OUT/$mpi/$PROG" "$@" > "$log" 2>&1 ;;
+    mpich|openmpi)
+        CXX=/usr/bin/mpicxx.$mpi
+        [ -x "$CXX" ] || { echo "skip $mpi: no $CXX (maint/install-deps --bench)"; continue; }
+        nice -n 10 make -s -C "$SRC" -f src/coll/pmpi/Makefile.pmpi MPICXX=$CXX OUT="$OUT/$mpi/libllccoll_pmpi.so"
+        nice -n 10 $CXX -std=c++17 -O2 -o "$OUT/$mpi/$PROG" "$CPP" -ldl
+        echo "== $mpi ($NP procs, libllccoll_pmpi.so preloaded): $log"
+        if [ $mpi = mpich ]; then
+            UCX_TLS=self,sm,tcp mpiexec.mpich -n "$NP" -env LD_PRELOAD "$OUT/$mpi/libllccoll_pmpi.so" \
+                "$OUT/$mpi/$PROG" "$@" > "$log" 2>&1
+        else
+            mpirun.openmpi --allow-run-as-root --oversubscribe -n "$NP" \
+                --mca mpi_yield_when_idle 1 -x LD_PRELOAD="$OUT/$mpi/libllccoll_pmpi.so" \
+                "$OUT/$mpi/$PROG" "$@" > "$log" 2>&1
+        fi ;;
+    *) echo "run.sh: unknown MPI $mpi (llc, mpich, openmpi)" >&2; exit 2 ;;
+    esac
+    grep -v '^load \|^ *[0-9]* *[0-9.]* *[0-9.]* *[0-9.]*$\|UCX' "$log" || true
 done
