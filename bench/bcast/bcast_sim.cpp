@@ -3,8 +3,8 @@
 // src/coll/bcast/sim_model.hpp, with the library's round protocol mirrored
 // (optimization rounds every `interval` broadcasts, reports received one
 // round late, decisions applied after the round's broadcast, swapped
-// processes restart their history, skipped rounds until the swapped
-// processes have sampled the new tree).
+// processes and every process below them restart their history, skipped
+// rounds until those processes have sampled the new tree).
 //
 // Setup of the paper's max-effect benchmark: root 0, after a barrier a
 // workload only on the real rank that receives first from the root, then the
@@ -15,8 +15,13 @@
 //
 //   bcast_sim [-p 128,1024,4096] [-n 0,30,40,80,160] [-s 1,1024,16384,131072,1048576]
 //             [-i 100] [--flops 1e9] [-L 2e-6] [-o 1e-6] [-g 1e-6] [-G 0.4e-9]
+//             [--random PATTERNS [--max-mult 1e6]]
+// --random: the random-load experiment instead (every process 0..max-mult
+// multiplies, seeded by pattern and rank), Opt/Ori of the average time.
 // Workload of load N: N^3 multiply-adds at --flops per second.
 // The LLC_BCAST_* environment variables set the optimizer parameters.
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,11 +55,24 @@ struct Result {
 
 constexpr size_t kHeader = 40;  // the library's header
 
-Result run_static(const Table &t, int p, double work, size_t bytes, int iters, const LogGP &m,
-                  int loaded)
+std::vector<double> one_loaded(int p, int loaded, double work)
 {
     std::vector<double> enter(p, 0.0);
     enter[loaded] = work;
+    return enter;
+}
+
+std::uint64_t mix(std::uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+Result run_static(const Table &t, int p, const std::vector<double> &enter, size_t bytes, int iters,
+                  const LogGP &m)
+{
     Result r;
     for (int it = 0; it < iters; it++) {
         SimBcast s = simulate_bcast(t, 0, enter, bytes, m);
@@ -66,11 +84,9 @@ Result run_static(const Table &t, int p, double work, size_t bytes, int iters, c
     return r;
 }
 
-Result run_opt(const Params &prm, int p, double work, size_t bytes, int iters, const LogGP &m,
-               int loaded)
+Result run_opt(const Params &prm, int p, const std::vector<double> &enter, size_t bytes, int iters,
+               const LogGP &m)
 {
-    std::vector<double> enter(p, 0.0);
-    enter[loaded] = work;
     Table table(p);
     Optimizer opt(prm, p, 0);
     std::vector<Profile> prof(p, Profile(prm));
@@ -118,14 +134,22 @@ Result run_opt(const Params &prm, int p, double work, size_t bytes, int iters, c
             }
             reports_due = true;
             if (d.nswaps > 0) {
-                changed.clear();
+                // as BcastState::apply: every process in the subtrees of the
+                // swapped positions restarts its history
+                std::vector<int> moved;
                 for (int i = 0; i < d.nswaps; i++) {
+                    moved.push_back(table.position(d.swaps[i].a, 0));
+                    moved.push_back(table.position(d.swaps[i].b, 0));
                     table.swap(d.swaps[i].a, d.swaps[i].b);
-                    for (int y : {d.swaps[i].a, d.swaps[i].b}) {
-                        changed.push_back(y);
-                        prof[y].reset_history();
-                    }
                 }
+                changed.clear();
+                for (int q0 : moved)
+                    for (int q = q0; q < subtree_end(q0, p); q++)
+                        changed.push_back(table.real_at(q, 0));
+                std::sort(changed.begin(), changed.end());
+                changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+                for (int y : changed)
+                    prof[y].reset_history();
                 change_seq = seq + 1;
                 r.changes++;
             }
@@ -143,7 +167,8 @@ int main(int argc, char **argv)
 {
     std::vector<double> procs{128}, loads{0, 30, 40, 80, 160}, sizes{1, 1024, 16384, 131072, 1048576};
     int iters = 100;
-    double flops = 1e9;
+    int random_patterns = 0;
+    double flops = 1e9, max_mult = 1e6;
     LogGP m;
     for (int i = 1; i < argc; i++) {
         auto arg = [&](const char *name) { return !std::strcmp(argv[i], name) && i + 1 < argc; };
@@ -155,6 +180,10 @@ int main(int argc, char **argv)
             sizes = parse_list(argv[++i]);
         else if (arg("-i"))
             iters = std::atoi(argv[++i]);
+        else if (arg("--random"))
+            random_patterns = std::atoi(argv[++i]);
+        else if (arg("--max-mult"))
+            max_mult = std::atof(argv[++i]);
         else if (arg("--flops"))
             flops = std::atof(argv[++i]);
         else if (arg("-L"))
@@ -171,6 +200,42 @@ int main(int argc, char **argv)
         }
     }
     Params prm = Params::from_env();
+    if (random_patterns > 0) {
+        // the paper's random-load experiment: every process gets 0..max_mult
+        // multiplies, seeded by pattern and rank (the formula of
+        // bench/bcast/bcast_random.cpp); Opt/Ori of the average time
+        std::printf("# random loads: %d patterns, 0..%g multiplies at %g flop/s, LogGP L=%g o=%g g=%g "
+                    "G=%g, %d broadcasts each\n# procs bytes pattern avg_Ori_ms avg_Opt_ms Opt/Ori\n",
+                    random_patterns, max_mult, flops, m.L, m.o, m.g, m.G, iters);
+        for (double pd : procs)
+            for (double sd : sizes) {
+                const int p = static_cast<int>(pd);
+                std::vector<double> ratios;
+                for (int pat = 0; pat < random_patterns; pat++) {
+                    std::vector<double> enter(p, 0.0);
+                    for (int r = 0; r < p; r++) {
+                        const std::uint64_t h = mix((static_cast<std::uint64_t>(pat) << 32) ^
+                                                    static_cast<std::uint64_t>(r));
+                        enter[r] = static_cast<double>(h % static_cast<std::uint64_t>(max_mult + 1)) / flops;
+                    }
+                    const size_t bytes = static_cast<size_t>(sd);
+                    Result ori = run_static(Table(p), p, enter, bytes, iters, m);
+                    Result opr = run_opt(prm, p, enter, bytes, iters, m);
+                    ratios.push_back(opr.average / ori.average);
+                    std::printf("%6d %9zu %4d %10.4f %10.4f %7.3f\n", p, bytes, pat, ori.average * 1e3,
+                                opr.average * 1e3, opr.average / ori.average);
+                }
+                std::sort(ratios.begin(), ratios.end());
+                size_t le95 = 0;
+                for (double x : ratios)
+                    le95 += x <= 0.95;
+                std::printf("# summary procs %d bytes %g: Opt/Ori <= 0.95 in %.1f %% of %zu patterns, "
+                            "median %.3f, max %.3f\n",
+                            p, sd, 100.0 * le95 / ratios.size(), ratios.size(),
+                            ratios[ratios.size() / 2], ratios.back());
+            }
+        return 0;
+    }
     std::printf("# LogGP L=%g o=%g g=%g G=%g, %d repetitions, load N: N^3 at %g flop/s, times in ms\n",
                 m.L, m.o, m.g, m.G, iters, flops);
     std::printf("%6s %5s %9s | %9s %9s %9s | %9s %9s %9s | %s\n", "procs", "load", "bytes",
@@ -184,9 +249,10 @@ int main(int argc, char **argv)
             const double work = n * n * n / flops;
             for (double sd : sizes) {
                 const size_t bytes = static_cast<size_t>(sd);
-                Result ori = run_static(Table(p), p, work, bytes, iters, m, loaded);
-                Result idr = run_static(ide, p, work, bytes, iters, m, loaded);
-                Result opr = run_opt(prm, p, work, bytes, iters, m, loaded);
+                const std::vector<double> enter = one_loaded(p, loaded, work);
+                Result ori = run_static(Table(p), p, enter, bytes, iters, m);
+                Result idr = run_static(ide, p, enter, bytes, iters, m);
+                Result opr = run_opt(prm, p, enter, bytes, iters, m);
                 std::printf("%6d %5g %9zu | %9.4f %9.4f %9.4f | %9.4f %9.4f %9.4f | %d\n", p, n,
                             bytes, ori.overall * 1e3, opr.overall * 1e3, idr.overall * 1e3,
                             ori.average * 1e3, opr.average * 1e3, idr.average * 1e3, opr.changes);

@@ -113,15 +113,13 @@ Decision Optimizer::decide(const std::vector<double> &values, const Table &table
         }
         accepted++;
         if (rel >= -p_.accept_tol) {
-            // unchanged: keep it; search again once the profile changes,
-            // but not by swapping the same pair back
+            // unchanged: keep it and search again from this profile (as the
+            // paper does), but never by swapping the same pair back
             bar(max_, cand_[k_]);
-            st_ = State::settled;
-            settled_view_ = values;
-            return d;
+        } else {
+            barred_.clear();  // decreased: a new landscape, nothing barred
         }
-        barred_.clear();      // decreased: a new landscape, nothing barred
-        st_ = State::search;  // search again from the new profile
+        st_ = State::search;
     }
     if (st_ == State::settled) {
         if (values == settled_view_)
