@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Memory per process of the llc build, Debian's MPICH and Open MPI, in one run:
+# bench/memory/mem_bench at several job sizes, on one node or spread over
+# emulated hosts (maint/llc-netns), and a table of the means plus the growth
+# per added peer (slope of the "after all-pairs" figures between the smallest
+# and the largest job).  For llc, LLC_MEM_REPORT=1 adds libllc's own count.
+#
+#   bench/memory/run.sh --llc-prefix DIR [--np "4 8 16 32 64"] [--hosts K]
+#                       [--only llc,mpich,ompi] [-o OUTDIR] [-- LLC_VAR=value ...]
+#     --hosts K   spread the ranks round-robin over K emulated hosts h0..h(K-1)
+#                 (creates them with maint/llc-netns up K, removes them after);
+#                 default 1 = one node (shared memory only)
+#     after --    environment settings for the llc runs (e.g. LLC_NET=udp)
+# Writes OUTDIR/<mpi>-np<N>.txt and OUTDIR/summary.md; shows progress.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+LLC="" NPS="4 8 16 32 64" HOSTS=1 ONLY="llc,mpich,ompi"
+OUT=/tmp/mem-bench-$(date +%Y%m%d-%H%M%S)
+LLC_ENV=()
+while [ $# -gt 0 ]; do
+    case $1 in
+        --llc-prefix) LLC=$(cd "$2" && pwd); shift 2 ;;
+        --np) NPS=$2; shift 2 ;;
+        --hosts) HOSTS=$2; shift 2 ;;
+        --only) ONLY=$2; shift 2 ;;
+        -o) OUT=$2; shift 2 ;;
+        --) shift; LLC_ENV=("$@"); break ;;
+        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+        *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+mkdir -p "$OUT/bin"
+declare -A CC LAUNCH
+CC[llc]=${LLC:+$LLC/bin/mpicc}; LAUNCH[llc]=${LLC:+$LLC/bin/mpiexec}
+CC[mpich]=/usr/bin/mpicc.mpich; LAUNCH[mpich]=/usr/bin/mpiexec.hydra
+CC[ompi]=/usr/bin/mpicc.openmpi; LAUNCH[ompi]=/usr/bin/mpirun.openmpi
+hostlist=""
+if [ "$HOSTS" -gt 1 ]; then
+    "$TOP/maint/llc-netns" up "$HOSTS" > "$OUT/netns.log" 2>&1 ||
+        { echo "run.sh: llc-netns up $HOSTS failed (root and iproute2 needed), see $OUT/netns.log" >&2; exit 1; }
+    trap '"$TOP/maint/llc-netns" down > /dev/null 2>&1' EXIT
+    hostlist=$(seq -s, -f 'h%g' 0 $((HOSTS - 1)))
+fi
+{
+    echo "| MPI | procs | hosts | RSS init [kB] | RSS after [kB] | private after [kB] | shared after [kB] | libllc count after [B] |"
+    echo "|---|---|---|---|---|---|---|---|"
+} > "$OUT/summary.md"
+declare -A FIRST LAST
+for m in ${ONLY//,/ }; do
+    [ -n "${CC[$m]:-}" ] && [ -x "${CC[$m]}" ] || { echo "skip $m: no compiler (${CC[$m]:-give --llc-prefix})"; continue; }
+    "${CC[$m]}" -O2 -o "$OUT/bin/mem_$m" "$HERE/mem_bench.c" || { echo "run.sh: build with ${CC[$m]} failed" >&2; continue; }
+    for np in $NPS; do
+        log=$OUT/$m-np$np.txt
+        printf 'run.sh: %s np=%s hosts=%s ... ' "$m" "$np" "$HOSTS"
+        envs=()
+        [ $m = llc ] && envs=(env LLC_MEM_REPORT=1 "${LLC_ENV[@]}")
+        [ $m = mpich ] && envs=(env UCX_TLS=self,sm,tcp)
+        if [ "$HOSTS" -gt 1 ]; then
+            cmd=("${envs[@]}" "$TOP/maint/llc-mpiexec-hosts" --mpiexec "${LAUNCH[$m]}" -hosts "$hostlist" -n "$np")
+        else
+            cmd=("${envs[@]}" "${LAUNCH[$m]}")
+            [ $m = ompi ] && cmd+=(--allow-run-as-root --oversubscribe)
+            cmd+=(-n "$np")
+        fi
+        timeout -k 5 900 "${cmd[@]}" "$OUT/bin/mem_$m" > "$log" 2>&1
+        rc=$?
+        s=$(grep '^summary' "$log")
+        if [ $rc -ne 0 ] || [ -z "$s" ]; then echo "FAILED (rc $rc, $log)"; continue; fi
+        get() { echo "$s" | sed -n "s/.* $1 \([0-9.-]*\).*/\1/p"; }
+        llcb=$(sed -n 's/^llc mem rank [0-9]*: total *\([0-9]*\) B.*/\1/p' "$log" | awk '{s+=$1; n++} END {if (n) printf "%.0f", s/n; else print "-"}')
+        echo "rss after $(get rss_after_kb) kB, libllc $llcb B"
+        echo "| $m | $np | $HOSTS | $(get rss_init_kb) | $(get rss_after_kb) | $(get anon_after_kb) | $(get shmem_after_kb) | $llcb |" >> "$OUT/summary.md"
+        [ -z "${FIRST[$m]:-}" ] && FIRST[$m]="$np $(get rss_after_kb) $(get anon_after_kb) $llcb"
+        LAST[$m]="$np $(get rss_after_kb) $(get anon_after_kb) $llcb"
+    done
+done
+{
+    echo
+    echo "Growth per added peer, after all-pairs traffic (slope between the smallest and largest job):"
+    echo
+    echo "| MPI | procs | RSS [B/peer] | private [B/peer] | libllc count [B/peer] |"
+    echo "|---|---|---|---|---|"
+    for m in ${ONLY//,/ }; do
+        [ -n "${FIRST[$m]:-}" ] || continue
+        read -r n1 r1 a1 l1 <<< "${FIRST[$m]}"; read -r n2 r2 a2 l2 <<< "${LAST[$m]}"
+        [ "$n2" -gt "$n1" ] || continue
+        awk -v m=$m -v n1=$n1 -v n2=$n2 -v r1=$r1 -v r2=$r2 -v a1=$a1 -v a2=$a2 -v l1=$l1 -v l2=$l2 'BEGIN {
+            d = n2 - n1; l = (l1 == "-" || l2 == "-") ? "-" : sprintf("%.0f", (l2 - l1) / d)
+            printf "| %s | %d -> %d | %.0f | %.0f | %s |\n", m, n1, n2, (r2 - r1) * 1024 / d, (a2 - a1) * 1024 / d, l }'
+    done
+} >> "$OUT/summary.md"
+echo "run.sh: results in $OUT/summary.md"
+cat "$OUT/summary.md"
