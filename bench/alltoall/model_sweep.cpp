@@ -9,6 +9,9 @@
 //   model_sweep [--model hockney|loggp|logpq] [--bytes N] [--L s] [--B s/byte]
 //               [--prune x] [--fabric file] [--bs paper|process]
 //               [--procs 64,128,...] [--times paper|steps]
+//   model_sweep --nodes n0,n1,... [...]: one explicit placement (node of every
+//               rank); prints "pred <paper|steps> <alg> <seconds>" lines and the
+//               per-step sharing of every algorithm (used by placement_report.py)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -73,6 +76,7 @@ int main(int argc, char **argv)
     model::BsVariant bs = model::BsVariant::paper;
     std::vector<int> procs = {64, 128, 192, 256};
     std::string times;
+    std::vector<int> explicit_nodes;
     for (int i = 1; i + 1 < argc; i += 2) {
         std::string a = argv[i], v = argv[i + 1];
         if (a == "--model")
@@ -89,6 +93,12 @@ int main(int argc, char **argv)
             bs = v == "process" ? model::BsVariant::process : model::BsVariant::paper;
         else if (a == "--times")
             times = v;
+        else if (a == "--nodes") {
+            std::stringstream ss(v);
+            std::string x;
+            while (std::getline(ss, x, ','))
+                explicit_nodes.push_back(std::atoi(x.c_str()));
+        }
         else if (a == "--procs") {
             procs.clear();
             std::stringstream ss(v);
@@ -104,6 +114,31 @@ int main(int argc, char **argv)
         }
     }
     model::derive(&p);
+    if (!explicit_nodes.empty()) {
+        const int P = static_cast<int>(explicit_nodes.size());
+        auto an = model::analyze(f, explicit_nodes, bs);
+        auto tp = model::predict_alltoall_all(kind, P, bytes, p, an.sharing);
+        auto ts = model::predict_alltoall_all_steps(kind, f, explicit_nodes, bytes, p);
+        std::printf("# model=%s bytes=%.0f L=%.3g B=%.3g fabric=%s P=%d paper_sharing=%.4f\n",
+                    model::kind_name(kind), bytes, p.L, p.B, f.name.c_str(), P, an.sharing);
+        for (int a = 0; a < alltoall::kNumAlgs; a++)
+            std::printf("pred paper %s %.6g\n", alltoall::alg_name(Alg(a)), tp[a]);
+        for (int a = 0; a < alltoall::kNumAlgs; a++)
+            std::printf("pred steps %s %.6g\n", alltoall::alg_name(Alg(a)), ts[a]);
+        for (int a = 0; a < alltoall::kNumAlgs; a++) {
+            std::printf("steps_sharing %s", alltoall::alg_name(Alg(a)));
+            for (double x : model::alltoall_step_sharing(f, explicit_nodes, Alg(a)))
+                std::printf(" %g", x);
+            std::printf("\n");
+        }
+        for (const char *m : {"paper", "steps"}) {
+            std::printf("kept %s", m);
+            for (Alg a : model::prune(std::string(m) == "paper" ? tp : ts, prune))
+                std::printf(" %s", alltoall::alg_name(a));
+            std::printf("\n");
+        }
+        return 0;
+    }
     std::printf("# model=%s bytes=%.0f L=%.3g B=%.3g prune=%.2f fabric=%s\n", model::kind_name(kind),
                 bytes, p.L, p.B, prune, f.name.c_str());
     std::printf("# pattern: 0 = nodes mult. of 4, 1 = mult. of 2, 2/3/4 = first 4/8/16 of each leaf\n");
