@@ -30,6 +30,11 @@
 #   bench/alltoall/placement.sh [--out DIR] [--patterns "4 3 2 1 0"]
 #       [--builds "llc mpich"] [--sizes 16384,1048576] [--calls16 200]
 #       [--calls1m 5] [--calls1m-dyn 30] [--reps 1] [--trials 2] [--sharing steps]
+#       [--split16 R]
+#
+# --split16 R: at 16 KB run the fixed algorithms and the MPI default as R
+# interleaved repetitions of calls16/R calls (load drifts hit them alike),
+# then the two dynamic modes with calls16 calls each.
 #
 # 1 MB calls take about a second on these links: the fixed algorithms and
 # the MPI default run --calls1m calls each, the two dynamic modes
@@ -52,6 +57,7 @@ SIZES=16384,1048576
 CALLS16=200
 CALLS1M=5
 CALLS1M_DYN=30
+SPLIT16=0
 FIXED_MODES=bruck,pairwise,pairwise_lb,pairwise_mb,pairwise_ob,ring,ring_lb,ring_mb,ring_ob,mpich
 DYN_MODES=auto,auto-noprune
 REPS=1
@@ -76,10 +82,11 @@ while [ $# -gt 0 ]; do
         --calls16) CALLS16=$2; shift 2 ;;
         --calls1m) CALLS1M=$2; shift 2 ;;
         --calls1m-dyn) CALLS1M_DYN=$2; shift 2 ;;
+        --split16) SPLIT16=$2; shift 2 ;;
         --reps) REPS=$2; shift 2 ;;
         --trials) TRIALS=$2; shift 2 ;;
         --sharing) SHARING=$2; shift 2 ;;
-        -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,53p' "$0"; exit 0 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -237,6 +244,9 @@ for pat in $PATTERNS; do
             if [ "$s" -ge 1048576 ]; then
                 run_bench "$build" "$pat" "$s" "$CALLS1M" "$FIXED_MODES" -fixed
                 run_bench "$build" "$pat" "$s" "$CALLS1M_DYN" "$DYN_MODES" -dyn
+            elif [ "$SPLIT16" -gt 1 ]; then
+                REPS=$SPLIT16 run_bench "$build" "$pat" "$s" $((CALLS16 / SPLIT16)) "$FIXED_MODES" -fixed
+                REPS=1 run_bench "$build" "$pat" "$s" "$CALLS16" "$DYN_MODES" -dyn
             else
                 run_bench "$build" "$pat" "$s" "$CALLS16" "$FIXED_MODES,$DYN_MODES" ""
             fi

@@ -26,14 +26,18 @@ PAT_NAME = {0: "mult. of 4", 1: "mult. of 2", 2: "first 2/leaf", 3: "first 4/lea
 
 def parse_raw(path):
     rows = {}
+    calls = 0
     with open(path) as f:
         for line in f:
+            m = re.search(r"calls=(\d+) reps=(\d+)", line)
+            if m:
+                calls = int(m.group(1)) * int(m.group(2))
             if not line.startswith("  "):
                 continue
             w = line.split()
             if len(w) < 4:
                 continue
-            rows[w[1]] = {"us": float(w[2]),
+            rows[w[1]] = {"us": float(w[2]), "calls": calls,
                           "lrn_calls": int(w[4]) if len(w) > 4 else 0,
                           "lrn_ms": float(w[5]) if len(w) > 5 else 0.0}
     return rows
@@ -107,11 +111,13 @@ def main():
     md.append("Times: mean us per call, max over ranks (dynamic modes include their "
               "learning calls).  best = fastest of the nine fixed algorithms.\n")
     md.append("| build | pattern | bytes | best fixed | best us | auto us | auto/best | "
-              "noprune/best | MPI default us | auto/default | cand. pruned/all | "
-              "learn ms pruned | learn ms unpruned |")
-    md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+              "auto after learning / best | noprune/best | MPI default us | auto/default | "
+              "cand. pruned/all | learn ms pruned | learn ms unpruned |")
+    md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     dat = []
     summary = defaultdict(list)
+    summary_steady = defaultdict(list)
+    summary_def = defaultdict(list)
     for key in sorted(cells, key=lambda k: (k[0], k[2], k[1])):
         b, pat, nb = key
         c = cells[key]
@@ -126,8 +132,15 @@ def main():
         trials = 2
         lp = c.get("auto", {}).get("lrn_calls", 0)
         lu = c.get("auto-noprune", {}).get("lrn_calls", 0)
-        md.append("| %s | %d (%s) | %d | %s | %.0f | %.0f | %.2f | %.2f | %.0f | %.2f | %s/%s | %.0f | %.0f |" % (
-            b, pat, PAT_NAME[pat], nb, best, bus, au, au / bus, an / bus, mp, au / mp,
+        ar = c.get("auto", {})
+        steady = float("nan")
+        if ar and ar["calls"] > ar["lrn_calls"]:
+            # the calls after learning (rank 0's count; learning time max over ranks)
+            steady = (ar["us"] * ar["calls"] - ar["lrn_ms"] * 1e3) / (ar["calls"] - ar["lrn_calls"])
+        summary_steady[(b, nb)].append(steady / bus)
+        summary_def[(b, nb)].append(au / mp)
+        md.append("| %s | %d (%s) | %d | %s | %.0f | %.0f | %.2f | %.2f | %.2f | %.0f | %.2f | %s/%s | %.0f | %.0f |" % (
+            b, pat, PAT_NAME[pat], nb, best, bus, au, au / bus, steady / bus, an / bus, mp, au / mp,
             lp // trials if lp else 1, lu // trials if lu else 1,
             c.get("auto", {}).get("lrn_ms", 0), c.get("auto-noprune", {}).get("lrn_ms", 0)))
         summary[(b, nb)].append(au / bus)
@@ -137,8 +150,11 @@ def main():
     md.append("cand. = candidates with / without pruning (learning calls of rank 0 / TRIALS 2; "
               "1 = no learning).  learn ms = time of the learning calls (max over ranks).\n")
     for (b, nb), v in sorted(summary.items()):
+        st = summary_steady[(b, nb)]
+        df = summary_def[(b, nb)]
         md.append("* %s, %d bytes: auto/best fixed over the placements: max %.2f, geometric "
-                  "mean %.2f" % (b, nb, max(v), gmean(v)))
+                  "mean %.2f; after learning: max %.2f, geometric mean %.2f; auto/MPI default: "
+                  "%.2f..%.2f" % (b, nb, max(v), gmean(v), max(st), gmean(st), min(df), max(df)))
     md.append("")
 
     # model check
