@@ -228,14 +228,18 @@ def main():
           "set output '%s'" % os.path.join(results, "times.png"),
           "set multiplot layout %d,1" % max(1, len(blocks)),
           "set style data histograms", "set style histogram clustered gap 1",
-          "set style fill solid 0.8 border -1", "set logscale y 2", "set yrange [0.8:*]",
+          "set termoption noenhanced",
+          "set style fill solid 0.8 border -1", "set logscale y 2", "set yrange [0.25:*]",
           "set ylabel 'time / best fixed'", "set key outside right",
           "set xlabel 'placement pattern'", "set grid y"]
     for i, (b, nb) in enumerate(blocks):
         gp.append("set title '%s, %d bytes per rank, 8 ranks'" % (b, nb))
+        colors = ["#9467bd", "#2ca02c", "#98df8a", "#d62728", "#ff9896", "#1f77b4",
+                  "#aec7e8", "#8c564b", "#c49c94", "#000000", "#7f7f7f", "#ff7f0e"]
         gp.append("plot " + ", ".join(
-            "'%s' index %d using %d:xtic(1) title '%s'" % (
-                os.path.join(results, "times.dat"), i, j + 2, n)
+            "'%s' index %d using %d:xtic(1) title '%s' lc rgb '%s'%s" % (
+                os.path.join(results, "times.dat"), i, j + 2, n, colors[j],
+                " fill pattern 4" if n.startswith("auto") else "")
             for j, n in enumerate(names)))
     gp.append("unset multiplot")
     with open(os.path.join(results, "times.gp"), "w") as f:
