@@ -5,8 +5,13 @@
  * algorithm; the header says so).  Like the paper's STAR benchmark, the
  * dynamic modes include their learning calls in the average.
  *   alltoall_bench [-n calls] [-s size[,size...]] [-m mode[,mode...]]
- * Output: one line per (size, mode): avg us per call (max over ranks), and
- * the slowdown against the fastest line of that size. */
+ * Output: one line per (size, mode): avg us per call (max over ranks), the
+ * slowdown against the fastest line of that size and, for the dynamic modes,
+ * the learning phase: calls spent learning and their total time (ms, max
+ * over ranks), from llc_coll_alltoall_learning() when the library has it.
+ * -r R repeats the whole mode list R times (interleaved: drifts of the
+ * machine's load hit every mode alike); the line shows the mean over the
+ * repetitions. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <mpi.h>
@@ -21,61 +26,86 @@ static const char *all_modes =
 
 int main(int argc, char **argv)
 {
-    int calls = 20;
+    int calls = 20, reps = 1;
     const char *sizes = "16384,1048576", *modes = all_modes;
     int opt;
-    while ((opt = getopt(argc, argv, "n:s:m:")) != -1) {
+    while ((opt = getopt(argc, argv, "n:s:m:r:")) != -1) {
         if (opt == 'n')
             calls = atoi(optarg);
         else if (opt == 's')
             sizes = optarg;
         else if (opt == 'm')
             modes = optarg;
+        else if (opt == 'r')
+            reps = atoi(optarg) > 0 ? atoi(optarg) : 1;
     }
     MPI_Init(&argc, &argv);
     int rank, P;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
+    typedef void (*learn_fn)(double *, long *, long *);
+    learn_fn learning = (learn_fn)dlsym(RTLD_DEFAULT, "llc_coll_alltoall_learning");
     if (rank == 0)
-        printf("# alltoall_bench: P=%d calls=%d llc_coll %s\n# %10s %-14s %12s %8s\n", P, calls,
-               dlsym(RTLD_DEFAULT, "llc_coll_alltoall") ? "interposed" : "NOT loaded", "bytes",
-               "mode", "avg_us", "vs_best");
+        printf("# alltoall_bench: P=%d calls=%d reps=%d llc_coll %s, learning stats %s\n"
+               "# %10s %-14s %12s %8s %8s %10s\n",
+               P, calls, reps, dlsym(RTLD_DEFAULT, "llc_coll_alltoall") ? "present" : "NOT loaded",
+               learning ? "yes" : "no", "bytes", "mode", "avg_us", "vs_best", "lrn_calls",
+               "lrn_ms");
     char *sz = strdup(sizes);
     for (char *ss = strtok(sz, ","); ss; ss = strtok(NULL, ",")) {
         long bytes = atol(ss);
         char *buf_s = malloc(bytes * P), *buf_r = malloc(bytes * P);
         memset(buf_s, rank, bytes * P);
         char names[32][32];
-        double avg[32];
+        double avg[32] = {0}, lrn_ms[32] = {0};
+        long lrn_calls[32] = {0};
         int nm = 0;
-        char *md = strdup(modes), *save = NULL;
-        for (char *m = strtok_r(md, ",", &save); m && nm < 32; m = strtok_r(NULL, ",", &save)) {
-            int noprune = strcmp(m, "auto-noprune") == 0;
-            setenv("LLC_ALLTOALL", noprune ? "auto" : m, 1);
-            if (noprune)
-                setenv("LLC_ALLTOALL_PRUNE", "0", 1);
-            else if (!getenv("LLC_BENCH_KEEP_PRUNE"))
-                unsetenv("LLC_ALLTOALL_PRUNE");
-            MPI_Comm comm; /* fresh state: reads the environment */
-            MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-            MPI_Barrier(comm);
-            double t0 = MPI_Wtime();
-            for (int i = 0; i < calls; i++)
-                MPI_Alltoall(buf_s, (int)bytes, MPI_BYTE, buf_r, (int)bytes, MPI_BYTE, comm);
-            double t = (MPI_Wtime() - t0) / calls, tmax;
-            MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
-            MPI_Comm_free(&comm);
-            snprintf(names[nm], sizeof names[nm], "%s", m);
-            avg[nm++] = tmax;
+        for (int rep = 0; rep < reps; rep++) {
+            char *md = strdup(modes), *save = NULL;
+            nm = 0;
+            for (char *m = strtok_r(md, ",", &save); m && nm < 32; m = strtok_r(NULL, ",", &save)) {
+                int noprune = strcmp(m, "auto-noprune") == 0;
+                setenv("LLC_ALLTOALL", noprune ? "auto" : m, 1);
+                if (noprune)
+                    setenv("LLC_ALLTOALL_PRUNE", "0", 1);
+                else if (!getenv("LLC_BENCH_KEEP_PRUNE"))
+                    unsetenv("LLC_ALLTOALL_PRUNE");
+                double ls0 = 0, ls1 = 0;
+                long lc0 = 0, lc1 = 0;
+                if (learning)
+                    learning(&ls0, &lc0, NULL);
+                MPI_Comm comm; /* fresh state: reads the environment */
+                MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+                MPI_Barrier(comm);
+                double t0 = MPI_Wtime();
+                for (int i = 0; i < calls; i++)
+                    MPI_Alltoall(buf_s, (int)bytes, MPI_BYTE, buf_r, (int)bytes, MPI_BYTE, comm);
+                double t = (MPI_Wtime() - t0) / calls, tmax;
+                MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+                if (learning)
+                    learning(&ls1, &lc1, NULL);
+                double lt = ls1 - ls0, ltmax;
+                MPI_Reduce(&lt, &ltmax, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+                MPI_Comm_free(&comm);
+                snprintf(names[nm], sizeof names[nm], "%s", m);
+                avg[nm] += tmax / reps;
+                lrn_ms[nm] += ltmax * 1e3 / reps;
+                lrn_calls[nm] = lc1 - lc0;
+                if (rank == 0) /* progress */
+                    fprintf(stderr, "  [rep %d] %ld %s %.1f us\n", rep + 1, bytes, m, tmax * 1e6);
+                nm++;
+            }
+            free(md);
         }
         if (rank == 0) {
             double best = 1e30;
             for (int i = 0; i < nm; i++)
                 best = avg[i] < best ? avg[i] : best;
             for (int i = 0; i < nm; i++)
-                printf("  %10ld %-14s %12.1f %8.2f\n", bytes, names[i], avg[i] * 1e6, avg[i] / best);
+                printf("  %10ld %-14s %12.1f %8.2f %8ld %10.1f\n", bytes, names[i], avg[i] * 1e6,
+                       avg[i] / best, lrn_calls[i], lrn_ms[i]);
         }
-        free(md);
+        fflush(stdout);
         free(buf_s);
         free(buf_r);
     }

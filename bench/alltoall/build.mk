@@ -7,7 +7,8 @@ MPICC ?= mpicc
 CXX ?= g++
 COLL := $(TOP)/src/coll
 MODEL_SRC := $(COLL)/model/params.cpp $(COLL)/model/p2p_ops.cpp $(COLL)/model/topology.cpp \
-	$(COLL)/model/cost.cpp $(COLL)/model/alltoall_model.cpp $(COLL)/alltoall/algorithms.cpp
+	$(COLL)/model/cost.cpp $(COLL)/model/alltoall_model.cpp $(COLL)/model/step_links.cpp \
+	$(COLL)/alltoall/algorithms.cpp
 
 all: $(OUT)/alltoall_bench $(OUT)/model_sweep
 

@@ -16,5 +16,7 @@ src_coll_libllccoll_la_SOURCES += \
 	src/coll/model/cost.hpp \
 	src/coll/model/cost.cpp \
 	src/coll/model/alltoall_model.hpp \
-	src/coll/model/alltoall_model.cpp
+	src/coll/model/alltoall_model.cpp \
+	src/coll/model/step_links.hpp \
+	src/coll/model/step_links.cpp
 EXTRA_DIST += src/coll/model/ricc.fabric

@@ -23,6 +23,10 @@ const char *env(const char *name)
 
 }  // namespace
 
+// llc_coll_alltoall_learning totals (process-wide)
+double g_learn_seconds = 0;
+long g_learn_calls = 0, g_learn_phases = 0;
+
 namespace alltoall {
 
 Config config_from_env()
@@ -53,6 +57,10 @@ Config config_from_env()
             std::fprintf(stderr, "llc_coll: LLC_ALLTOALL_MODEL=%s unknown, using hockney\n", s);
     if (const char *s = env("LLC_ALLTOALL_BS"))
         c.bs = std::string(s) == "process" ? model::BsVariant::process : model::BsVariant::paper;
+    if (const char *s = env("LLC_ALLTOALL_MODEL_SHARING"))
+        if (!model::sharing_mode_from_name(s, &c.sharing))
+            std::fprintf(stderr, "llc_coll: LLC_ALLTOALL_MODEL_SHARING=%s unknown, using %s\n", s,
+                         model::sharing_mode_name(c.sharing));
     if (const char *s = env("LLC_ALLTOALL_VERBOSE"))
         c.verbose = std::atoi(s);
     return c;
@@ -87,6 +95,22 @@ void set_topology(llc_coll_state_t *s, AlltoallState *a, const int *node_of_rank
     a->node_of_rank.resize(s->size);
     for (int r = 0; r < s->size; r++)
         a->node_of_rank[r] = node_of_rank ? node_of_rank[r] : r;
+    // LLC_COLL_NODES="n0,n1,...": the fabric node number of every rank of
+    // communicators of exactly that size (emulated clusters, where the MPI
+    // cannot tell the fabric's numbering; bench/alltoall/placement.sh).
+    if (const char *e = env("LLC_COLL_NODES")) {
+        std::vector<int> v;
+        for (const char *q = e; *q;) {
+            char *end;
+            long n = std::strtol(q, &end, 10);
+            if (end == q)
+                break;
+            v.push_back(static_cast<int>(n));
+            q = *end == ',' ? end + 1 : end;
+        }
+        if (static_cast<int>(v.size()) == s->size)
+            a->node_of_rank = v;
+    }
     a->fabric = f;
     a->analysis = model::analyze(a->fabric, a->node_of_rank, a->cfg.bs);
     a->have_topology = true;
@@ -123,8 +147,13 @@ int new_size_class(llc_coll_state_t *s, AlltoallState *a, const llc_coll_p2p_t *
             load_fabric_or_flat(nullptr, &f);
             set_topology(s, a, nullptr, f);
         }
-        out->predicted = model::predict_alltoall_all(a->cfg.model, s->size, double(bytes),
-                                                     a->params, a->analysis.sharing);
+        if (a->cfg.sharing == model::SharingMode::steps)
+            out->predicted = model::predict_alltoall_all_steps(a->cfg.model, a->fabric,
+                                                               a->node_of_rank, double(bytes),
+                                                               a->params);
+        else
+            out->predicted = model::predict_alltoall_all(a->cfg.model, s->size, double(bytes),
+                                                         a->params, a->analysis.sharing);
         cand = model::prune(out->predicted, a->cfg.prune);
     } else {
         for (int i = 0; i < alltoall::kNumAlgs; i++)
@@ -139,9 +168,10 @@ int new_size_class(llc_coll_state_t *s, AlltoallState *a, const llc_coll_p2p_t *
         else
             std::fprintf(stderr,
                          "llc_coll alltoall: P=%d bytes=%zu class=%d model=%s params=%s "
-                         "(L=%.3g B=%.3g) sharing=%.3f candidates:",
+                         "(L=%.3g B=%.3g) sharing=%s (paper factor %.3f) candidates:",
                          s->size, bytes, alltoall_size_class(bytes), model::kind_name(a->cfg.model),
-                         a->params.source.c_str(), a->params.L, a->params.B, a->analysis.sharing);
+                         a->params.source.c_str(), a->params.L, a->params.B,
+                         model::sharing_mode_name(a->cfg.sharing), a->analysis.sharing);
         for (Alg c : cand) {
             std::fprintf(stderr, " %s", alltoall::alg_name(c));
             if (!out->predicted.empty())
@@ -156,6 +186,16 @@ int new_size_class(llc_coll_state_t *s, AlltoallState *a, const llc_coll_p2p_t *
 }  // namespace llc::coll
 
 using namespace llc::coll;
+
+extern "C" void llc_coll_alltoall_learning(double *seconds, long *calls, long *phases)
+{
+    if (seconds)
+        *seconds = g_learn_seconds;
+    if (calls)
+        *calls = g_learn_calls;
+    if (phases)
+        *phases = g_learn_phases;
+}
 
 extern "C" int llc_coll_set_topology(llc_coll_state_t *state, const int *node_of_rank,
                                      const char *fabric_file)
@@ -203,10 +243,23 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
     }
     alltoall::Tuner &t = it->second.tuner;
     const Alg alg = t.current();
+    const bool in_learning = t.phase() == alltoall::Tuner::Phase::learning;
     double t0 = p2p->wtime(p2p->arg);
     int rc = alltoall::run(alg, p2p, sendbuf, recvbuf, bytes);
     if (rc)
         return rc;
+    struct LearnClock {  // counts the call (and its decision) if it was a learning call
+        bool on;
+        double t0;
+        const llc_coll_p2p_t *p;
+        ~LearnClock()
+        {
+            if (on) {
+                g_learn_seconds += p->wtime(p->arg) - t0;
+                g_learn_calls++;
+            }
+        }
+    } learn_clock{in_learning, t0, p2p};
     if (t.record(p2p->wtime(p2p->arg) - t0)) {
         const bool learning = t.phase() == alltoall::Tuner::Phase::learning;
         std::vector<double> d;
@@ -217,6 +270,8 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
         if (rc)
             return rc;
         t.apply(d);
+        if (learning)
+            g_learn_phases++;
         if (a->cfg.verbose && state->rank == 0) {
             if (learning) {
                 std::fprintf(stderr, "llc_coll alltoall: class %d learned:", cls);

@@ -12,6 +12,7 @@
 #include "alltoall/algorithms.hpp"
 #include "alltoall/tuner.hpp"
 #include "model/params.hpp"
+#include "model/step_links.hpp"
 #include "model/topology.hpp"
 
 namespace llc::coll::alltoall {
@@ -23,6 +24,7 @@ struct Config {
     TunerConfig tuner;                   // TRIALS, MONITOR_PERIOD, RELEARN
     model::Kind model = model::Kind::hockney;        // LLC_ALLTOALL_MODEL
     model::BsVariant bs = model::BsVariant::paper;   // LLC_ALLTOALL_BS
+    model::SharingMode sharing = model::SharingMode::steps;  // LLC_ALLTOALL_MODEL_SHARING
     int verbose = 0;                     // LLC_ALLTOALL_VERBOSE
 };
 // Reads the LLC_ALLTOALL* variables (unknown values: defaults + warning).

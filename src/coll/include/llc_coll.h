@@ -95,6 +95,13 @@ int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *p2p, const 
 int llc_coll_set_topology(llc_coll_state_t *state, const int *node_of_rank,
                           const char *fabric_file);
 
+/* Process-wide totals of the dynamic Alltoall's learning phases (all
+ * communicators, all size classes, since the library was loaded): local wall
+ * time of the calls made in a learning phase (including the decision
+ * reduce/broadcast), number of such calls, number of completed learning
+ * phases.  Any pointer may be NULL.  For benchmarks (take differences). */
+void llc_coll_alltoall_learning(double *seconds, long *calls, long *phases);
+
 #ifdef __cplusplus
 }
 #endif

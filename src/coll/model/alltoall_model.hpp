@@ -8,10 +8,24 @@
 #include "alltoall/algorithms.hpp"
 #include "model/cost.hpp"
 #include "model/params.hpp"
+#include "model/topology.hpp"
 
 namespace llc::coll::model {
 
-// procs P, bytes M per destination rank, sharing >= 1 (Analysis::sharing).
+// Per-step form: step_sharing[i] is the sharing of data step i (Bruck:
+// round i; the others: step i+1), as from alltoall_step_sharing().  Step
+// time = the model's message cost with that sharing; algorithm time = sum of
+// the steps plus the variant's tokens / barriers.  A shorter vector repeats
+// its last element (empty = 1).
+double predict_alltoall_steps(Kind k, alltoall::Alg a, int procs, double bytes, const Params &p,
+                              const std::vector<double> &step_sharing);
+// All nine with the per-step link analysis of `fabric` / `node_of_rank`
+// (procs = node_of_rank.size()).
+std::vector<double> predict_alltoall_all_steps(Kind k, const Fabric &fabric,
+                                               const std::vector<int> &node_of_rank, double bytes,
+                                               const Params &p);
+// procs P, bytes M per destination rank, sharing >= 1 (Analysis::sharing):
+// paper 002, the same factor for every step.
 double predict_alltoall(Kind k, alltoall::Alg a, int procs, double bytes, const Params &p,
                         double sharing);
 // All nine, indexed by static_cast<int>(Alg).

@@ -32,6 +32,8 @@ bool parse_fabric(std::istream &in, Fabric *f, std::string *err)
             ok = (ls >> r.hosts_per_leaf) && r.hosts_per_leaf >= 0;
         else if (key == "uplinks_per_leaf")
             ok = (ls >> r.uplinks_per_leaf) && r.uplinks_per_leaf >= 0;
+        else if (key == "uplink_speed")
+            ok = (ls >> r.uplink_speed) && r.uplink_speed > 0;
         else if (key == "route") {
             std::string rule;
             ok = (ls >> rule) && rule == "dest_mod_uplinks";
@@ -82,9 +84,10 @@ double rcv(double nul, double pn, double nnode, double ni, double maxn)
     return 1 + (nul * pn - 1) * (nnode - ni) * pn / (nnode * maxn - 1);
 }
 
-double bs_divisor(double pn, double ni, double nnode, double rcv_ij, BsVariant v)
+double bs_divisor(double pn, double ni, double nnode, double rcv_ij, BsVariant v,
+                  double uplink_speed)
 {
-    double inter = (nnode - ni) * rcv_ij * (v == BsVariant::process ? pn : 1.0);
+    double inter = (nnode - ni) * rcv_ij * (v == BsVariant::process ? pn : 1.0) / uplink_speed;
     return (pn - 1 + (ni - 1) * pn * pn + inter) / (nnode * pn - 1);
 }
 
@@ -123,7 +126,7 @@ Analysis analyze(const Fabric &f, const std::vector<int> &node_of_rank, BsVarian
             if (it == nul.end())
                 continue;  // no receiver behind this link: it limits nobody
             double r = rcv(it->second, a.pn, a.nnode, n_i, a.maxn);
-            double d = bs_divisor(a.pn, n_i, a.nnode, r, v);
+            double d = bs_divisor(a.pn, n_i, a.nnode, r, v, f.uplink_speed);
             a.links.push_back({leaf, j, n_i, it->second, r, d});
             a.sharing = std::max(a.sharing, d);
         }

@@ -18,6 +18,9 @@ struct Fabric {
     int leaves = 0;            // number of leaf switches (informational, 0 = unknown)
     int hosts_per_leaf = 0;    // node n is on leaf n / hosts_per_leaf (0: all on one leaf)
     int uplinks_per_leaf = 0;  // leaf -> upper links
+    // bandwidth of one uplink relative to a node link ("uplink_speed 0.5":
+    // half as fast); 1 in paper 002's fabric.
+    double uplink_speed = 1.0;
     // routing rule of inter-leaf traffic: the uplink is dest_node mod uplinks
     // (the only rule supported: "route dest_mod_uplinks").
     std::map<std::string, int> host_numbers;  // optional "host <name> <node number>"
@@ -39,7 +42,10 @@ enum class BsVariant { paper, process };
 // RCV_ij = 1 + (NUL_ij*Pn - 1) * (Nnode - N_i) * Pn / (Nnode*maxn - 1)
 double rcv(double nul, double pn, double nnode, double ni, double maxn);
 // B / BS_ij = (Pn - 1 + (N_i - 1)*Pn*Pn + (Nnode - N_i)*RCV_ij) / (Nnode*Pn - 1)
-double bs_divisor(double pn, double ni, double nnode, double rcv_ij, BsVariant v);
+// (uplink_speed < 1: RCV_ij / uplink_speed, the uplink's flows count more;
+// paper 002 has equal link speeds, uplink_speed 1)
+double bs_divisor(double pn, double ni, double nnode, double rcv_ij, BsVariant v,
+                  double uplink_speed = 1.0);
 
 struct LinkShare {
     int leaf, uplink;  // uplink -1: no uplink term (single leaf / flat)
