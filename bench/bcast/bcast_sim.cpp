@@ -101,7 +101,7 @@ Result run_opt(const Params &prm, int p, const std::vector<double> &enter, size_
         const std::uint64_t seq = static_cast<std::uint64_t>(it);
         const bool round = seq >= next_opt;
         Decision d;
-        d.interval = opt.interval();
+        d.interval = prm.interval_min;  // as BcastState::run while waiting for fresh reports
         if (round) {
             if (reports_due) {
                 view = pend_val;

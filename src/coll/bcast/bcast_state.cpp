@@ -214,7 +214,9 @@ int BcastState::run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root
                 if (r != rank && view_seq[r] <= change_seq)
                     fresh = false;
             Decision d;
-            d.interval = optimizer->interval();
+            // waiting for fresh reports: look again soon, not a whole
+            // (possibly long) interval later
+            d.interval = params.interval_min;
             if (fresh || ++stale_rounds >= 4) {
                 stale_rounds = 0;
                 d = optimizer->run(view, table);
