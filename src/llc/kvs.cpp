@@ -371,14 +371,31 @@ AddressBook::AddressBook(const Config &config, Bootstrap &boot, int rank, const 
 {
     if (!dist_)
         return;
-    std::map<int, int> leader_of_node; // temporary, k entries
-    for (int r = int(node_of_rank.size()) - 1; r >= 0; r--)
-        leader_of_node[node_of_rank[r]] = r;
-    leaders_.reserve(leader_of_node.size());
-    for (const auto &kv : leader_of_node)
-        leaders_.push_back(kv.second);
-    server_addr_.resize(leaders_.size());
-    if (leader_of_node[node_of_rank[rank]] == rank)
+    // Leader (lowest rank) of each node, in increasing node-id order.
+    const int n = int(node_of_rank.size());
+    int max_node = 0;
+    for (int node : node_of_rank)
+        max_node = std::max(max_node, node);
+    if (max_node < 4 * n) {
+        std::vector<int> leader_by_node(size_t(max_node) + 1, -1); // temporary
+        for (int r = n - 1; r >= 0; r--)
+            leader_by_node[size_t(node_of_rank[r])] = r;
+        for (int leader : leader_by_node)
+            if (leader >= 0)
+                leaders_.push_back(leader);
+    } else { // sparse node ids
+        std::map<int, int> leader_of_node;
+        for (int r = n - 1; r >= 0; r--)
+            leader_of_node[node_of_rank[r]] = r;
+        for (const auto &kv : leader_of_node)
+            leaders_.push_back(kv.second);
+    }
+    leaders_.shrink_to_fit();
+    int my_node = node_of_rank[rank];
+    bool leader = true;
+    for (int r = 0; r < rank && leader; r++)
+        leader = node_of_rank[r] != my_node;
+    if (leader)
         server_ = std::make_unique<KvsServer>(choose_publish_address(config.tcp_addr));
 }
 
@@ -407,11 +424,10 @@ int AddressBook::owner_of(const std::string &key) const { return leaders_[owner_
 
 const std::string &AddressBook::server_address(int leader)
 {
-    // leaders_ is in node order, which need not be rank order.
-    size_t i = size_t(std::find(leaders_.begin(), leaders_.end(), leader) - leaders_.begin());
-    if (server_addr_[i].empty())
-        server_addr_[i] = boot_.get(leader, kServerKey); // once per server used
-    return server_addr_[i];
+    auto it = server_addr_.find(leader);
+    if (it == server_addr_.end())
+        it = server_addr_.emplace(leader, boot_.get(leader, kServerKey)).first; // once per server used
+    return it->second;
 }
 
 void AddressBook::commit()
@@ -481,9 +497,10 @@ uint64_t AddressBook::cache_bytes(uint64_t *entries) const
         b += heap_bytes(e.tcp) + heap_bytes(e.udp);
         b += sizeof(void *) + sizeof(std::pair<const int, std::list<CacheEntry>::iterator>);
     }
-    b += uint64_t(leaders_.capacity()) * sizeof(int) + uint64_t(server_addr_.capacity()) * sizeof(std::string);
-    for (const std::string &s : server_addr_)
-        b += heap_bytes(s);
+    b += uint64_t(leaders_.capacity()) * sizeof(int);
+    b += uint64_t(server_addr_.bucket_count()) * sizeof(void *);
+    for (const auto &kv : server_addr_)
+        b += sizeof(void *) + sizeof(kv) + heap_bytes(kv.second);
     if (entries)
         *entries = lru_.size();
     return b;

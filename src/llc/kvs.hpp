@@ -110,7 +110,7 @@ private:
     int rank_;
     bool dist_;
     std::vector<int> leaders_;              // dist: leader rank of each node (k entries, node order)
-    std::vector<std::string> server_addr_;  // dist: fetched from the bootstrap on first use
+    std::unordered_map<int, std::string> server_addr_; // dist: by leader rank, fetched on first use
     std::unique_ptr<KvsServer> server_;     // dist, leaders only
     std::string own_[2];                    // dist: this process's addresses until commit()
     std::list<CacheEntry> lru_;             // dist: most recently used first
