@@ -40,7 +40,7 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_HYBRID_PERIOD_MS", "2000", "hybrid: length of one send-count period (ms)"},
         {"LLC_HYBRID_PROMOTE_MSGS", "256", "hybrid: sends per period that promote a destination to tcp"},
         {"LLC_MAX_RC_PER_NODE", "128", "hybrid: most tcp (RC-class) connections per node, split evenly among its processes"},
-        {"LLC_KVS", "pmi", "where endpoint addresses live: pmi (every process puts/gets through the bootstrap) or dist (KVS on the node leaders, bootstrap only for their addresses)"},
+        {"LLC_KVS", "dist", "where endpoint addresses live: pmi (every process puts/gets through the bootstrap) or dist (KVS on the node leaders, bootstrap only for their addresses)"},
         {"LLC_KVS_TIMEOUT_MS", "10000", "dist: a KVS put/lookup whose server does not answer for this many ms fails (LLC_ERR_PEER)"},
         {"LLC_KVS_CACHE", "1024", "dist: peer address entries cached after lookup (least recently used evicted; 0: no cache)"},
     };

@@ -40,7 +40,7 @@ struct Config {
 
     // Where endpoint addresses are published (doc/libllc.md, "Distributed KVS").
     enum class Kvs { Pmi, Dist };
-    Kvs kvs = Kvs::Pmi;                   // LLC_KVS
+    Kvs kvs = Kvs::Dist;                  // LLC_KVS
     uint64_t kvs_timeout_ms = 10000;      // LLC_KVS_TIMEOUT_MS
     size_t kvs_cache = 1024;              // LLC_KVS_CACHE: cached peer entries (0: no cache)
 

@@ -37,7 +37,8 @@ constexpr uint64_t kRetryPauseUs = 20000;
 
 const char *kind_name(AddrKind k) { return k == AddrKind::Tcp ? "tcp" : "udp"; }
 std::string pmi_key(AddrKind k, int rank) { return std::string("llc-") + kind_name(k) + "-" + std::to_string(rank); }
-const char *kServerKey = "llc-kvs";
+// Unique per leader: MPICH's PMI keys are global to the job, src_rank is only a hint.
+std::string server_key(int leader) { return "llc-kvs-" + std::to_string(leader); }
 
 uint64_t fnv1a64(const std::string &s)
 {
@@ -406,7 +407,7 @@ void AddressBook::start()
     if (!server_)
         return;
     server_->start();
-    boot_.put(kServerKey, server_->address());
+    boot_.put(server_key(rank_), server_->address());
 }
 
 void AddressBook::publish(AddrKind kind, const std::string &addr)
@@ -426,7 +427,7 @@ const std::string &AddressBook::server_address(int leader)
 {
     auto it = server_addr_.find(leader);
     if (it == server_addr_.end())
-        it = server_addr_.emplace(leader, boot_.get(leader, kServerKey)).first; // once per server used
+        it = server_addr_.emplace(leader, boot_.get(leader, server_key(leader))).first; // once per server used
     return it->second;
 }
 
