@@ -130,8 +130,13 @@ TEST(Kvs, TinyCacheStillDeliversEverything)
     plan.msgs_per_pair = 40;
     plan.max_size = 4096;
     LLC_EXPECT_JOB_OK(o, [&](TestProcess &p) {
-        TrafficResult r = run_traffic(p, plan);
+        llc_stats_t st{};
+        TrafficResult r = run_traffic(p, plan, &st);
         EXPECT_EQ(r.received, (unsigned long long)(plan.msgs_per_pair * n));
+        if (getenv("LLC_TEST_VERBOSE"))
+            fprintf(stderr, "rank %d: promotions %llu udp msgs %llu tcp msgs %llu\n", p.rank,
+                    (unsigned long long)st.rc_promotions, (unsigned long long)st.udp_msgs,
+                    (unsigned long long)st.tcp_msgs);
     });
 }
 
