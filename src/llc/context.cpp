@@ -96,7 +96,7 @@ void Context::create_transports()
         if (local_ranks.size() > 1)
             shm_ = std::make_unique<ShmTransport>(*this, job_id_, local_ranks);
         if (any_remote) {
-            kvs_ = std::make_unique<AddressBook>(config_, boot_, rank_, node_of_rank_);
+            kvs_ = std::make_unique<AddressBook>(config_, boot_, rank_, node_of_rank_, job_id_);
             kvs_->start(); // dist: a node leader's KVS server, its address through the bootstrap
             if (config_.net != Config::Net::Udp) {
                 tcp_ = std::make_unique<TcpTransport>(*this);

@@ -2,9 +2,11 @@
 //
 // Wire protocol of a KVS server (one tcp connection per request, closed by
 // the client after the reply):
-//   request:  op (1 byte: 'P' put, 'G' get), key length (2 bytes, network
-//             order), value length (4 bytes, network order), key, value
-//   reply:    status (1 byte: 0 found/stored, 1 no such key, 2 bad request),
+//   request:  op (1 byte: 'P' put, 'G' get), job tag (4 bytes: hash of the
+//             job id), key length (2 bytes), value length (4 bytes), key,
+//             value (integers in network order)
+//   reply:    status (1 byte: 0 found/stored, 1 no such key, 2 rejected:
+//             another job's tag),
 //             value length (4 bytes, network order), value
 #include "kvs.hpp"
 
@@ -34,6 +36,7 @@ constexpr size_t kMaxKey = 256;
 constexpr size_t kMaxValue = 4096;
 constexpr size_t kMaxServerConns = 4096;
 constexpr uint64_t kRetryPauseUs = 20000;
+constexpr size_t kHeader = 11; // op, job tag, key length, value length
 
 const char *kind_name(AddrKind k) { return k == AddrKind::Tcp ? "tcp" : "udp"; }
 std::string pmi_key(AddrKind k, int rank) { return std::string("llc-") + kind_name(k) + "-" + std::to_string(rank); }
@@ -86,7 +89,9 @@ void pause_us(uint64_t us)
 
 // ------------------------------------------------------------------ server
 
-KvsServer::KvsServer(const std::string &publish_ip)
+uint32_t kvs_job_tag(const std::string &job_id) { return uint32_t(fnv1a64(job_id)); }
+
+KvsServer::KvsServer(const std::string &publish_ip, uint32_t job_tag) : job_tag_(job_tag)
 {
     listener_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!listener_.valid())
@@ -196,19 +201,25 @@ bool KvsServer::serve(Conn &c)
         return errno == EAGAIN || errno == EINTR;
     c.in.append(buf, size_t(r));
     for (;;) {
-        if (c.in.size() < 7)
+        if (c.in.size() < kHeader)
             return true;
         char op = c.in[0];
-        size_t klen = get_u16(c.in.data() + 1);
-        size_t vlen = get_u32(c.in.data() + 3);
+        uint32_t tag = get_u32(c.in.data() + 1);
+        size_t klen = get_u16(c.in.data() + 5);
+        size_t vlen = get_u32(c.in.data() + 7);
         if ((op != 'P' && op != 'G') || klen > kMaxKey || vlen > kMaxValue)
             return false; // not a client of ours
-        if (c.in.size() < 7 + klen + vlen)
+        if (c.in.size() < kHeader + klen + vlen)
             return true;
-        std::string key = c.in.substr(7, klen);
-        std::string value = c.in.substr(7 + klen, vlen);
-        c.in.erase(0, 7 + klen + vlen);
-        handle(c, op, key, value);
+        std::string key = c.in.substr(kHeader, klen);
+        std::string value = c.in.substr(kHeader + klen, vlen);
+        c.in.erase(0, kHeader + klen + vlen);
+        if (tag != job_tag_) {
+            c.out.push_back(char(2));
+            put_u32(c.out, 0);
+        } else {
+            handle(c, op, key, value);
+        }
         ssize_t w = ::send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL);
         if (w < 0 && errno != EAGAIN && errno != EINTR)
             return false;
@@ -335,7 +346,7 @@ int try_request(const sockaddr_in &sa, const std::string &request, std::string *
 
 } // namespace
 
-int kvs_request(const std::string &server, int server_rank, char op, const std::string &key,
+int kvs_request(const std::string &server, int server_rank, uint32_t job_tag, char op, const std::string &key,
                 const std::string &value, std::string *reply, uint64_t deadline_us, uint64_t timeout_ms)
 {
     std::string what = std::string(op == 'P' ? "put" : "lookup") + " of key \"" + key +
@@ -345,6 +356,7 @@ int kvs_request(const std::string &server, int server_rank, char op, const std::
         throw Error(LLC_ERR_BOOTSTRAP, "LLC_KVS=dist: " + what + ": malformed server address");
     std::string request;
     request.push_back(op);
+    put_u32(request, job_tag);
     put_u16(request, uint16_t(key.size()));
     put_u32(request, uint32_t(value.size()));
     request += key;
@@ -355,7 +367,7 @@ int kvs_request(const std::string &server, int server_rank, char op, const std::
         if (status == 0 || status == 1)
             return status;
         if (status == 2)
-            throw Error(LLC_ERR_PEER, "LLC_KVS=dist: " + what + ": the server rejected the request");
+            throw Error(LLC_ERR_PEER, "LLC_KVS=dist: " + what + ": the server rejected the request (a KVS server of another job on that port?)");
         uint64_t now = monotonic_us();
         if (now >= deadline_us)
             break;
@@ -367,8 +379,9 @@ int kvs_request(const std::string &server, int server_rank, char op, const std::
 
 // ------------------------------------------------------------ address book
 
-AddressBook::AddressBook(const Config &config, Bootstrap &boot, int rank, const std::vector<int> &node_of_rank)
-    : config_(config), boot_(boot), rank_(rank), dist_(config.kvs == Config::Kvs::Dist)
+AddressBook::AddressBook(const Config &config, Bootstrap &boot, int rank, const std::vector<int> &node_of_rank,
+                         const std::string &job_id)
+    : config_(config), boot_(boot), rank_(rank), dist_(config.kvs == Config::Kvs::Dist), job_tag_(kvs_job_tag(job_id))
 {
     if (!dist_)
         return;
@@ -397,7 +410,11 @@ AddressBook::AddressBook(const Config &config, Bootstrap &boot, int rank, const 
     for (int r = 0; r < rank && leader; r++)
         leader = node_of_rank[r] != my_node;
     if (leader)
-        server_ = std::make_unique<KvsServer>(choose_publish_address(config.tcp_addr));
+        // The server is tcp; with LLC_NET=udp and LLC_UDP_ADDR set, that is the address the peers reach.
+        server_ = std::make_unique<KvsServer>(config.net == Config::Net::Udp && !config.udp_addr.empty()
+                                                  ? choose_publish_address(config.udp_addr, "LLC_UDP_ADDR")
+                                                  : choose_publish_address(config.tcp_addr),
+                                              job_tag_);
 }
 
 AddressBook::~AddressBook() = default;
@@ -438,7 +455,7 @@ void AddressBook::commit()
     std::string key = entry_key(rank_);
     int owner = owner_of(key);
     uint64_t deadline = monotonic_us() + config_.kvs_timeout_ms * 1000;
-    kvs_request(server_address(owner), owner, 'P', key, encode_entry(own_[0], own_[1]), nullptr, deadline,
+    kvs_request(server_address(owner), owner, job_tag_, 'P', key, encode_entry(own_[0], own_[1]), nullptr, deadline,
                 config_.kvs_timeout_ms);
     own_[0].clear();
     own_[0].shrink_to_fit();
@@ -459,7 +476,7 @@ std::string AddressBook::lookup(int rank, AddrKind kind)
         uint64_t deadline = monotonic_us() + config_.kvs_timeout_ms * 1000;
         std::string value;
         remote_lookups_++;
-        if (kvs_request(server_address(owner), owner, 'G', key, "", &value, deadline, config_.kvs_timeout_ms) != 0)
+        if (kvs_request(server_address(owner), owner, job_tag_, 'G', key, "", &value, deadline, config_.kvs_timeout_ms) != 0)
             throw Error(LLC_ERR_PEER, "LLC_KVS=dist: lookup of key \"" + key + "\" at the KVS server of rank " +
                                           std::to_string(owner) + ": no such key (rank " + std::to_string(rank) +
                                           " never stored its addresses)");

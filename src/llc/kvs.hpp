@@ -36,7 +36,8 @@ enum class AddrKind { Tcp = 0, Udp = 1 };
 class KvsServer {
 public:
     // Binds a listening socket on all interfaces; address() is publish_ip:port.
-    explicit KvsServer(const std::string &publish_ip);
+    // Requests carrying another job_tag are rejected.
+    KvsServer(const std::string &publish_ip, uint32_t job_tag);
     ~KvsServer();
     KvsServer(const KvsServer &) = delete;
     KvsServer &operator=(const KvsServer &) = delete;
@@ -57,6 +58,7 @@ private:
     bool serve(Conn &c); // false: close the connection
     void handle(Conn &c, char op, const std::string &key, const std::string &value);
 
+    uint32_t job_tag_;
     UniqueFd listener_;
     UniqueFd wake_; // eventfd: stop()
     std::string address_;
@@ -70,12 +72,14 @@ private:
 // Returns 0 (found, *value set), 1 (the server has no such key); throws
 // Error(LLC_ERR_PEER) naming the key and the server when the server cannot be
 // reached or does not answer before deadline_us (monotonic).
-int kvs_request(const std::string &server, int server_rank, char op, const std::string &key,
+uint32_t kvs_job_tag(const std::string &job_id);
+int kvs_request(const std::string &server, int server_rank, uint32_t job_tag, char op, const std::string &key,
                 const std::string &value, std::string *reply, uint64_t deadline_us, uint64_t timeout_ms);
 
 class AddressBook {
 public:
-    AddressBook(const Config &config, Bootstrap &boot, int rank, const std::vector<int> &node_of_rank);
+    AddressBook(const Config &config, Bootstrap &boot, int rank, const std::vector<int> &node_of_rank,
+                const std::string &job_id);
     ~AddressBook();
 
     bool distributed() const { return dist_; }
@@ -109,6 +113,7 @@ private:
     Bootstrap &boot_;
     int rank_;
     bool dist_;
+    uint32_t job_tag_;
     std::vector<int> leaders_;              // dist: leader rank of each node (k entries, node order)
     std::unordered_map<int, std::string> server_addr_; // dist: by leader rank, fetched on first use
     std::unique_ptr<KvsServer> server_;     // dist, leaders only

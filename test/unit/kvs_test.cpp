@@ -3,6 +3,7 @@
 // process instead of O(peers); a missing key and a dead KVS owner fail with a
 // clear error within LLC_KVS_TIMEOUT_MS; a tiny cache evicts and still works.
 #include "bootstrap.hpp"
+#include "clock.hpp"
 #include "config.hpp"
 #include "errors.hpp"
 #include "kvs.hpp"
@@ -155,7 +156,7 @@ TEST(Kvs, CacheEvictionRefetchesFromOwner)
         cfg.kvs = llc::Config::Kvs::Dist;
         cfg.kvs_cache = 2;
         cfg.kvs_timeout_ms = 5000;
-        llc::AddressBook book(cfg, boot, p.rank, p.nodes);
+        llc::AddressBook book(cfg, boot, p.rank, p.nodes, p.job_id);
         book.start();
         book.publish(llc::AddrKind::Tcp, "10.0.0.1:" + std::to_string(1000 + p.rank));
         book.publish(llc::AddrKind::Udp, "10.0.0.2:" + std::to_string(2000 + p.rank));
@@ -175,6 +176,33 @@ TEST(Kvs, CacheEvictionRefetchesFromOwner)
     });
 }
 
+// The protocol against one server in this process: put, get, a missing key,
+// and a request carrying another job's tag (rejected).
+TEST(Kvs, ServerAnswersPutGetAndRejectsOtherJobs)
+{
+    uint32_t tag = llc::kvs_job_tag("kvs-unit-job");
+    llc::KvsServer server("127.0.0.1", tag);
+    server.start();
+    const std::string &addr = server.address();
+    auto deadline = [] { return llc::monotonic_us() + 2000000; };
+    std::string value;
+    EXPECT_EQ(llc::kvs_request(addr, 0, tag, 'P', "addr/3", "1.2.3.4:5|", nullptr, deadline(), 2000), 0);
+    EXPECT_EQ(llc::kvs_request(addr, 0, tag, 'G', "addr/3", "", &value, deadline(), 2000), 0);
+    EXPECT_EQ(value, "1.2.3.4:5|");
+    EXPECT_EQ(llc::kvs_request(addr, 0, tag, 'G', "addr/4", "", &value, deadline(), 2000), 1);
+    try {
+        llc::kvs_request(addr, 0, tag + 1, 'G', "addr/3", "", &value, deadline(), 2000);
+        ADD_FAILURE() << "a request with another job's tag was answered";
+    } catch (const llc::Error &e) {
+        EXPECT_EQ(e.status(), LLC_ERR_PEER);
+        EXPECT_TRUE(contains(e.what(), "rejected")) << e.what();
+    }
+    uint64_t entries = 0;
+    EXPECT_GT(server.store_bytes(&entries), 0u);
+    EXPECT_EQ(entries, 1u);
+    server.stop();
+}
+
 // A key nobody stored: a clear error naming the key and the owner, well within the timeout.
 TEST(Kvs, MissingKeyFailsWithinTimeout)
 {
@@ -186,7 +214,7 @@ TEST(Kvs, MissingKeyFailsWithinTimeout)
         llc::Config cfg;
         cfg.kvs = llc::Config::Kvs::Dist;
         cfg.kvs_timeout_ms = 2000;
-        llc::AddressBook book(cfg, boot, p.rank, p.nodes);
+        llc::AddressBook book(cfg, boot, p.rank, p.nodes, p.job_id);
         book.start();
         book.publish(llc::AddrKind::Tcp, "10.0.0.1:1");
         boot.fence();
