@@ -14,6 +14,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/context.hpp \
 	src/llc/errors.cpp \
 	src/llc/errors.hpp \
+	src/llc/kvs.cpp \
+	src/llc/kvs.hpp \
 	src/llc/memory_mapping.hpp \
 	src/llc/outgoing_message.cpp \
 	src/llc/outgoing_message.hpp \

@@ -40,6 +40,9 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_HYBRID_PERIOD_MS", "2000", "hybrid: length of one send-count period (ms)"},
         {"LLC_HYBRID_PROMOTE_MSGS", "256", "hybrid: sends per period that promote a destination to tcp"},
         {"LLC_MAX_RC_PER_NODE", "128", "hybrid: most tcp (RC-class) connections per node, split evenly among its processes"},
+        {"LLC_KVS", "dist", "where endpoint addresses live: pmi (every process puts/gets through the bootstrap) or dist (KVS on the node leaders, bootstrap only for their addresses)"},
+        {"LLC_KVS_TIMEOUT_MS", "10000", "dist: a KVS put/lookup whose server does not answer for this many ms fails (LLC_ERR_PEER)"},
+        {"LLC_KVS_CACHE", "1024", "dist: peer address entries cached after lookup (least recently used evicted; 0: no cache)"},
     };
     return table;
 }
@@ -150,6 +153,19 @@ Config Config::from_environment()
     read_unsigned("LLC_HYBRID_PERIOD_MS", c.hybrid_period_ms, 1, uint64_t(1) << 40);
     read_unsigned("LLC_HYBRID_PROMOTE_MSGS", c.hybrid_promote_msgs, 1, uint64_t(1) << 40);
     read_unsigned("LLC_MAX_RC_PER_NODE", c.max_rc_per_node, 0, uint64_t(1) << 30);
+    if (const char *kvs = env_get("LLC_KVS"); kvs && *kvs) {
+        std::string k = kvs;
+        if (k == "pmi")
+            c.kvs = Kvs::Pmi;
+        else if (k == "dist")
+            c.kvs = Kvs::Dist;
+        else
+            throw Error(LLC_ERR_INVALID, "environment variable LLC_KVS=\"" + k +
+                                             "\" is not valid: expected pmi or dist");
+    }
+    read_unsigned("LLC_KVS_TIMEOUT_MS", c.kvs_timeout_ms, 1, uint64_t(1) << 40);
+    if (read_unsigned("LLC_KVS_CACHE", v, 0, uint64_t(1) << 24))
+        c.kvs_cache = v;
     read_bool("LLC_MEM_REPORT", c.mem_report);
     if (read_unsigned("LLC_MAX_CONTEXTS", v, 1, uint64_t(1) << 24))
         c.max_contexts = v;

@@ -38,6 +38,12 @@ struct Config {
     uint64_t hybrid_promote_msgs = 256;   // LLC_HYBRID_PROMOTE_MSGS
     uint64_t max_rc_per_node = 128;       // LLC_MAX_RC_PER_NODE
 
+    // Where endpoint addresses are published (doc/libllc.md, "Distributed KVS").
+    enum class Kvs { Pmi, Dist };
+    Kvs kvs = Kvs::Dist;                  // LLC_KVS
+    uint64_t kvs_timeout_ms = 10000;      // LLC_KVS_TIMEOUT_MS
+    size_t kvs_cache = 1024;              // LLC_KVS_CACHE: cached peer entries (0: no cache)
+
     // Throws Error(LLC_ERR_INVALID) naming the variable on a malformed value.
     static Config from_environment();
 };

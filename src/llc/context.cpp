@@ -3,6 +3,7 @@
 
 #include "clock.hpp"
 #include "errors.hpp"
+#include "kvs.hpp"
 #include "self_transport.hpp"
 #include "shm_transport.hpp"
 #include "tcp_transport.hpp"
@@ -95,6 +96,8 @@ void Context::create_transports()
         if (local_ranks.size() > 1)
             shm_ = std::make_unique<ShmTransport>(*this, job_id_, local_ranks);
         if (any_remote) {
+            kvs_ = std::make_unique<AddressBook>(config_, boot_, rank_, node_of_rank_, job_id_);
+            kvs_->start(); // dist: a node leader's KVS server, its address through the bootstrap
             if (config_.net != Config::Net::Udp) {
                 tcp_ = std::make_unique<TcpTransport>(*this);
                 tcp_->publish_address();
@@ -111,6 +114,13 @@ void Context::create_transports()
         failure = e;
     }
     boot_.fence();
+    if (!failure && kvs_) {
+        try {
+            kvs_->commit(); // dist: this process's entry, at its owner (the servers are known now)
+        } catch (const Error &e) {
+            failure = e;
+        }
+    }
     if (!failure && shm_) {
         try {
             shm_->attach_peers();

@@ -18,6 +18,7 @@
 
 namespace llc {
 
+class AddressBook;
 class SelfTransport;
 class ShmTransport;
 class TcpTransport;
@@ -49,6 +50,8 @@ public:
     const Config &config() const { return config_; }
     const std::string &job_id() const { return job_id_; }
     Bootstrap &bootstrap() { return boot_; }
+    // Where the transports publish and look up endpoint addresses (LLC_KVS).
+    AddressBook &addresses() { return *kvs_; }
     llc_stats_t &counters() { return stats_; }
     // Check order, count and run the handler.  Throws Error(LLC_ERR_PEER)
     // when the record is out of order (a protocol bug).
@@ -125,6 +128,7 @@ private:
     bool in_progress_ = false;
     ProgressBackoff backoff_;
 
+    std::unique_ptr<AddressBook> kvs_; // declared before the transports: destroyed after them
     std::unique_ptr<SelfTransport> self_;
     std::unique_ptr<ShmTransport> shm_;
     std::unique_ptr<TcpTransport> tcp_;

@@ -2,6 +2,7 @@
 #include "mem_accounting.hpp"
 
 #include "context.hpp"
+#include "kvs.hpp"
 #include "self_transport.hpp"
 #include "shm_transport.hpp"
 #include "stream_decoder.hpp"
@@ -34,7 +35,8 @@ const MemComponentInfo kInfo[size_t(MemComponent::Count)] = {
     {"shm_buffers", "communication buffers", 0, "shm: reassembly buffers, single-copy receive buffers"},
     {"send_queues", "communication buffers (packets in flight)", 0, "queued outgoing records with their copies"},
     {"self_transport", "other", 0, "self-send queue and gather buffer"},
-    {"bootstrap", "process manager (KVS)", 0, "bootstrap wrapper; the KVS is the caller's PMI"},
+    {"bootstrap", "process manager (KVS)", 0,
+     "bootstrap wrapper; LLC_KVS=dist: this leader's share of the KVS, peer address cache (LLC_KVS_CACHE)"},
 };
 
 template <class Queue> void add_queue(MemRegistry &r, const Queue &q)
@@ -123,6 +125,16 @@ MemRegistry MemWalk::measure(const Context &c)
     r.add(M::SeqNumbers, c.next_send_seq_.resident_bytes() + c.next_recv_seq_.resident_bytes(),
           c.next_send_seq_.size() + c.next_recv_seq_.size());
     r.add(M::Bootstrap, sizeof(Bootstrap), 1);
+    if (const AddressBook *k = c.kvs_.get()) {
+        // Items: KVS entries stored here (leaders) plus cached peer entries.
+        uint64_t cached = 0, stored = 0;
+        uint64_t bytes = sizeof(AddressBook) + k->cache_bytes(&cached);
+        r.add(M::Bootstrap, bytes, cached);
+        if (const KvsServer *s = k->server()) {
+            bytes = sizeof(KvsServer) + s->store_bytes(&stored);
+            r.add(M::Bootstrap, bytes, stored);
+        }
+    }
 
     if (const SelfTransport *s = c.self_.get()) {
         r.add(M::SelfTransport, sizeof(SelfTransport) + heap_bytes(s->queue_) + s->gather_.capacity(), 1);

@@ -41,7 +41,7 @@ enum class MemComponent : int {
     ShmBuffers,      // shm: decoder reassembly buffers, CMA receive buffers
     SendQueues,      // messages queued for sending (all transports), with copied headers/payloads
     SelfTransport,   // self: queue and gather buffer
-    Bootstrap,       // the bootstrap wrapper (the KVS itself lives in the caller's PMI)
+    Bootstrap,       // the bootstrap wrapper; LLC_KVS=dist: the leader's KVS share and the address cache
     Count
 };
 

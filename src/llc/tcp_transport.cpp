@@ -3,6 +3,7 @@
 
 #include "clock.hpp"
 #include "context.hpp"
+#include "kvs.hpp"
 #include "errors.hpp"
 #include "tcp_address.hpp"
 
@@ -23,7 +24,6 @@ constexpr size_t kDirectReadMin = 64 * 1024;
 constexpr size_t kReadBudgetPerCall = 8u << 20;
 constexpr int kMaxIovPerWrite = 64;
 
-std::string address_key(int rank) { return "llc-tcp-" + std::to_string(rank); }
 } // namespace
 
 TcpTransport::TcpTransport(Context &ctx) : ctx_(ctx)
@@ -50,7 +50,7 @@ TcpTransport::TcpTransport(Context &ctx) : ctx_(ctx)
 
 TcpTransport::~TcpTransport() = default;
 
-void TcpTransport::publish_address() { ctx_.bootstrap().put(address_key(ctx_.rank()), my_addr_); }
+void TcpTransport::publish_address() { ctx_.addresses().publish(AddrKind::Tcp, my_addr_); }
 
 // ---------------------------------------------------------------- sending
 
@@ -59,7 +59,7 @@ TcpTransport::OutConn &TcpTransport::out_conn(int dest)
     if (!out_[dest]) {
         auto c = std::make_unique<OutConn>();
         c->rank = dest;
-        c->addr = ctx_.bootstrap().get(dest, address_key(dest)); // first contact only
+        c->addr = ctx_.addresses().lookup(dest, AddrKind::Tcp); // first contact only
         c->queue.push_back(OutgoingMessage::make_control(Kind::Hello, ctx_.rank(), 0, my_addr_.data(), my_addr_.size()));
         start_connect(*c);
         out_live_.push_back(c.get());

@@ -3,6 +3,7 @@
 
 #include "clock.hpp"
 #include "context.hpp"
+#include "kvs.hpp"
 #include "errors.hpp"
 #include "tcp_address.hpp"
 
@@ -33,7 +34,6 @@ constexpr uint64_t kMaxLingerUs = 2000000;
 constexpr uint64_t kFastRetransmitDistance = 3;
 constexpr uint64_t kIdleReleaseUs = 1000000; // send queues / decoder of a peer idle this long are freed
 
-std::string address_key(int rank) { return "llc-udp-" + std::to_string(rank); }
 
 uint32_t fnv1a32(const std::string &s)
 {
@@ -88,7 +88,7 @@ UdpTransport::UdpTransport(Context &ctx)
 
 UdpTransport::~UdpTransport() = default;
 
-void UdpTransport::publish_address() { ctx_.bootstrap().put(address_key(ctx_.rank()), my_addr_); }
+void UdpTransport::publish_address() { ctx_.addresses().publish(AddrKind::Udp, my_addr_); }
 
 uint32_t UdpTransport::random()
 {
@@ -141,7 +141,7 @@ UdpTransport::Peer &UdpTransport::add_peer(int rank, const sockaddr_in *from)
     if (from) {
         p->addr = *from; // the datagram's source: no bootstrap lookup needed
     } else {
-        std::string text = ctx_.bootstrap().get(rank, address_key(rank)); // first contact only
+        std::string text = ctx_.addresses().lookup(rank, AddrKind::Udp); // first contact only
         if (!parse_ip_port(text, p->addr))
             throw Error(LLC_ERR_BOOTSTRAP, "rank " + std::to_string(rank) + " published a malformed udp address \"" +
                                                text + "\"");

@@ -21,7 +21,8 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/udp_test.cpp \
 	test/unit/mem_test.cpp \
 	test/unit/peer_table_test.cpp \
-	test/unit/info_test.cpp
+	test/unit/info_test.cpp \
+	test/unit/kvs_test.cpp
 test_unit_llc_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc \
 	-DLLC_SRCDIR='"$(abs_top_srcdir)/src/llc"'
 test_unit_llc_unit_tests_LDADD = src/llc/libllc.la $(GTEST_LIBS)

@@ -156,6 +156,7 @@ TEST(Errors, ConnectToUnresponsivePeerTimesOut)
 {
     JobOptions o = tcp_job({0, 1}, 30);
     o.env.push_back({"LLC_CONNECT_TIMEOUT_MS", "500"});
+    o.env.push_back({"LLC_KVS", "pmi"}); // the black-hole address is injected as the peer's bootstrap key
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
         // A listener whose accept queue is full drops SYNs: connect() hangs.
         int hole = socket(AF_INET, SOCK_STREAM, 0);

@@ -143,7 +143,16 @@ TEST(MemReport, MillionRankJobCountsTablesAndLazySequenceNumbers)
     p.boot.get = solo_get;
     p.boot.fence = solo_fence;
     llc_context_t *ctx = nullptr;
-    ASSERT_EQ(llc_init(&p, &ctx), LLC_OK) << llc_last_error(nullptr);
+    // One process playing rank 0 of 2^20: there are no other node leaders to
+    // run a distributed KVS (LLC_KVS=dist would fail storing its entry).
+    std::string saved_kvs = getenv("LLC_KVS") ? getenv("LLC_KVS") : "";
+    setenv("LLC_KVS", "pmi", 1);
+    int init_rc = llc_init(&p, &ctx);
+    if (saved_kvs.empty())
+        unsetenv("LLC_KVS");
+    else
+        setenv("LLC_KVS", saved_kvs.c_str(), 1);
+    ASSERT_EQ(init_rc, LLC_OK) << llc_last_error(nullptr);
     auto r = report(ctx);
     const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
     EXPECT_EQ(r["rank_table"].bytes, uint64_t(size) * sizeof(int));

@@ -43,6 +43,7 @@ struct TestProcess::Shared {
     int departed;
     unsigned generation;
     int nentries;
+    long puts, gets, fences;
     Entry entries[kMaxEntries];
 };
 
@@ -69,6 +70,7 @@ int TestProcess::put(void *arg, const char *key, const void *value, size_t len)
     if (std::strlen(key) > 64 || len > 1024)
         return -1;
     pthread_mutex_lock(&s->lock);
+    s->puts++;
     int rc = -1;
     if (s->nentries < kMaxEntries) {
         Shared::Entry &e = s->entries[s->nentries++];
@@ -85,6 +87,9 @@ int TestProcess::put(void *arg, const char *key, const void *value, size_t len)
 int TestProcess::get(void *arg, int src_rank, const char *key, void *value, size_t *len)
 {
     auto *self = static_cast<TestProcess *>(arg);
+    pthread_mutex_lock(&self->shared->lock);
+    self->shared->gets++;
+    pthread_mutex_unlock(&self->shared->lock);
     auto o = self->overrides_.find({src_rank, key});
     if (o != self->overrides_.end()) {
         if (o->second.size() > *len)
@@ -115,6 +120,7 @@ int TestProcess::fence(void *arg)
     pthread_mutex_lock(&s->lock);
     unsigned my_generation = s->generation;
     s->arrived++;
+    s->fences++;
     pthread_mutex_unlock(&s->lock);
     uint64_t deadline = now_ms() + kFenceTimeoutS * 1000;
     for (;;) {
@@ -167,6 +173,7 @@ std::vector<std::string> run_job(const JobOptions &options, const std::function<
     shared->size = size;
     shared->arrived = shared->departed = shared->nentries = 0;
     shared->generation = 0;
+    shared->puts = shared->gets = shared->fences = 0;
 
     std::string job_id = "gtest-" + std::to_string(getpid()) + "-" + std::to_string(job_counter++);
     std::fflush(stdout);
@@ -209,6 +216,11 @@ std::vector<std::string> run_job(const JobOptions &options, const std::function<
                                (WTERMSIG(status) == SIGALRM ? " (SIGALRM: timed out)" : ""));
         else
             failures.push_back("rank " + std::to_string(r) + ": exit status " + std::to_string(WEXITSTATUS(status)));
+    }
+    if (options.counts) {
+        options.counts->puts = shared->puts;
+        options.counts->gets = shared->gets;
+        options.counts->fences = shared->fences;
     }
     pthread_mutex_destroy(&shared->lock);
     munmap(mem, bytes);

@@ -17,10 +17,18 @@
 
 namespace llctest {
 
+// Bootstrap calls made by all the children of a job (filled in by run_job).
+struct BootstrapCounts {
+    long puts = 0;
+    long gets = 0;   // including failed ones
+    long fences = 0; // fence calls (one per process per fence)
+};
+
 struct JobOptions {
     std::vector<int> nodes;                                // node_of_rank; its size is the job size
     unsigned timeout_s = 60;                               // alarm() in every child
     std::vector<std::pair<std::string, std::string>> env;  // set in the children before the body
+    BootstrapCounts *counts = nullptr;                     // if set, receives the job's bootstrap call counts
 };
 
 class TestProcess {

@@ -1,0 +1,527 @@
+// kvs.cpp - the distributed address store (LLC_KVS=dist) and the pmi fallback.
+//
+// Wire protocol of a KVS server (one tcp connection per request, closed by
+// the client after the reply):
+//   request:  op (1 byte: 'P' put, 'G' get), job tag (4 bytes: hash of the
+//             job id), key length (2 bytes), value length (4 bytes), key,
+//             value (integers in network order)
+//   reply:    status (1 byte: 0 found/stored, 1 no such key, 2 rejected:
+//             another job's tag),
+//             value length (4 bytes, network order), value
+#include "kvs.hpp"
+
+#include "clock.hpp"
+#include "errors.hpp"
+#include "llc.h"
+#include "mem_accounting.hpp"
+#include "tcp_address.hpp"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace llc {
+
+namespace {
+
+constexpr size_t kMaxKey = 256;
+constexpr size_t kMaxValue = 4096;
+constexpr size_t kMaxServerConns = 4096;
+constexpr uint64_t kRetryPauseUs = 20000;
+constexpr size_t kHeader = 11; // op, job tag, key length, value length
+
+const char *kind_name(AddrKind k) { return k == AddrKind::Tcp ? "tcp" : "udp"; }
+std::string pmi_key(AddrKind k, int rank) { return std::string("llc-") + kind_name(k) + "-" + std::to_string(rank); }
+// Unique per leader: MPICH's PMI keys are global to the job, src_rank is only a hint.
+std::string server_key(int leader) { return "llc-kvs-" + std::to_string(leader); }
+
+uint64_t fnv1a64(const std::string &s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+void put_u16(std::string &s, uint16_t v)
+{
+    v = htons(v);
+    s.append(reinterpret_cast<const char *>(&v), 2);
+}
+void put_u32(std::string &s, uint32_t v)
+{
+    v = htonl(v);
+    s.append(reinterpret_cast<const char *>(&v), 4);
+}
+uint16_t get_u16(const char *p)
+{
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return ntohs(v);
+}
+uint32_t get_u32(const char *p)
+{
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return ntohl(v);
+}
+
+// An entry's value: "<tcp address>|<udp address>" (either may be empty).
+std::string encode_entry(const std::string &tcp, const std::string &udp) { return tcp + "|" + udp; }
+
+void pause_us(uint64_t us)
+{
+    timespec ts{time_t(us / 1000000), long(us % 1000000) * 1000};
+    nanosleep(&ts, nullptr);
+}
+
+} // namespace
+
+// ------------------------------------------------------------------ server
+
+uint32_t kvs_job_tag(const std::string &job_id) { return uint32_t(fnv1a64(job_id)); }
+
+KvsServer::KvsServer(const std::string &publish_ip, uint32_t job_tag) : job_tag_(job_tag)
+{
+    listener_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!listener_.valid())
+        throw_errno(LLC_ERR_SYSTEM, "socket() for the KVS server", errno);
+    int one = 1;
+    ::setsockopt(listener_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (::bind(listener_.get(), reinterpret_cast<sockaddr *>(&sa), sizeof(sa)) != 0)
+        throw_errno(LLC_ERR_SYSTEM, "bind() of the KVS server socket", errno);
+    if (::listen(listener_.get(), SOMAXCONN) != 0)
+        throw_errno(LLC_ERR_SYSTEM, "listen() on the KVS server socket", errno);
+    socklen_t len = sizeof(sa);
+    if (::getsockname(listener_.get(), reinterpret_cast<sockaddr *>(&sa), &len) != 0)
+        throw_errno(LLC_ERR_SYSTEM, "getsockname() of the KVS server socket", errno);
+    address_ = publish_ip + ":" + std::to_string(ntohs(sa.sin_port));
+    wake_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    if (!wake_.valid())
+        throw_errno(LLC_ERR_SYSTEM, "eventfd() for the KVS server", errno);
+}
+
+KvsServer::~KvsServer() { stop(); }
+
+void KvsServer::start()
+{
+    if (!thread_.joinable())
+        thread_ = std::thread([this] { run(); });
+}
+
+void KvsServer::stop()
+{
+    if (!thread_.joinable())
+        return;
+    stopping_ = true;
+    uint64_t one = 1;
+    ssize_t ignored = ::write(wake_.get(), &one, sizeof(one));
+    (void)ignored;
+    thread_.join();
+}
+
+uint64_t KvsServer::store_bytes(uint64_t *entries) const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    // Node of an unordered_map<string, string>: next pointer, the pair, the cached hash.
+    uint64_t b = uint64_t(store_.bucket_count()) * sizeof(void *);
+    for (const auto &kv : store_) {
+        b += sizeof(void *) + sizeof(kv) + sizeof(size_t);
+        b += heap_bytes(kv.first) + heap_bytes(kv.second);
+    }
+    if (entries)
+        *entries = store_.size();
+    return b;
+}
+
+void KvsServer::run()
+{
+    std::vector<std::unique_ptr<Conn>> conns;
+    std::vector<pollfd> fds;
+    while (!stopping_) {
+        fds.clear();
+        fds.push_back(pollfd{wake_.get(), POLLIN, 0});
+        fds.push_back(pollfd{listener_.get(), POLLIN, 0});
+        for (const auto &c : conns)
+            fds.push_back(pollfd{c->fd.get(), short(c->out.empty() ? POLLIN : POLLOUT), 0});
+        int n = ::poll(fds.data(), fds.size(), -1);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return;
+        }
+        if (fds[0].revents)
+            break;
+        std::vector<std::unique_ptr<Conn>> keep;
+        for (size_t i = 0; i < conns.size(); i++) {
+            if (fds[i + 2].revents == 0 || serve(*conns[i]))
+                keep.push_back(std::move(conns[i]));
+        }
+        conns.swap(keep);
+        if (fds[1].revents & POLLIN) {
+            while (conns.size() < kMaxServerConns) {
+                int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (fd < 0)
+                    break;
+                auto c = std::make_unique<Conn>();
+                c->fd.reset(fd);
+                conns.push_back(std::move(c));
+            }
+        }
+    }
+}
+
+bool KvsServer::serve(Conn &c)
+{
+    if (!c.out.empty()) {
+        ssize_t w = ::send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL);
+        if (w < 0)
+            return errno == EAGAIN || errno == EINTR;
+        c.out.erase(0, size_t(w));
+        return true;
+    }
+    char buf[4096];
+    ssize_t r = ::recv(c.fd.get(), buf, sizeof(buf), 0);
+    if (r == 0)
+        return false;
+    if (r < 0)
+        return errno == EAGAIN || errno == EINTR;
+    c.in.append(buf, size_t(r));
+    for (;;) {
+        if (c.in.size() < kHeader)
+            return true;
+        char op = c.in[0];
+        uint32_t tag = get_u32(c.in.data() + 1);
+        size_t klen = get_u16(c.in.data() + 5);
+        size_t vlen = get_u32(c.in.data() + 7);
+        if ((op != 'P' && op != 'G') || klen > kMaxKey || vlen > kMaxValue)
+            return false; // not a client of ours
+        if (c.in.size() < kHeader + klen + vlen)
+            return true;
+        std::string key = c.in.substr(kHeader, klen);
+        std::string value = c.in.substr(kHeader + klen, vlen);
+        c.in.erase(0, kHeader + klen + vlen);
+        if (tag != job_tag_) {
+            c.out.push_back(char(2));
+            put_u32(c.out, 0);
+        } else {
+            handle(c, op, key, value);
+        }
+        ssize_t w = ::send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL);
+        if (w < 0 && errno != EAGAIN && errno != EINTR)
+            return false;
+        if (w > 0)
+            c.out.erase(0, size_t(w));
+    }
+}
+
+void KvsServer::handle(Conn &c, char op, const std::string &key, const std::string &value)
+{
+    std::string found;
+    uint8_t status = 0;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (op == 'P') {
+            std::string &slot = store_[key];
+            slot = value;
+            slot.shrink_to_fit(); // entries by their real size
+        } else {
+            auto it = store_.find(key);
+            if (it == store_.end())
+                status = 1;
+            else
+                found = it->second;
+        }
+    }
+    c.out.push_back(char(status));
+    put_u32(c.out, uint32_t(found.size()));
+    c.out += found;
+}
+
+// ------------------------------------------------------------------ client
+
+namespace {
+
+// Wait for events on fd until deadline; false on timeout.
+bool wait_fd(int fd, short events, uint64_t deadline_us)
+{
+    for (;;) {
+        uint64_t now = monotonic_us();
+        if (now >= deadline_us)
+            return false;
+        pollfd p{fd, events, 0};
+        int ms = int(std::min<uint64_t>((deadline_us - now + 999) / 1000, 1000));
+        int n = ::poll(&p, 1, ms);
+        if (n > 0)
+            return true;
+        if (n < 0 && errno != EINTR)
+            return false;
+    }
+}
+
+// One attempt.  Returns the reply status (0/1/2) or -1 with *why set.
+int try_request(const sockaddr_in &sa, const std::string &request, std::string *reply, uint64_t deadline_us,
+                std::string *why)
+{
+    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd.valid()) {
+        *why = errno_message("socket()", errno);
+        return -1;
+    }
+    if (::connect(fd.get(), reinterpret_cast<const sockaddr *>(&sa), sizeof(sa)) != 0) {
+        if (errno != EINPROGRESS) {
+            *why = errno_message("connect()", errno);
+            return -1;
+        }
+        if (!wait_fd(fd.get(), POLLOUT, deadline_us)) {
+            *why = "connect() did not complete";
+            return -1;
+        }
+        int err = 0;
+        socklen_t len = sizeof(err);
+        ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+        if (err != 0) {
+            *why = errno_message("connect()", err);
+            return -1;
+        }
+    }
+    size_t sent = 0;
+    while (sent < request.size()) {
+        ssize_t w = ::send(fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+        if (w > 0) {
+            sent += size_t(w);
+            continue;
+        }
+        if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
+            if (!wait_fd(fd.get(), POLLOUT, deadline_us)) {
+                *why = "sending the request timed out";
+                return -1;
+            }
+            continue;
+        }
+        *why = errno_message("send()", errno);
+        return -1;
+    }
+    std::string in;
+    for (;;) {
+        if (in.size() >= 5 && in.size() >= 5 + size_t(get_u32(in.data() + 1))) {
+            if (reply)
+                *reply = in.substr(5, get_u32(in.data() + 1));
+            return uint8_t(in[0]);
+        }
+        char buf[4096];
+        ssize_t r = ::recv(fd.get(), buf, sizeof(buf), 0);
+        if (r > 0) {
+            in.append(buf, size_t(r));
+            continue;
+        }
+        if (r == 0) {
+            *why = "the server closed the connection before replying";
+            return -1;
+        }
+        if (errno == EAGAIN || errno == EINTR) {
+            if (!wait_fd(fd.get(), POLLIN, deadline_us)) {
+                *why = "no reply";
+                return -1;
+            }
+            continue;
+        }
+        *why = errno_message("recv()", errno);
+        return -1;
+    }
+}
+
+} // namespace
+
+int kvs_request(const std::string &server, int server_rank, uint32_t job_tag, char op, const std::string &key,
+                const std::string &value, std::string *reply, uint64_t deadline_us, uint64_t timeout_ms)
+{
+    std::string what = std::string(op == 'P' ? "put" : "lookup") + " of key \"" + key +
+                       "\" at the KVS server of rank " + std::to_string(server_rank) + " (" + server + ")";
+    sockaddr_in sa;
+    if (!parse_ip_port(server, sa))
+        throw Error(LLC_ERR_BOOTSTRAP, "LLC_KVS=dist: " + what + ": malformed server address");
+    std::string request;
+    request.push_back(op);
+    put_u32(request, job_tag);
+    put_u16(request, uint16_t(key.size()));
+    put_u32(request, uint32_t(value.size()));
+    request += key;
+    request += value;
+    std::string why = "no attempt made";
+    for (;;) {
+        int status = try_request(sa, request, reply, deadline_us, &why);
+        if (status == 0 || status == 1)
+            return status;
+        if (status == 2)
+            throw Error(LLC_ERR_PEER, "LLC_KVS=dist: " + what + ": the server rejected the request (a KVS server of another job on that port?)");
+        uint64_t now = monotonic_us();
+        if (now >= deadline_us)
+            break;
+        pause_us(std::min(kRetryPauseUs, deadline_us - now));
+    }
+    throw Error(LLC_ERR_PEER, "LLC_KVS=dist: " + what + " failed for " + std::to_string(timeout_ms) +
+                                  " ms (LLC_KVS_TIMEOUT_MS): " + why + "; is that node leader alive and reachable?");
+}
+
+// ------------------------------------------------------------ address book
+
+AddressBook::AddressBook(const Config &config, Bootstrap &boot, int rank, const std::vector<int> &node_of_rank,
+                         const std::string &job_id)
+    : config_(config), boot_(boot), rank_(rank), dist_(config.kvs == Config::Kvs::Dist), job_tag_(kvs_job_tag(job_id))
+{
+    if (!dist_)
+        return;
+    // Leader (lowest rank) of each node, in increasing node-id order.
+    const int n = int(node_of_rank.size());
+    int max_node = 0;
+    for (int node : node_of_rank)
+        max_node = std::max(max_node, node);
+    if (max_node < 4 * n) {
+        std::vector<int> leader_by_node(size_t(max_node) + 1, -1); // temporary
+        for (int r = n - 1; r >= 0; r--)
+            leader_by_node[size_t(node_of_rank[r])] = r;
+        for (int leader : leader_by_node)
+            if (leader >= 0)
+                leaders_.push_back(leader);
+    } else { // sparse node ids
+        std::map<int, int> leader_of_node;
+        for (int r = n - 1; r >= 0; r--)
+            leader_of_node[node_of_rank[r]] = r;
+        for (const auto &kv : leader_of_node)
+            leaders_.push_back(kv.second);
+    }
+    leaders_.shrink_to_fit();
+    int my_node = node_of_rank[rank];
+    bool leader = true;
+    for (int r = 0; r < rank && leader; r++)
+        leader = node_of_rank[r] != my_node;
+    if (leader)
+        // The server is tcp; with LLC_NET=udp and LLC_UDP_ADDR set, that is the address the peers reach.
+        server_ = std::make_unique<KvsServer>(config.net == Config::Net::Udp && !config.udp_addr.empty()
+                                                  ? choose_publish_address(config.udp_addr, "LLC_UDP_ADDR")
+                                                  : choose_publish_address(config.tcp_addr),
+                                              job_tag_);
+}
+
+AddressBook::~AddressBook() = default;
+
+void AddressBook::start()
+{
+    if (!server_)
+        return;
+    server_->start();
+    boot_.put(server_key(rank_), server_->address());
+}
+
+void AddressBook::publish(AddrKind kind, const std::string &addr)
+{
+    if (!dist_) {
+        boot_.put(pmi_key(kind, rank_), addr);
+        return;
+    }
+    own_[int(kind)] = addr;
+}
+
+size_t AddressBook::owner_index(const std::string &key, size_t nodes) { return size_t(fnv1a64(key) % nodes); }
+
+int AddressBook::owner_of(const std::string &key) const { return leaders_[owner_index(key, leaders_.size())]; }
+
+const std::string &AddressBook::server_address(int leader)
+{
+    auto it = server_addr_.find(leader);
+    if (it == server_addr_.end())
+        it = server_addr_.emplace(leader, boot_.get(leader, server_key(leader))).first; // once per server used
+    return it->second;
+}
+
+void AddressBook::commit()
+{
+    if (!dist_)
+        return;
+    std::string key = entry_key(rank_);
+    int owner = owner_of(key);
+    uint64_t deadline = monotonic_us() + config_.kvs_timeout_ms * 1000;
+    kvs_request(server_address(owner), owner, job_tag_, 'P', key, encode_entry(own_[0], own_[1]), nullptr, deadline,
+                config_.kvs_timeout_ms);
+    own_[0].clear();
+    own_[0].shrink_to_fit();
+    own_[1].clear();
+    own_[1].shrink_to_fit();
+}
+
+std::string AddressBook::lookup(int rank, AddrKind kind)
+{
+    if (!dist_)
+        return boot_.get(rank, pmi_key(kind, rank));
+    auto it = cache_.find(rank);
+    if (it != cache_.end()) {
+        lru_.splice(lru_.begin(), lru_, it->second);
+    } else {
+        std::string key = entry_key(rank);
+        int owner = owner_of(key);
+        uint64_t deadline = monotonic_us() + config_.kvs_timeout_ms * 1000;
+        std::string value;
+        remote_lookups_++;
+        if (kvs_request(server_address(owner), owner, job_tag_, 'G', key, "", &value, deadline, config_.kvs_timeout_ms) != 0)
+            throw Error(LLC_ERR_PEER, "LLC_KVS=dist: lookup of key \"" + key + "\" at the KVS server of rank " +
+                                          std::to_string(owner) + ": no such key (rank " + std::to_string(rank) +
+                                          " never stored its addresses)");
+        size_t bar = value.find('|');
+        if (bar == std::string::npos)
+            throw Error(LLC_ERR_PEER, "LLC_KVS=dist: key \"" + key + "\" at the KVS server of rank " +
+                                          std::to_string(owner) + " holds a malformed entry \"" + value + "\"");
+        if (config_.kvs_cache == 0) {
+            std::string addr = kind == AddrKind::Tcp ? value.substr(0, bar) : value.substr(bar + 1);
+            if (addr.empty())
+                throw Error(LLC_ERR_PEER, "rank " + std::to_string(rank) + " published no " + kind_name(kind) +
+                                              " address (is LLC_NET the same on every process?)");
+            return addr;
+        }
+        while (cache_.size() >= config_.kvs_cache) {
+            cache_.erase(lru_.back().rank);
+            lru_.pop_back();
+        }
+        lru_.push_front(CacheEntry{rank, value.substr(0, bar), value.substr(bar + 1)});
+        cache_[rank] = lru_.begin();
+    }
+    const CacheEntry &e = lru_.front();
+    const std::string &addr = kind == AddrKind::Tcp ? e.tcp : e.udp;
+    if (addr.empty())
+        throw Error(LLC_ERR_PEER, "rank " + std::to_string(rank) + " published no " + kind_name(kind) +
+                                      " address (is LLC_NET the same on every process?)");
+    return addr;
+}
+
+uint64_t AddressBook::cache_bytes(uint64_t *entries) const
+{
+    // list node: two pointers + entry; map node: next pointer + pair (+ no cached hash for int keys).
+    uint64_t b = uint64_t(cache_.bucket_count()) * sizeof(void *);
+    for (const CacheEntry &e : lru_) {
+        b += 2 * sizeof(void *) + sizeof(CacheEntry);
+        b += heap_bytes(e.tcp) + heap_bytes(e.udp);
+        b += sizeof(void *) + sizeof(std::pair<const int, std::list<CacheEntry>::iterator>);
+    }
+    b += uint64_t(leaders_.capacity()) * sizeof(int);
+    b += uint64_t(server_addr_.bucket_count()) * sizeof(void *);
+    for (const auto &kv : server_addr_)
+        b += sizeof(void *) + sizeof(kv) + heap_bytes(kv.second);
+    if (entries)
+        *entries = lru_.size();
+    return b;
+}
+
+} // namespace llc
