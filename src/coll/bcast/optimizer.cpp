@@ -143,6 +143,19 @@ Decision Optimizer::decide(const std::vector<double> &values, const Table &table
         }
     if (!have_mn || values[top] - mn < p_.min_gap)
         return d;
+    if (p_.outlier > 0) {
+        // act only on an outlier: max - median >= outlier * (median - min).
+        // Waits that are only scheduling noise spread evenly around their
+        // median; processes held up by a busy one stand far above it.
+        std::vector<double> rest;
+        for (int r = 0; r < size_; r++)
+            if (r != root_)
+                rest.push_back(values[r]);
+        std::nth_element(rest.begin(), rest.begin() + rest.size() / 2, rest.end());
+        const double med = rest[rest.size() / 2];
+        if (values[top] - med < p_.outlier * (med - mn))
+            return d;
+    }
     // Processes below one busy process all wait about as long.  The max-wait
     // process gives its position to the chosen candidate, so among the
     // near-max ones take the one at the position with fewest sends (a leaf

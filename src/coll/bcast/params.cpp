@@ -59,6 +59,7 @@ Params Params::from_env()
     get_double("LLC_BCAST_STABLE", p.stable);
     get_double("LLC_BCAST_MIN_GAP", p.min_gap);
     get_double("LLC_BCAST_NEAR_ZERO", p.near_zero);
+    get_double("LLC_BCAST_OUTLIER", p.outlier);
     get_double("LLC_BCAST_NEAR_MAX", p.near_max);
     get_double("LLC_BCAST_ACCEPT_TOL", p.accept_tol);
     get_int("LLC_BCAST_TABU", p.tabu);

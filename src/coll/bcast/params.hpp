@@ -23,6 +23,7 @@ struct Params {
     int interval_max = 1024;       // LLC_BCAST_INTERVAL_MAX
     double stable = 0.25;          // LLC_BCAST_STABLE: |dTotal|/Total <= stable doubles
     double min_gap = 50e-6;        // LLC_BCAST_MIN_GAP: act only if max-min wait >= [s]
+    double outlier = 0.0;          // LLC_BCAST_OUTLIER: act only if max-median >= f*(median-min); 0 = off
     double near_zero = 0.02;       // LLC_BCAST_NEAR_ZERO: candidates <= min + f*(max-min)
     double near_max = 0.1;         // LLC_BCAST_NEAR_MAX: M among values >= max - f*(max-min)
     double accept_tol = 0.01;      // LLC_BCAST_ACCEPT_TOL: |dTotal| within: "unchanged"
