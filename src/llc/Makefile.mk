@@ -29,6 +29,7 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/shm_transport.hpp \
 	src/llc/stream_decoder.cpp \
 	src/llc/stream_decoder.hpp \
+	src/llc/string_hash.hpp \
 	src/llc/tcp_address.cpp \
 	src/llc/tcp_address.hpp \
 	src/llc/tcp_transport.cpp \

@@ -527,11 +527,8 @@ void Context::finalize()
         }
     };
 
-    uint64_t deadline = monotonic_us() + config_.finalize_timeout_ms * 1000;
-    // Hybrid: finish the switches in flight (no new ones), so that nothing is
-    // sent on a path after its goodbye.
-    policy_frozen_ = true;
-    while (switching_count_ > 0 && monotonic_us() <= deadline) {
+    // one progress call; its error is noted, finalize goes on
+    auto progress_noting = [&] {
         try {
             int rc = progress(nullptr);
             if (rc < 0)
@@ -539,19 +536,20 @@ void Context::finalize()
         } catch (const Error &e) {
             note(e.status(), e.what());
         }
-    }
+    };
+
+    uint64_t deadline = monotonic_us() + config_.finalize_timeout_ms * 1000;
+    // Hybrid: finish the switches in flight (no new ones), so that nothing is
+    // sent on a path after its goodbye.
+    policy_frozen_ = true;
+    while (switching_count_ > 0 && monotonic_us() <= deadline)
+        progress_noting();
     if (tcp_)
         tcp_->say_goodbye(); // queued behind any data still pending
     if (udp_)
         udp_->say_goodbye();
     for (;;) {
-        try {
-            int rc = progress(nullptr);
-            if (rc < 0)
-                note(rc, last_error_);
-        } catch (const Error &e) {
-            note(e.status(), e.what());
-        }
+        progress_noting();
         bool pending = sends_pending();
         if (shm_)
             shm_->mark_drained_where_idle();

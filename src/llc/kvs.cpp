@@ -14,6 +14,7 @@
 #include "errors.hpp"
 #include "llc.h"
 #include "mem_accounting.hpp"
+#include "string_hash.hpp"
 #include "tcp_address.hpp"
 
 #include <arpa/inet.h>
@@ -42,16 +43,6 @@ const char *kind_name(AddrKind k) { return k == AddrKind::Tcp ? "tcp" : "udp"; }
 std::string pmi_key(AddrKind k, int rank) { return std::string("llc-") + kind_name(k) + "-" + std::to_string(rank); }
 // Unique per leader: MPICH's PMI keys are global to the job, src_rank is only a hint.
 std::string server_key(int leader) { return "llc-kvs-" + std::to_string(leader); }
-
-uint64_t fnv1a64(const std::string &s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : s) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 void put_u16(std::string &s, uint16_t v)
 {

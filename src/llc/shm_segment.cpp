@@ -2,6 +2,7 @@
 #include "shm_segment.hpp"
 
 #include "errors.hpp"
+#include "string_hash.hpp"
 #include "llc.h"
 #include "unique_fd.hpp"
 
@@ -16,16 +17,6 @@ namespace llc {
 
 namespace {
 constexpr uint64_t kSegmentMagic = 0x4c4c432d53484d31ull; // "LLC-SHM1"
-
-uint64_t fnv1a64(const std::string &s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : s) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 size_t slot_stride(size_t ring_bytes) { return sizeof(RingControl) + ring_bytes; }
 } // namespace

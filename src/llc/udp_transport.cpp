@@ -5,6 +5,7 @@
 #include "context.hpp"
 #include "kvs.hpp"
 #include "errors.hpp"
+#include "string_hash.hpp"
 #include "tcp_address.hpp"
 
 #include <linux/errqueue.h>
@@ -33,17 +34,6 @@ constexpr uint64_t kMaxRtoUs = 200000;
 constexpr uint64_t kMaxLingerUs = 2000000;
 constexpr uint64_t kFastRetransmitDistance = 3;
 constexpr uint64_t kIdleReleaseUs = 1000000; // send queues / decoder of a peer idle this long are freed
-
-
-uint32_t fnv1a32(const std::string &s)
-{
-    uint32_t h = 2166136261u;
-    for (unsigned char c : s) {
-        h ^= c;
-        h *= 16777619u;
-    }
-    return h;
-}
 
 void set_buffer_size(int fd, int force_opt, int opt, size_t bytes)
 {
