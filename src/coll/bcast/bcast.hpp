@@ -91,6 +91,7 @@ struct BcastState {
 
   private:
     int collect_reports(const llc_coll_p2p_t *p2p);
+    int complete_report(const llc_coll_p2p_t *p2p);  // wait for the report in flight, if any
     void apply(const bcast::Header &h);
 };
 

@@ -126,14 +126,18 @@ int BcastState::collect_reports(const llc_coll_p2p_t *p2p)
     return 0;
 }
 
+int BcastState::complete_report(const llc_coll_p2p_t *p2p)
+{
+    if (!report_req)
+        return 0;
+    void *r = report_req;
+    report_req = nullptr;
+    return p2p->waitall(p2p->arg, 1, &r);
+}
+
 int BcastState::quiesce(const llc_coll_p2p_t *p2p)
 {
-    int rc = 0;
-    if (report_req) {
-        void *r = report_req;
-        report_req = nullptr;
-        rc = p2p->waitall(p2p->arg, 1, &r);
-    }
+    int rc = complete_report(p2p);
     if (rank == opt_root && reports_due) {
         reports_due = false;
         int rc2 = collect_reports(p2p);
@@ -149,25 +153,14 @@ void BcastState::apply(const Header &h)
         return;
     stats.rounds++;
     if (h.nswaps > 0) {
-        // positions (in the optimizer's tree) whose subtree gets a new path
-        // from the root: the swapped positions and all their descendants
-        std::vector<int> moved;
+        std::vector<std::pair<int, int>> swaps;
         for (int i = 0; i < h.nswaps && i < 2; i++) {
             int a = h.swaps[i][0], b = h.swaps[i][1];
-            if (a < 0 || b < 0 || a >= size || b >= size)
-                continue;
-            moved.push_back(table.position(a, opt_root));
-            moved.push_back(table.position(b, opt_root));
-            table.swap(a, b);
+            if (a >= 0 && b >= 0 && a < size && b < size)
+                swaps.emplace_back(a, b);
         }
-        // every process below a moved position waits for another chain of
-        // senders now: its history describes a tree that no longer exists
-        changed.clear();
-        for (int p : moved)
-            for (int q = p; q < subtree_end(p, size); q++)
-                changed.push_back(table.real_at(q, opt_root));
-        std::sort(changed.begin(), changed.end());
-        changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+        // a process whose path from O changed starts a new history
+        changed = swap_and_list_moved(table, opt_root, swaps);
         if (std::binary_search(changed.begin(), changed.end(), rank))
             profile.reset_history();
         change_seq = seq + 1;
@@ -310,12 +303,8 @@ int BcastState::run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root
             }
             // nonblocking: O receives it at the start of its next round; the
             // request is completed before the next report reuses the buffer
-            if (report_req) {
-                void *r = report_req;
-                report_req = nullptr;
-                if ((rc = p2p->waitall(p2p->arg, 1, &r)))
-                    return rc;
-            }
+            if ((rc = complete_report(p2p)))
+                return rc;
             report_out = Report{profile.reported(), my_sample_seq};
             if ((rc = p2p->isend(p2p->arg, &report_out, sizeof report_out, opt_root, TAG_REPORT,
                                  &report_req)))

@@ -1,5 +1,6 @@
 #include "tree.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace llc::coll::bcast {
@@ -61,6 +62,25 @@ bool Table::assign(const std::vector<int> &vr)
     version_++;
     rehash();
     return true;
+}
+
+std::vector<int> swap_and_list_moved(Table &table, int root,
+                                     const std::vector<std::pair<int, int>> &swaps)
+{
+    const int size = table.size();
+    std::vector<int> moved;  // positions; a swap keeps the set of positions
+    for (const auto &s : swaps) {
+        moved.push_back(table.position(s.first, root));
+        moved.push_back(table.position(s.second, root));
+        table.swap(s.first, s.second);
+    }
+    std::vector<int> changed;
+    for (int p : moved)
+        for (int q = p; q < subtree_end(p, size); q++)
+            changed.push_back(table.real_at(q, root));
+    std::sort(changed.begin(), changed.end());
+    changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+    return changed;
 }
 
 }  // namespace llc::coll::bcast

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace llc::coll::bcast {
@@ -107,5 +108,12 @@ class Table {
     std::uint64_t checksum_ = 0;
     std::uint64_t version_ = 0;
 };
+
+// Applies the swaps (pairs of real ranks, in order) to `table` and returns,
+// sorted, the processes whose path from `root` changed: those at the swapped
+// positions and in their subtrees.  Their wait history describes a tree that
+// no longer exists (BcastState::apply and the simulator both use this).
+std::vector<int> swap_and_list_moved(Table &table, int root,
+                                     const std::vector<std::pair<int, int>> &swaps);
 
 }  // namespace llc::coll::bcast
