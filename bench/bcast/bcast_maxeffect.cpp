@@ -28,18 +28,12 @@
 #include <string>
 #include <vector>
 
-namespace {
+#include "../../src/coll/bcast/tree.hpp"
+#include "bench_util.hpp"
 
-std::vector<std::string> split(const char *s)
-{
-    std::vector<std::string> v;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ','))
-        if (!item.empty())
-            v.push_back(item);
-    return v;
-}
+using namespace bcast_bench;
+
+namespace {
 
 volatile double sink;
 
@@ -48,9 +42,7 @@ void workload(int n, bool mm)
     if (n <= 0)
         return;
     if (!mm) {
-        double ns = static_cast<double>(n) * n * n;
-        timespec ts{static_cast<time_t>(ns / 1e9), static_cast<long>(static_cast<long long>(ns) % 1000000000LL)};
-        nanosleep(&ts, nullptr);
+        sleep_ns(static_cast<double>(n) * n * n);
         return;
     }
     static std::vector<double> a, b, c;
@@ -67,16 +59,6 @@ void workload(int n, bool mm)
                 c[i * n + j] += x * b[k * n + j];
         }
     sink = c[0];
-}
-
-int top_mask(int size)
-{
-    int m = 1;
-    if (size <= 1)
-        return 0;
-    while (m * 2 < size)
-        m *= 2;
-    return m;
 }
 
 }  // namespace
@@ -104,7 +86,7 @@ int main(int argc, char **argv)
         else if (!std::strcmp(argv[i], "-w"))
             mm = std::strcmp(argv[i + 1], "sleep") != 0;
     }
-    const int loaded = top_mask(size);
+    const int loaded = llc::coll::bcast::top_mask(size);
     const bool lib = dlsym(RTLD_DEFAULT, "llc_coll_pmpi_bcast_info") != nullptr;
     if (rank == 0)
         std::printf("# %d procs, loaded real rank %d, %d repetitions, workload %s, library %s\n",
@@ -121,17 +103,7 @@ int main(int argc, char **argv)
             const int bytes = std::atoi(ss.c_str());
             buf.assign(bytes > 0 ? bytes : 1, 1);
             for (auto &mode : modes) {
-                unsetenv("LLC_BCAST_TABLE");
-                if (mode == "Ori")
-                    setenv("LLC_BCAST", "binomial", 1);
-                else if (mode == "MPI")
-                    setenv("LLC_BCAST", "mpich", 1);
-                else if (mode == "Opt")
-                    setenv("LLC_BCAST", "vrank", 1);
-                else {
-                    setenv("LLC_BCAST", "binomial", 1);
-                    setenv("LLC_BCAST_TABLE", ide, 1);
-                }
+                set_bcast_mode(mode, ide);
                 MPI_Comm comm;
                 MPI_Comm_dup(MPI_COMM_WORLD, &comm);
                 for (int it = 0; it < iters; it++) {

@@ -23,6 +23,10 @@
 #include <cstring>
 #include <vector>
 
+#include "bench_util.hpp"
+
+using namespace bcast_bench;
+
 namespace {
 
 volatile double sink;
@@ -32,24 +36,13 @@ void workload(long k, bool mm, double ns_per)
     if (k <= 0)
         return;
     if (!mm) {
-        const double ns = k * ns_per;
-        timespec ts{static_cast<time_t>(ns / 1e9), static_cast<long>(static_cast<long long>(ns) % 1000000000LL)};
-        nanosleep(&ts, nullptr);
+        sleep_ns(k * ns_per);
         return;
     }
     double a = 1.0000001, s = 0;
     for (long i = 0; i < k; i++)
         s = s * a + 1e-9;
     sink = s;
-}
-
-// splitmix64: the load of `rank` in `pattern`, reproducible on any machine
-std::uint64_t mix(std::uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
 }
 
 double run_mode(const char *mode, long load, bool mm, double ns_per, int iters, std::vector<char> &buf,
@@ -113,8 +106,7 @@ int main(int argc, char **argv)
                     size, patterns, iters, bytes, max_load,
                     mm ? "multiply-adds" : "sleep");
     for (int p = 0; p < patterns; p++) {
-        const std::uint64_t h = mix((static_cast<std::uint64_t>(p) << 32) ^ static_cast<std::uint64_t>(rank));
-        const long load = static_cast<long>(h % static_cast<std::uint64_t>(max_load + 1));
+        const long load = static_cast<long>(random_load(p, rank, static_cast<std::uint64_t>(max_load)));
         const double ori = run_mode("binomial", load, mm, ns_per, iters, buf, rank, size);
         const double opt = run_mode("vrank", load, mm, ns_per, iters, buf, rank, size);
         if (rank == 0) {

@@ -32,6 +32,7 @@
 #include "bcast/optimizer.hpp"
 #include "bcast/profile.hpp"
 #include "bcast/sim_model.hpp"
+#include "bench_util.hpp"
 
 using namespace llc::coll::bcast;
 
@@ -62,15 +63,7 @@ std::vector<double> one_loaded(int p, int loaded, double work)
     return enter;
 }
 
-std::uint64_t mix(std::uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
-Result run_static(const Table &t, int p, const std::vector<double> &enter, size_t bytes, int iters,
+Result run_static(const Table &t, const std::vector<double> &enter, size_t bytes, int iters,
                   const LogGP &m)
 {
     Result r;
@@ -134,20 +127,11 @@ Result run_opt(const Params &prm, int p, const std::vector<double> &enter, size_
             }
             reports_due = true;
             if (d.nswaps > 0) {
-                // as BcastState::apply: every process in the subtrees of the
-                // swapped positions restarts its history
-                std::vector<int> moved;
-                for (int i = 0; i < d.nswaps; i++) {
-                    moved.push_back(table.position(d.swaps[i].a, 0));
-                    moved.push_back(table.position(d.swaps[i].b, 0));
-                    table.swap(d.swaps[i].a, d.swaps[i].b);
-                }
-                changed.clear();
-                for (int q0 : moved)
-                    for (int q = q0; q < subtree_end(q0, p); q++)
-                        changed.push_back(table.real_at(q, 0));
-                std::sort(changed.begin(), changed.end());
-                changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+                // as BcastState::apply
+                std::vector<std::pair<int, int>> swaps;
+                for (int k = 0; k < d.nswaps; k++)
+                    swaps.emplace_back(d.swaps[k].a, d.swaps[k].b);
+                changed = swap_and_list_moved(table, 0, swaps);
                 for (int y : changed)
                     prof[y].reset_history();
                 change_seq = seq + 1;
@@ -214,12 +198,11 @@ int main(int argc, char **argv)
                 for (int pat = 0; pat < random_patterns; pat++) {
                     std::vector<double> enter(p, 0.0);
                     for (int r = 0; r < p; r++) {
-                        const std::uint64_t h = mix((static_cast<std::uint64_t>(pat) << 32) ^
-                                                    static_cast<std::uint64_t>(r));
-                        enter[r] = static_cast<double>(h % static_cast<std::uint64_t>(max_mult + 1)) / flops;
+                        enter[r] = static_cast<double>(bcast_bench::random_load(
+                                       pat, r, static_cast<std::uint64_t>(max_mult))) / flops;
                     }
                     const size_t bytes = static_cast<size_t>(sd);
-                    Result ori = run_static(Table(p), p, enter, bytes, iters, m);
+                    Result ori = run_static(Table(p), enter, bytes, iters, m);
                     Result opr = run_opt(prm, p, enter, bytes, iters, m);
                     ratios.push_back(opr.average / ori.average);
                     std::printf("%6d %9zu %4d %10.4f %10.4f %7.3f\n", p, bytes, pat, ori.average * 1e3,
@@ -250,8 +233,8 @@ int main(int argc, char **argv)
             for (double sd : sizes) {
                 const size_t bytes = static_cast<size_t>(sd);
                 const std::vector<double> enter = one_loaded(p, loaded, work);
-                Result ori = run_static(Table(p), p, enter, bytes, iters, m);
-                Result idr = run_static(ide, p, enter, bytes, iters, m);
+                Result ori = run_static(Table(p), enter, bytes, iters, m);
+                Result idr = run_static(ide, enter, bytes, iters, m);
                 Result opr = run_opt(prm, p, enter, bytes, iters, m);
                 std::printf("%6d %5g %9zu | %9.4f %9.4f %9.4f | %9.4f %9.4f %9.4f | %d\n", p, n,
                             bytes, ori.overall * 1e3, opr.overall * 1e3, idr.overall * 1e3,

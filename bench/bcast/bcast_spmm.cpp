@@ -31,6 +31,11 @@
 #include <string>
 #include <vector>
 
+#include "../../src/coll/bcast/tree.hpp"
+#include "bench_util.hpp"
+
+using namespace bcast_bench;
+
 namespace {
 
 struct Ccs {
@@ -38,14 +43,6 @@ struct Ccs {
     std::vector<int> colptr, rowidx;  // sorted row indices per column
     std::vector<double> val;
 };
-
-std::uint64_t mix(std::uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
 
 Ccs generate(int n, double r, double c)
 {
@@ -106,36 +103,6 @@ int extract_row(const Ccs &a, int i, int *cols, double *vals)
     return k;
 }
 
-std::vector<std::string> split(const char *s)
-{
-    std::vector<std::string> v;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ','))
-        if (!item.empty())
-            v.push_back(item);
-    return v;
-}
-
-int top_mask(int size)
-{
-    int m = 1;
-    if (size <= 1)
-        return 0;
-    while (m * 2 < size)
-        m *= 2;
-    return m;
-}
-
-int nchildren(int pos, int size)
-{
-    int n = 0;
-    for (int m = pos == 0 ? top_mask(size) : (pos & -pos) / 2; m > 0; m /= 2)
-        if (pos + m < size)
-            n++;
-    return n;
-}
-
 }  // namespace
 
 int main(int argc, char **argv)
@@ -188,7 +155,8 @@ int main(int argc, char **argv)
         std::iota(pos.begin(), pos.end(), 1);
         std::iota(procs.begin(), procs.end(), 1);
         std::stable_sort(pos.begin(), pos.end(), [&](int x, int y) {
-            const int cx = nchildren(x, size), cy = nchildren(y, size);
+            const int cx = llc::coll::bcast::tree_nchildren(x, size);
+            const int cy = llc::coll::bcast::tree_nchildren(y, size);
             if (cx != cy)
                 return cx < cy;
             return __builtin_popcount(x) > __builtin_popcount(y);
@@ -217,18 +185,10 @@ int main(int argc, char **argv)
     };
     std::vector<Res> res;
     for (auto &mode : modes) {
-        unsetenv("LLC_BCAST_TABLE");
-        if (mode == "Ori")
-            setenv("LLC_BCAST", "binomial", 1);
-        else if (mode == "MPI")
-            setenv("LLC_BCAST", "mpich", 1);
-        else if (mode == "Opt") {
-            setenv("LLC_BCAST", "vrank", 1);
+        set_bcast_mode(mode, ide);
+        if (mode == "Opt") {  // the paper's settings for this benchmark
             setenv("LLC_BCAST_INTERVAL", "16", 0);
             setenv("LLC_BCAST_MEAN3", "1", 0);
-        } else {
-            setenv("LLC_BCAST", "binomial", 1);
-            setenv("LLC_BCAST_TABLE", ide.c_str(), 1);
         }
         MPI_Comm comm;
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);

@@ -1,7 +1,7 @@
 ## GoogleTest tests of the virtual-rank broadcast (src/coll/bcast) and the
 ## simulator (bench/bcast/bcast_sim).  Included from the top-level Makefile.am.
 noinst_PROGRAMS += bench/bcast/bcast_sim
-bench_bcast_bcast_sim_SOURCES = bench/bcast/bcast_sim.cpp
+bench_bcast_bcast_sim_SOURCES = bench/bcast/bcast_sim.cpp bench/bcast/bench_util.hpp
 bench_bcast_bcast_sim_CPPFLAGS = -I$(top_srcdir)/src/coll/include -I$(top_srcdir)/src/coll
 bench_bcast_bcast_sim_LDADD = src/coll/libllccoll.la
 
