@@ -83,7 +83,7 @@ Result run_opt(const Params &prm, int p, const std::vector<double> &enter, size_
     Table table(p);
     Optimizer opt(prm, p, 0);
     std::vector<Profile> prof(p, Profile(prm));
-    std::vector<double> view(p, 0.0), pend_val(p, 0.0);
+    std::vector<double> view(p, 0.0), pend_val(p, 0.0), noise(p, 0.0), pend_noise(p, 0.0);
     std::vector<std::uint64_t> view_seq(p, 0), pend_seq(p, 0), sample_seq(p, 0);
     bool reports_due = false;
     std::uint64_t next_opt = 0, change_seq = 0;
@@ -98,17 +98,19 @@ Result run_opt(const Params &prm, int p, const std::vector<double> &enter, size_
         if (round) {
             if (reports_due) {
                 view = pend_val;
+                noise = pend_noise;
                 view_seq = pend_seq;
                 reports_due = false;
             }
             view[0] = prof[0].reported();
+            noise[0] = prof[0].noise();
             bool fresh = true;
             for (int x : changed)
                 if (x != 0 && view_seq[x] <= change_seq)
                     fresh = false;
             if (fresh || ++stale >= 4) {
                 stale = 0;
-                d = opt.run(view, table);
+                d = opt.run(view, noise, table);
             }
         }
         SimBcast s = simulate_bcast(table, 0, enter, bytes + kHeader, m);
@@ -123,6 +125,7 @@ Result run_opt(const Params &prm, int p, const std::vector<double> &enter, size_
                 if (prof[x].should_report())
                     prof[x].take_report();
                 pend_val[x] = prof[x].reported();
+                pend_noise[x] = prof[x].noise();
                 pend_seq[x] = sample_seq[x];
             }
             reports_due = true;

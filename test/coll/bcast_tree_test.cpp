@@ -182,3 +182,30 @@ TEST(BcastProfile, ReportOnlyAfterFiftyPercentChange)
     EXPECT_DOUBLE_EQ(f.take_report(), 0.0);
     EXPECT_DOUBLE_EQ(f.reported(), 0.0);
 }
+
+// The noise estimate: a one-off hiccup raises the value and the noise alike
+// (so the gap it makes is never significant against its own noise), a
+// steady wait leaves the noise decaying towards zero, and a history reset
+// (the process moved) keeps the noise.
+TEST(BcastProfile, NoiseFollowsSpreadNotLevel)
+{
+    Params p;  // i = 2
+    Profile f(p);
+    f.sample(100e-6);
+    EXPECT_DOUBLE_EQ(f.noise(), 100e-6);  // one sample: as uncertain as it is large
+    for (int k = 0; k < 40; k++)
+        f.sample(100e-6);
+    EXPECT_NEAR(f.value(), 100e-6, 1e-12);
+    EXPECT_LT(f.noise(), 1e-8);  // steady: the noise decays by 3/4 per sample
+    f.sample(10e-3);             // one hiccup of 10 ms
+    const double base = 100e-6;
+    for (int k = 0; k < 20; k++) {
+        EXPECT_GE(f.noise(), f.value() - base) << "after " << k << " steady samples";
+        f.sample(base);
+    }
+    const double before = f.noise();
+    f.reset_history();
+    f.sample(3e-3);  // new position: the value restarts, the noise stays
+    EXPECT_DOUBLE_EQ(f.value(), 3e-3);
+    EXPECT_DOUBLE_EQ(f.noise(), before);
+}

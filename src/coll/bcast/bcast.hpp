@@ -13,8 +13,8 @@
 //    broadcast, every process applies it right after the broadcast, so the
 //    next broadcast uses the new table everywhere.
 //  * Reports: at the end of an optimization round every process except O
-//    sends O one 16-byte report (the value it last reported under the >= 50 %
-//    rule and the sequence number of its last sample).  O receives them at
+//    sends O one 24-byte report (the value it last reported under the >= 50 %
+//    rule, its wait noise and the sequence number of its last sample).  O receives them at
 //    the start of the next round (one round late, so O is never held up by a
 //    process that is still inside the current round).
 #pragma once
@@ -47,9 +47,10 @@ static_assert(sizeof(Header) == 40, "header layout");
 
 struct Report {
     double value;              // last reported evaluation value
+    double noise;              // the process's current wait noise (Profile::noise)
     std::uint64_t sample_seq;  // sequence number of the last sample (+1; 0 = none)
 };
-static_assert(sizeof(Report) == 16, "report layout");
+static_assert(sizeof(Report) == 24, "report layout");
 
 struct Stats {
     std::uint64_t rounds = 0;        // optimization rounds seen
@@ -73,13 +74,14 @@ struct BcastState {
     // optimizer side (O only)
     std::unique_ptr<bcast::Optimizer> optimizer;
     std::vector<double> view;             // values last reported by each process
+    std::vector<double> view_noise;       // and their noises
     std::vector<std::uint64_t> view_seq;  // sample_seq of each process's last report
     std::vector<bcast::Report> rbuf;
     bool reports_due = false;             // previous round's reports not yet received
     std::uint64_t change_seq = 0;         // table last changed after bcast change_seq-1
     std::vector<int> changed;             // processes whose path from O changed then
     int stale_rounds = 0;                 // rounds skipped waiting for fresh reports
-    bcast::Report report_out{0, 0};       // report in flight (processes other than O)
+    bcast::Report report_out{0, 0, 0};       // report in flight (processes other than O)
     void *report_req = nullptr;
     std::vector<unsigned char> tmp;       // header + data (small messages)
     bcast::Stats stats;

@@ -102,7 +102,7 @@ int BcastState::run_binomial(const llc_coll_p2p_t *p2p, void *buf, size_t bytes,
 
 int BcastState::collect_reports(const llc_coll_p2p_t *p2p)
 {
-    rbuf.assign(size, Report{0, 0});
+    rbuf.assign(size, Report{0, 0, 0});
     std::vector<void *> reqs;
     reqs.reserve(size);
     int rc = 0;
@@ -121,6 +121,7 @@ int BcastState::collect_reports(const llc_coll_p2p_t *p2p)
         if (r == rank)
             continue;
         view[r] = rbuf[r].value;
+        view_noise[r] = rbuf[r].noise;
         view_seq[r] = rbuf[r].sample_seq;
     }
     return 0;
@@ -178,6 +179,7 @@ int BcastState::run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root
         if (rank == opt_root) {
             optimizer.reset(new Optimizer(params, size, opt_root));
             view.assign(size, 0.0);
+            view_noise.assign(size, 0.0);
             view_seq.assign(size, 0);
         }
     }
@@ -201,6 +203,7 @@ int BcastState::run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root
             if (profile.should_report())
                 profile.take_report();
             view[rank] = profile.reported();
+            view_noise[rank] = profile.noise();
             view_seq[rank] = my_sample_seq;
             bool fresh = true;
             for (int r : changed)
@@ -212,7 +215,7 @@ int BcastState::run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root
             d.interval = params.interval_min;
             if (fresh || ++stale_rounds >= 4) {
                 stale_rounds = 0;
-                d = optimizer->run(view, table);
+                d = optimizer->run(view, view_noise, table);
             }
             h.nswaps = d.nswaps;
             h.interval = d.interval;
@@ -223,7 +226,8 @@ int BcastState::run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root
             if (params.verbose >= 3) {
                 std::fprintf(stderr, "llc_coll bcast seq %llu: view", static_cast<unsigned long long>(seq));
                 for (int r = 0; r < size; r++)
-                    std::fprintf(stderr, " %d@%d:%.0fus", r, table.position(r, opt_root), view[r] * 1e6);
+                    std::fprintf(stderr, " %d@%d:%.0f~%.0fus", r, table.position(r, opt_root),
+                                 view[r] * 1e6, view_noise[r] * 1e6);
                 std::fprintf(stderr, "%s\n", fresh ? "" : " (stale)");
             }
             if (params.verbose >= 2 && d.nswaps > 0) {
@@ -305,7 +309,7 @@ int BcastState::run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root
             // request is completed before the next report reuses the buffer
             if ((rc = complete_report(p2p)))
                 return rc;
-            report_out = Report{profile.reported(), my_sample_seq};
+            report_out = Report{profile.reported(), profile.noise(), my_sample_seq};
             if ((rc = p2p->isend(p2p->arg, &report_out, sizeof report_out, opt_root, TAG_REPORT,
                                  &report_req)))
                 return rc;

@@ -11,11 +11,16 @@ Optimizer::Optimizer(const Params &p, int size, int root)
 {
 }
 
-void Optimizer::update_interval(double total)
+double Optimizer::significant(double base, double rel_tol, double noise_total) const
+{
+    return std::max(rel_tol * std::max(base, p_.floor), p_.noise_z * noise_total);
+}
+
+void Optimizer::update_interval(double total, double noise_total)
 {
     if (have_prev_) {
-        double change = std::fabs(total - prev_total_) / std::max(prev_total_, p_.floor);
-        if (change <= p_.stable)
+        const double change = std::fabs(total - prev_total_);
+        if (change <= significant(prev_total_, p_.stable, noise_total))
             interval_ = std::min(interval_ * 2, p_.interval_max);
         else
             interval_ = std::max(interval_ / 2, p_.interval_min);
@@ -73,6 +78,14 @@ std::vector<int> Optimizer::rank_max_candidates(std::vector<int> cand,
 
 Decision Optimizer::run(const std::vector<double> &values, const Table &table)
 {
+    return run(values, std::vector<double>(), table);
+}
+
+Decision Optimizer::run(const std::vector<double> &values, const std::vector<double> &noise,
+                        const Table &table)
+{
+    noise_ = noise;
+    noise_.resize(size_, 0.0);
     Decision d = decide(values, table);
     // a swap on trial is judged at the next optimize phase that has fresh
     // data, not a whole (possibly long) interval later: a bad trial costs a
@@ -88,16 +101,21 @@ Decision Optimizer::decide(const std::vector<double> &values, const Table &table
     barred_.erase(std::remove_if(barred_.begin(), barred_.end(),
                                  [&](const Barred &x) { return x.until < phase_; }),
                   barred_.end());
-    double total = 0;
+    double total = 0, noise2 = 0;
     for (double v : values)
         total += v;
-    update_interval(total);
+    for (double e : noise_)
+        noise2 += e * e;
+    // the processes' noises are independent: the total's is their root sum of squares
+    const double noise_total = std::sqrt(noise2);
+    update_interval(total, noise_total);
     Decision d;
     d.interval = interval_;
 
     if (st_ == State::pending) {
-        double rel = (total - base_total_) / std::max(base_total_, p_.floor);
-        if (rel > p_.accept_tol) {
+        const double delta = total - base_total_;
+        const double tol = significant(base_total_, p_.accept_tol, noise_total);
+        if (delta > tol) {
             // the swap increased the total wait: undo it, try the next candidate
             d.add(max_, cand_[k_]);
             bar(max_, cand_[k_]);
@@ -112,7 +130,7 @@ Decision Optimizer::decide(const std::vector<double> &values, const Table &table
             return d;
         }
         accepted++;
-        if (rel >= -p_.accept_tol) {
+        if (delta >= -tol) {
             // unchanged: keep it and search again from this profile (as the
             // paper does), but never by swapping the same pair back
             bar(max_, cand_[k_]);
@@ -135,13 +153,18 @@ Decision Optimizer::decide(const std::vector<double> &values, const Table &table
     if (top < 0)
         return d;
     double mn = 0;
-    bool have_mn = false;
+    int bottom = -1;
     for (int r = 0; r < size_; r++)
-        if (r != root_ && r != top && (!have_mn || values[r] < mn)) {
+        if (r != root_ && r != top && (bottom < 0 || values[r] < mn)) {
             mn = values[r];
-            have_mn = true;
+            bottom = r;
         }
-    if (!have_mn || values[top] - mn < p_.min_gap)
+    if (bottom < 0 || values[top] - mn < p_.min_gap)
+        return d;
+    // a gap that the two processes' own noise explains is no reason to move:
+    // a scheduling hiccup raises one value and its noise alike, a busy
+    // neighbour raises the value every time and the noise not at all
+    if (values[top] - mn < p_.noise_z * (noise_[top] + noise_[bottom]))
         return d;
     if (p_.outlier > 0) {
         // act only on an outlier: max - median >= outlier * (median - min).

@@ -31,7 +31,12 @@ class Optimizer {
     int root() const { return root_; }
     int interval() const { return interval_; }
     // One optimize phase.  The caller applies the decision's swaps in order.
+    // `noise` (optional, one entry per process) is each process's reported
+    // wait noise (Profile::noise); with Params::noise_z > 0 a difference
+    // counts only when it stands out against it (see doc/coll-bcast.md).
     Decision run(const std::vector<double> &values, const Table &table);
+    Decision run(const std::vector<double> &values, const std::vector<double> &noise,
+                 const Table &table);
 
     // statistics
     int tried = 0;   // swaps tried
@@ -49,7 +54,9 @@ class Optimizer {
   private:
     enum class State { search, pending, settled };
     Decision decide(const std::vector<double> &values, const Table &table);
-    void update_interval(double total);
+    void update_interval(double total, double noise_total);
+    // the smallest change of the total wait that is not noise
+    double significant(double base, double rel_tol, double noise_total) const;
     // A swap that did not lower the total wait (undone, or kept as
     // "unchanged") is barred for `Params::tabu` optimize phases.  Without
     // this, a max-wait process below a busy one is swapped with the busy
@@ -69,6 +76,7 @@ class Optimizer {
     size_t k_ = 0;            // the candidate currently swapped with max_
     double base_total_ = 0;   // total wait before the pending swap
     std::vector<double> settled_view_;
+    std::vector<double> noise_;  // noise of the current run (zeros if none given)
     bool have_prev_ = false;
     double prev_total_ = 0;
     struct Barred {

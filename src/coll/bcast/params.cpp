@@ -62,6 +62,7 @@ Params Params::from_env()
     get_double("LLC_BCAST_OUTLIER", p.outlier);
     get_double("LLC_BCAST_NEAR_MAX", p.near_max);
     get_double("LLC_BCAST_ACCEPT_TOL", p.accept_tol);
+    get_double("LLC_BCAST_NOISE_Z", p.noise_z);
     get_int("LLC_BCAST_TABU", p.tabu);
     get_int("LLC_BCAST_OPTIMIZER", p.optimizer);
     int pack = static_cast<int>(p.pack_max);
@@ -75,6 +76,8 @@ Params Params::from_env()
         p.weight_i = 0;
     if (p.weight_i > 20)
         p.weight_i = 20;
+    if (p.noise_z < 0)
+        p.noise_z = 0;
     if (p.interval_min < 1)
         p.interval_min = 1;
     if (p.interval_max < p.interval_min)

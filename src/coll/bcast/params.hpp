@@ -26,6 +26,7 @@ struct Params {
     double outlier = 0.0;          // LLC_BCAST_OUTLIER: act only if max-median >= f*(median-min); 0 = off
     double near_zero = 0.02;       // LLC_BCAST_NEAR_ZERO: candidates <= min + f*(max-min)
     double near_max = 0.1;         // LLC_BCAST_NEAR_MAX: M among values >= max - f*(max-min)
+    double noise_z = 2.0;          // LLC_BCAST_NOISE_Z: differences must exceed z x reported noise; 0 = off
     double accept_tol = 0.01;      // LLC_BCAST_ACCEPT_TOL: |dTotal| within: "unchanged"
     int tabu = 16;                 // LLC_BCAST_TABU: optimize phases a useless swap stays barred
     int optimizer = -1;            // LLC_BCAST_OPTIMIZER: real rank; -1 = first root

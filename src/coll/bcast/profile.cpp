@@ -10,10 +10,18 @@ double Profile::sample(double wait)
     if (wait < 0)
         wait = 0;
     last3_[n_ % 3] = wait;
+    const double w = std::ldexp(1.0, p_.weight_i);  // 2^i
     if (n_ == 0) {
         value_ = wait;  // no history: the sample itself
+        if (!sampled_) {
+            noise_ = wait;
+            first_dev_ = true;
+        }
     } else {
-        const double w = std::ldexp(1.0, p_.weight_i);  // 2^i
+        const double dev = std::fabs(wait - value_);
+        // the first deviation ever replaces the "unknown" of the first sample
+        noise_ = first_dev_ ? dev : ((w - 1.0) * noise_ + dev) / w;
+        first_dev_ = false;
         value_ = ((w - 1.0) * value_ + wait) / w;
         if (p_.mean3 && n_ >= 2) {
             double lo = std::min({last3_[0], last3_[1], last3_[2]});
@@ -23,6 +31,7 @@ double Profile::sample(double wait)
         }
     }
     n_++;
+    sampled_ = true;
     return value_;
 }
 

@@ -12,6 +12,12 @@ class Profile {
     // add one wait time [s]; returns the new evaluation value
     double sample(double wait);
     double value() const { return value_; }
+    // noise of this process's waits: weighted average (same weight as the
+    // value) of |sample - previous value|.  The first sample ever sets it to
+    // the sample itself (one sample says nothing about its spread), the
+    // second to the first deviation; a history reset keeps it, since the
+    // noise belongs to the process, not to its position.
+    double noise() const { return noise_; }
     // the last value reported to the optimizer (0 before the first report)
     double reported() const { return reported_; }
     // true when value() moved by >= report_threshold since the last report
@@ -31,8 +37,11 @@ class Profile {
     const Params &p_;
     double value_ = 0.0;
     double reported_ = 0.0;
+    double noise_ = 0.0;
     double last3_[3] = {0, 0, 0};
     int n_ = 0;  // samples since the last reset
+    bool sampled_ = false;    // any sample since construction
+    bool first_dev_ = false;  // the next deviation is the first one
 };
 
 }  // namespace llc::coll::bcast
