@@ -14,7 +14,9 @@
 // Workload for load N: -w mm: N x N double matrix multiply; -w sleep: N^3 ns.
 //
 //   bcast_maxeffect [-i 100] [-n 0,30,40,80,160] [-s 1,1024,...] [-w mm|sleep]
-//                   [-m Ori,MPI,Opt,Ide]
+//                   [-m Ori,MPI,Opt,Ide] [-W 0|1]
+// -W 1: every pair of processes exchanges one message before the first
+// measurement (no broadcast then pays for a first contact).
 // Prints one line per measurement and a markdown table at the end (rank 0).
 #include <dlfcn.h>
 #include <mpi.h>
@@ -74,6 +76,7 @@ int main(int argc, char **argv)
     std::vector<std::string> sizes = split("1,1024,16384,32768,131072,1048576,8388608,16777216");
     std::vector<std::string> modes = split("Ori,MPI,Opt,Ide");
     bool mm = true;
+    bool warm = false;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "-i"))
             iters = std::atoi(argv[i + 1]);
@@ -85,6 +88,16 @@ int main(int argc, char **argv)
             modes = split(argv[i + 1]);
         else if (!std::strcmp(argv[i], "-w"))
             mm = std::strcmp(argv[i + 1], "sleep") != 0;
+        else if (!std::strcmp(argv[i], "-W"))
+            warm = std::atoi(argv[i + 1]) != 0;
+    }
+    if (warm) {
+        // every pair exchanges one message first, so that no broadcast pays
+        // for a first contact (lazy connection or address lookup)
+        int x = rank, y = 0;
+        for (int d = 1; d < size; d++)
+            MPI_Sendrecv(&x, 1, MPI_INT, (rank + d) % size, 7, &y, 1, MPI_INT,
+                         (rank - d + size) % size, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     const int loaded = llc::coll::bcast::top_mask(size);
     const bool lib = dlsym(RTLD_DEFAULT, "llc_coll_pmpi_bcast_info") != nullptr;

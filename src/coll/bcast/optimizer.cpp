@@ -19,8 +19,12 @@ double Optimizer::significant(double base, double rel_tol, double noise_total) c
 void Optimizer::update_interval(double total, double noise_total)
 {
     if (have_prev_) {
+        // the paper's rule, not widened by the noise: while the noise holds
+        // swaps back (a young history is noisy), rounds stay frequent, and
+        // rounds without a swap cost next to nothing
+        (void)noise_total;
         const double change = std::fabs(total - prev_total_);
-        if (change <= significant(prev_total_, p_.stable, noise_total))
+        if (change <= p_.stable * std::max(prev_total_, p_.floor))
             interval_ = std::min(interval_ * 2, p_.interval_max);
         else
             interval_ = std::max(interval_ / 2, p_.interval_min);
@@ -114,12 +118,27 @@ Decision Optimizer::decide(const std::vector<double> &values, const Table &table
 
     if (st_ == State::pending) {
         const double delta = total - base_total_;
-        const double tol = significant(base_total_, p_.accept_tol, noise_total);
-        if (delta > tol) {
-            // the swap increased the total wait: undo it, try the next candidate
+        // Increased: the paper's rule, not widened by the noise (keeping a
+        // harmful swap costs every later broadcast; undoing a neutral one
+        // costs nothing).  Decreased: only by more than the noise explains.
+        const double rise = p_.accept_tol * std::max(base_total_, p_.floor);
+        const double gain = significant(base_total_, p_.accept_tol, noise_total);
+        const bool increased = delta > rise;
+        const bool decreased = delta < -gain;
+        if (increased || (!decreased && !p_.keep_neutral)) {
+            // undo it, try the next candidate
             d.add(max_, cand_[k_]);
             bar(max_, cand_[k_]);
             undone++;
+            if (++failed_ >= 2 && k_ + 1 < cand_.size()) {
+                // repeated failures: pause before the next trial, so that
+                // a settled tree under noise is not shaken every few
+                // broadcasts (every trial costs while it is in place)
+                st_ = State::resume;
+                d.interval = std::min(p_.backoff_max, p_.interval_min << std::min(failed_ - 1, 20));
+                d.interval = std::max(d.interval, p_.interval_min);
+                return d;
+            }
             if (++k_ < cand_.size()) {
                 d.add(max_, cand_[k_]);
                 tried++;
@@ -130,14 +149,29 @@ Decision Optimizer::decide(const std::vector<double> &values, const Table &table
             return d;
         }
         accepted++;
-        if (delta >= -tol) {
-            // unchanged: keep it and search again from this profile (as the
-            // paper does), but never by swapping the same pair back
+        if (!decreased) {
+            // unchanged (LLC_BCAST_KEEP_NEUTRAL=1): keep it and search again
+            // from this profile, as the paper does, but never by swapping
+            // the same pair back
             bar(max_, cand_[k_]);
         } else {
             barred_.clear();  // decreased: a new landscape, nothing barred
+            failed_ = 0;
         }
         st_ = State::search;
+    }
+    if (st_ == State::resume) {
+        // after a pause: the next candidate of the same search
+        if (++k_ < cand_.size()) {
+            base_total_ = total;
+            st_ = State::pending;
+            d.add(max_, cand_[k_]);
+            tried++;
+            return d;
+        }
+        st_ = State::settled;
+        settled_view_ = values;
+        return d;
     }
     if (st_ == State::settled) {
         if (values == settled_view_)

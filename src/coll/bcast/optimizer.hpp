@@ -52,7 +52,7 @@ class Optimizer {
                                          const Table &table) const;
 
   private:
-    enum class State { search, pending, settled };
+    enum class State { search, pending, resume, settled };
     Decision decide(const std::vector<double> &values, const Table &table);
     void update_interval(double total, double noise_total);
     // the smallest change of the total wait that is not noise
@@ -85,6 +85,9 @@ class Optimizer {
     };
     std::vector<Barred> barred_;
     long phase_ = 0;  // optimize phases run
+    // consecutive trial swaps undone; from the second on, the next candidate
+    // waits min(backoff_max, interval_min * 2^(failed_-1)) broadcasts
+    int failed_ = 0;
 };
 
 }  // namespace llc::coll::bcast

@@ -1,6 +1,7 @@
 #include "params.hpp"
 
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -63,6 +64,12 @@ Params Params::from_env()
     get_double("LLC_BCAST_NEAR_MAX", p.near_max);
     get_double("LLC_BCAST_ACCEPT_TOL", p.accept_tol);
     get_double("LLC_BCAST_NOISE_Z", p.noise_z);
+    get_int("LLC_BCAST_BACKOFF_MAX", p.backoff_max);
+    get_int("LLC_BCAST_NOISE_WEIGHT_I", p.noise_weight_i);
+    p.noise_weight_i = std::min(std::max(p.noise_weight_i, 0), 20);
+    int keep = p.keep_neutral;
+    get_int("LLC_BCAST_KEEP_NEUTRAL", keep);
+    p.keep_neutral = keep != 0;
     get_int("LLC_BCAST_TABU", p.tabu);
     get_int("LLC_BCAST_OPTIMIZER", p.optimizer);
     int pack = static_cast<int>(p.pack_max);
@@ -76,6 +83,8 @@ Params Params::from_env()
         p.weight_i = 0;
     if (p.weight_i > 20)
         p.weight_i = 20;
+    if (p.backoff_max < 1)
+        p.backoff_max = 1;
     if (p.noise_z < 0)
         p.noise_z = 0;
     if (p.interval_min < 1)

@@ -27,6 +27,9 @@ struct Params {
     double near_zero = 0.02;       // LLC_BCAST_NEAR_ZERO: candidates <= min + f*(max-min)
     double near_max = 0.1;         // LLC_BCAST_NEAR_MAX: M among values >= max - f*(max-min)
     double noise_z = 2.0;          // LLC_BCAST_NOISE_Z: differences must exceed z x reported noise; 0 = off
+    int noise_weight_i = 2;        // LLC_BCAST_NOISE_WEIGHT_I: the noise's weighted average uses 2^i
+    int backoff_max = 64;          // LLC_BCAST_BACKOFF_MAX: longest pause after repeated failed trials
+    bool keep_neutral = false;     // LLC_BCAST_KEEP_NEUTRAL: keep a swap that did not lower the total (paper)
     double accept_tol = 0.01;      // LLC_BCAST_ACCEPT_TOL: |dTotal| within: "unchanged"
     int tabu = 16;                 // LLC_BCAST_TABU: optimize phases a useless swap stays barred
     int optimizer = -1;            // LLC_BCAST_OPTIMIZER: real rank; -1 = first root

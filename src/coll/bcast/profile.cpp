@@ -20,7 +20,8 @@ double Profile::sample(double wait)
     } else {
         const double dev = std::fabs(wait - value_);
         // the first deviation ever replaces the "unknown" of the first sample
-        noise_ = first_dev_ ? dev : ((w - 1.0) * noise_ + dev) / w;
+        const double wn = std::ldexp(1.0, p_.noise_weight_i);
+        noise_ = first_dev_ ? dev : ((wn - 1.0) * noise_ + dev) / wn;
         first_dev_ = false;
         value_ = ((w - 1.0) * value_ + wait) / w;
         if (p_.mean3 && n_ >= 2) {
