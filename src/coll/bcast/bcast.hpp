@@ -14,9 +14,9 @@
 //    next broadcast uses the new table everywhere.
 //  * Reports: at the end of an optimization round every process except O
 //    sends O one 24-byte report (the value it last reported under the >= 50 %
-//    rule, its wait noise and the sequence number of its last sample).  O receives them at
-//    the start of the next round (one round late, so O is never held up by a
-//    process that is still inside the current round).
+//    rule, its wait noise and the sequence number of its last sample).  O
+//    receives them at the start of the next round (one round late, so O is
+//    never held up by a process that is still inside the current round).
 #pragma once
 
 #include <cstdint>
@@ -81,7 +81,7 @@ struct BcastState {
     std::uint64_t change_seq = 0;         // table last changed after bcast change_seq-1
     std::vector<int> changed;             // processes whose path from O changed then
     int stale_rounds = 0;                 // rounds skipped waiting for fresh reports
-    bcast::Report report_out{0, 0, 0};       // report in flight (processes other than O)
+    bcast::Report report_out{0, 0, 0};    // report in flight (processes other than O)
     void *report_req = nullptr;
     std::vector<unsigned char> tmp;       // header + data (small messages)
     bcast::Stats stats;

@@ -11,18 +11,30 @@ Optimizer::Optimizer(const Params &p, int size, int root)
 {
 }
 
-double Optimizer::significant(double base, double rel_tol, double noise_total) const
+double Optimizer::gain_threshold(double base, double noise_total) const
 {
-    return std::max(rel_tol * std::max(base, p_.floor), p_.noise_z * noise_total);
+    return std::max(p_.accept_tol * std::max(base, p_.floor), p_.noise_z * noise_total);
 }
 
-void Optimizer::update_interval(double total, double noise_total)
+Decision &Optimizer::next_candidate(Decision &d, const std::vector<double> &values)
+{
+    if (++k_ < cand_.size()) {
+        st_ = State::pending;
+        d.add(max_, cand_[k_]);
+        tried++;
+    } else {
+        st_ = State::settled;  // no candidate left
+        settled_view_ = values;
+    }
+    return d;
+}
+
+void Optimizer::update_interval(double total)
 {
     if (have_prev_) {
         // the paper's rule, not widened by the noise: while the noise holds
         // swaps back (a young history is noisy), rounds stay frequent, and
         // rounds without a swap cost next to nothing
-        (void)noise_total;
         const double change = std::fabs(total - prev_total_);
         if (change <= p_.stable * std::max(prev_total_, p_.floor))
             interval_ = std::min(interval_ * 2, p_.interval_max);
@@ -105,14 +117,10 @@ Decision Optimizer::decide(const std::vector<double> &values, const Table &table
     barred_.erase(std::remove_if(barred_.begin(), barred_.end(),
                                  [&](const Barred &x) { return x.until < phase_; }),
                   barred_.end());
-    double total = 0, noise2 = 0;
+    double total = 0;
     for (double v : values)
         total += v;
-    for (double e : noise_)
-        noise2 += e * e;
-    // the processes' noises are independent: the total's is their root sum of squares
-    const double noise_total = std::sqrt(noise2);
-    update_interval(total, noise_total);
+    update_interval(total);
     Decision d;
     d.interval = interval_;
 
@@ -122,7 +130,11 @@ Decision Optimizer::decide(const std::vector<double> &values, const Table &table
         // harmful swap costs every later broadcast; undoing a neutral one
         // costs nothing).  Decreased: only by more than the noise explains.
         const double rise = p_.accept_tol * std::max(base_total_, p_.floor);
-        const double gain = significant(base_total_, p_.accept_tol, noise_total);
+        // the processes' noises are independent: the total's is their root sum of squares
+        double noise2 = 0;
+        for (double e : noise_)
+            noise2 += e * e;
+        const double gain = gain_threshold(base_total_, std::sqrt(noise2));
         const bool increased = delta > rise;
         const bool decreased = delta < -gain;
         if (increased || (!decreased && !p_.keep_neutral)) {
@@ -139,14 +151,7 @@ Decision Optimizer::decide(const std::vector<double> &values, const Table &table
                 d.interval = std::max(d.interval, p_.interval_min);
                 return d;
             }
-            if (++k_ < cand_.size()) {
-                d.add(max_, cand_[k_]);
-                tried++;
-                return d;
-            }
-            st_ = State::settled;  // no candidate left
-            settled_view_ = values;
-            return d;
+            return next_candidate(d, values);
         }
         accepted++;
         if (!decreased) {
@@ -161,17 +166,10 @@ Decision Optimizer::decide(const std::vector<double> &values, const Table &table
         st_ = State::search;
     }
     if (st_ == State::resume) {
-        // after a pause: the next candidate of the same search
-        if (++k_ < cand_.size()) {
-            base_total_ = total;
-            st_ = State::pending;
-            d.add(max_, cand_[k_]);
-            tried++;
-            return d;
-        }
-        st_ = State::settled;
-        settled_view_ = values;
-        return d;
+        // after a pause: the next candidate of the same search, judged
+        // against the total measured on the restored table
+        base_total_ = total;
+        return next_candidate(d, values);
     }
     if (st_ == State::settled) {
         if (values == settled_view_)

@@ -54,9 +54,11 @@ class Optimizer {
   private:
     enum class State { search, pending, resume, settled };
     Decision decide(const std::vector<double> &values, const Table &table);
-    void update_interval(double total, double noise_total);
-    // the smallest change of the total wait that is not noise
-    double significant(double base, double rel_tol, double noise_total) const;
+    void update_interval(double total);
+    // the smallest decrease of the total wait that is not noise
+    double gain_threshold(double base, double noise_total) const;
+    // swap max_ with its next candidate (state pending), or settle when none is left
+    Decision &next_candidate(Decision &d, const std::vector<double> &values);
     // A swap that did not lower the total wait (undone, or kept as
     // "unchanged") is barred for `Params::tabu` optimize phases.  Without
     // this, a max-wait process below a busy one is swapped with the busy

@@ -1,7 +1,7 @@
 #include "params.hpp"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 

@@ -10,7 +10,6 @@ double Profile::sample(double wait)
     if (wait < 0)
         wait = 0;
     last3_[n_ % 3] = wait;
-    const double w = std::ldexp(1.0, p_.weight_i);  // 2^i
     if (n_ == 0) {
         value_ = wait;  // no history: the sample itself
         if (!sampled_) {
@@ -18,6 +17,7 @@ double Profile::sample(double wait)
             first_dev_ = true;
         }
     } else {
+        const double w = std::ldexp(1.0, p_.weight_i);  // 2^i
         const double dev = std::fabs(wait - value_);
         // the first deviation ever replaces the "unknown" of the first sample
         const double wn = std::ldexp(1.0, p_.noise_weight_i);

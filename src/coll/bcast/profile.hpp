@@ -12,8 +12,8 @@ class Profile {
     // add one wait time [s]; returns the new evaluation value
     double sample(double wait);
     double value() const { return value_; }
-    // noise of this process's waits: weighted average (same weight as the
-    // value) of |sample - previous value|.  The first sample ever sets it to
+    // noise of this process's waits: weighted average (weight
+    // 2^Params::noise_weight_i) of |sample - previous value|.  The first sample ever sets it to
     // the sample itself (one sample says nothing about its spread), the
     // second to the first deviation; a history reset keeps it, since the
     // noise belongs to the process, not to its position.
