@@ -3,7 +3,9 @@
  * own, for each message size (bytes per destination rank).  Run with
  * LD_PRELOAD=.../libllccoll_pmpi.so (otherwise every line is the MPI's own
  * algorithm; the header says so).  Like the paper's STAR benchmark, the
- * dynamic modes include their learning calls in the average.
+ * dynamic modes include their learning calls in the average.  Dynamic modes:
+ * auto (pruning, the nine + the MPI's own as tenth candidate), auto-noprune
+ * (LLC_ALLTOALL_PRUNE=0), auto-nine (LLC_ALLTOALL_NATIVE=0: the nine only).
  *   alltoall_bench [-n calls] [-s size[,size...]] [-m mode[,mode...]]
  * Output: one line per (size, mode): avg us per call (max over ranks), the
  * slowdown against the fastest line of that size and, for the dynamic modes,
@@ -22,7 +24,7 @@
 
 static const char *all_modes =
     "bruck,pairwise,pairwise_lb,pairwise_mb,pairwise_ob,ring,ring_lb,ring_mb,ring_ob,"
-    "auto,auto-noprune,mpich";
+    "auto,auto-noprune,auto-nine,mpich";
 
 int main(int argc, char **argv)
 {
@@ -65,7 +67,12 @@ int main(int argc, char **argv)
             nm = 0;
             for (char *m = strtok_r(md, ",", &save); m && nm < 32; m = strtok_r(NULL, ",", &save)) {
                 int noprune = strcmp(m, "auto-noprune") == 0;
-                setenv("LLC_ALLTOALL", noprune ? "auto" : m, 1);
+                int nine = strcmp(m, "auto-nine") == 0; /* without the MPI's own */
+                setenv("LLC_ALLTOALL", noprune || nine ? "auto" : m, 1);
+                if (nine)
+                    setenv("LLC_ALLTOALL_NATIVE", "0", 1);
+                else
+                    unsetenv("LLC_ALLTOALL_NATIVE");
                 if (noprune)
                     setenv("LLC_ALLTOALL_PRUNE", "0", 1);
                 else if (!getenv("LLC_BENCH_KEEP_PRUNE"))

@@ -32,6 +32,11 @@ class Net {
     double clock(int rank) const { return eps_[rank].clock; }
     size_t pending();  // messages never received
     int errors() const { return errors_; }
+    // Supplies p2p->native_alltoall (a plain exchange with tag kNativeTag,
+    // standing in for the MPI's own Alltoall) on every rank.  Set between runs.
+    static constexpr int kNativeTag = 999;
+    void enable_native(bool on);
+    long native_calls() const { return native_calls_; }
 
   private:
     struct Msg {
@@ -62,6 +67,7 @@ class Net {
     static int waitall(void *arg, int n, void **reqs);
     static int barrier(void *arg);
     static double wtime(void *arg);
+    static int native_alltoall(void *arg, const void *sendbuf, void *recvbuf, size_t bytes);
 
     int size_;
     std::vector<Box> boxes_;
@@ -72,6 +78,7 @@ class Net {
     int bcount_ = 0;
     long bgen_ = 0;
     std::atomic<int> errors_{0};
+    std::atomic<long> native_calls_{0};
 };
 
 }  // namespace a2a_test

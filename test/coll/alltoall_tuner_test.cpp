@@ -99,9 +99,12 @@ namespace {
 
 // Fake-clock cost: every message of algorithm a costs cost[a] seconds.
 std::vector<double> g_cost(llc::coll::alltoall::kNumAlgs, 1.0);
+double g_native_cost = 1.0;  // per message of the stand-in for the MPI's own
 
 double fake_cost(int tag, size_t)
 {
+    if (tag == a2a_test::Net::kNativeTag)
+        return g_native_cost;
     int a = llc::coll::alltoall::alg_of_tag(tag);
     return a < 0 ? 0.0 : g_cost[a];
 }
@@ -229,4 +232,117 @@ TEST(AlltoallTuner, PruningAtFirstCall)
     unsetenv("LLC_MODEL_L");
     unsetenv("LLC_MODEL_B");
     unsetenv("LLC_ALLTOALL_PRUNE");
+}
+
+// The MPI's own Alltoall (p2p->native_alltoall) as a tenth candidate: it is
+// learned like the nine, wins when it is the fastest, is never pruned (no
+// model), delivers the right data, and LLC_ALLTOALL_NATIVE=0 or a forced
+// algorithm leave it alone.
+TEST(AlltoallTuner, NativeIsATenthCandidate)
+{
+    setenv("LLC_ALLTOALL_PRUNE", "0", 1);
+    setenv("LLC_ALLTOALL_TRIALS", "2", 1);
+    setenv("LLC_ALLTOALL_MONITOR_PERIOD", "0", 1);
+    const int P = 4;
+    const size_t M = 64;
+    a2a_test::Net net(P);
+    net.set_cost(fake_cost);
+    net.enable_native(true);
+    g_cost.assign(9, 1.0);
+    g_cost[int(Alg::pairwise_ob)] = 0.2;
+    auto run_calls = [&](std::vector<llc_coll_state_t *> &st, int n) {
+        net.run([&](int r) {
+            for (int i = 0; i < n; i++) {
+                std::vector<char> s(P * M), d(P * M, 0);
+                for (int j = 0; j < P; j++)
+                    for (size_t k = 0; k < M; k++)
+                        s[j * M + k] = char(r * 16 + j + i);
+                ASSERT_EQ(llc_coll_alltoall(st[r], net.p2p(r), s.data(), d.data(), M), 0);
+                for (int j = 0; j < P; j++)
+                    ASSERT_EQ(d[j * M + M - 1], char(j * 16 + r + i)) << "rank " << r;
+            }
+        });
+    };
+    auto fresh = [&]() {
+        std::vector<llc_coll_state_t *> st(P);
+        for (int r = 0; r < P; r++)
+            st[r] = llc_coll_state_create(r, P);
+        return st;
+    };
+    auto tuner = [&](llc_coll_state_t *s) -> const Tuner & {
+        return llc::coll::alltoall_state(s)->classes.at(llc::coll::alltoall_size_class(M)).tuner;
+    };
+    auto free_all = [&](std::vector<llc_coll_state_t *> &st) {
+        for (auto *s : st)
+            llc_coll_state_free(s);
+    };
+
+    // fastest: chosen after one learning round of 10 x 2 calls
+    g_native_cost = 0.05;
+    auto st = fresh();
+    run_calls(st, 10 * 2 + 3);
+    for (int r = 0; r < P; r++) {
+        EXPECT_EQ(tuner(st[r]).candidates().size(), 10u);
+        EXPECT_EQ(tuner(st[r]).candidates().back(), Alg::native);
+        EXPECT_EQ(tuner(st[r]).chosen(), Alg::native) << "rank " << r;
+    }
+    EXPECT_EQ(net.native_calls(), 2 + 3);
+    EXPECT_STREQ(llc::coll::alltoall::alg_name(Alg::native), "mpich");
+    free_all(st);
+
+    // slowest: learned (2 calls) and then left alone
+    g_native_cost = 5.0;
+    long before = net.native_calls();
+    st = fresh();
+    run_calls(st, 10 * 2 + 5);
+    EXPECT_EQ(tuner(st[0]).chosen(), Alg::pairwise_ob);
+    EXPECT_EQ(net.native_calls() - before, 2);
+    free_all(st);
+
+    // LLC_ALLTOALL_NATIVE=0: the nine only
+    setenv("LLC_ALLTOALL_NATIVE", "0", 1);
+    g_native_cost = 0.05;
+    before = net.native_calls();
+    st = fresh();
+    run_calls(st, 9 * 2 + 2);
+    EXPECT_EQ(tuner(st[0]).candidates().size(), 9u);
+    EXPECT_EQ(tuner(st[0]).chosen(), Alg::pairwise_ob);
+    EXPECT_EQ(net.native_calls(), before);
+    free_all(st);
+    unsetenv("LLC_ALLTOALL_NATIVE");
+
+    // a forced algorithm never calls it
+    setenv("LLC_ALLTOALL", "ring", 1);
+    st = fresh();
+    run_calls(st, 3);
+    EXPECT_EQ(net.native_calls(), before);
+    free_all(st);
+    unsetenv("LLC_ALLTOALL");
+
+    EXPECT_EQ(net.pending(), 0u);
+    EXPECT_EQ(net.errors(), 0);
+
+    // pruning keeps it: at 8 processes tiny messages leave Bruck (as in
+    // PruningAtFirstCall) and the MPI's own
+    const int P8 = 8;
+    a2a_test::Net net8(P8);
+    net8.enable_native(true);
+    setenv("LLC_MODEL_L", "1e-6", 1);
+    setenv("LLC_MODEL_B", "1e-9", 1);
+    setenv("LLC_ALLTOALL_PRUNE", "2", 1);
+    std::vector<llc_coll_state_t *> st8(P8);
+    for (int r = 0; r < P8; r++)
+        st8[r] = llc_coll_state_create(r, P8);
+    net8.run([&](int r) {
+        std::vector<char> s(P8 * 8), d(P8 * 8);
+        ASSERT_EQ(llc_coll_alltoall(st8[r], net8.p2p(r), s.data(), d.data(), 8), 0);
+    });
+    for (int r = 0; r < P8; r++)
+        EXPECT_EQ(llc::coll::alltoall_state(st8[r])->classes.at(3).tuner.candidates(),
+                  (std::vector<Alg>{Alg::bruck, Alg::native}));
+    free_all(st8);
+    EXPECT_EQ(net8.pending(), 0u);
+    for (const char *v : {"LLC_MODEL_L", "LLC_MODEL_B", "LLC_ALLTOALL_PRUNE", "LLC_ALLTOALL_TRIALS",
+                          "LLC_ALLTOALL_MONITOR_PERIOD"})
+        unsetenv(v);
 }

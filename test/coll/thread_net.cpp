@@ -15,7 +15,7 @@ ThreadNet::ThreadNet(int size) : size_(size), boxes_(size), eps_(size)
         eps_[r].net = this;
         eps_[r].rank = r;
         eps_[r].p2p = llc_coll_p2p_t{&eps_[r], r,     size,       send,     recv,
-                                     isend,    irecv, waitall, barrier_fn, wtime};
+                                     isend,    irecv, waitall, barrier_fn, wtime, nullptr};
     }
 }
 

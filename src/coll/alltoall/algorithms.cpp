@@ -160,7 +160,10 @@ int bruck(const llc_coll_p2p_t *p, const void *sendbuf, void *recvbuf, size_t by
 
 }  // namespace
 
-const char *alg_name(Alg a) { return kNames[static_cast<int>(a)]; }
+const char *alg_name(Alg a)
+{
+    return a == Alg::native ? "mpich" : kNames[static_cast<int>(a)];
+}
 
 bool alg_from_name(const std::string &name, Alg *out)
 {
@@ -184,6 +187,9 @@ void step_partners(Alg a, int rank, int size, int i, int *dst, int *src)
 
 int run(Alg a, const llc_coll_p2p_t *p2p, const void *sendbuf, void *recvbuf, size_t bytes)
 {
+    if (a == Alg::native)
+        return p2p->native_alltoall ? p2p->native_alltoall(p2p->arg, sendbuf, recvbuf, bytes)
+                                    : LLC_COLL_ERR_ARG;
     if (p2p->size == 1 || a != Alg::bruck) {
         copy_bytes(block(recvbuf, p2p->rank, bytes), block(sendbuf, p2p->rank, bytes), bytes);
         if (p2p->size == 1)

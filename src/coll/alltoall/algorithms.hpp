@@ -22,11 +22,16 @@ enum class Alg : int {
     ring_lb,
     ring_mb,
     ring_ob,
+    // Not one of the nine: the MPI's own Alltoall (p2p->native_alltoall),
+    // timed as a tenth candidate when the caller supplies it.  No model
+    // predicts it, so pruning never drops it.
+    native,
 };
-constexpr int kNumAlgs = 9;
+constexpr int kNumAlgs = 9;  // the modelled nine (bruck .. ring_ob)
 
-const char *alg_name(Alg a);
-// Parses one of the nine names; false if unknown.
+const char *alg_name(Alg a);  // native: "mpich"
+// Parses one of the nine names; false if unknown ("mpich" is not an
+// algorithm of this library: LLC_ALLTOALL=mpich declines the call).
 bool alg_from_name(const std::string &name, Alg *out);
 
 // Tags: each algorithm uses kTagBase + 8 * alg + {0: data, 1: token}.
@@ -45,6 +50,7 @@ inline int alg_of_tag(int tag)
 // (rank + i) / (rank - i) shift; ring: always the shift.
 void step_partners(Alg a, int rank, int size, int i, int *dst, int *src);
 
+// Alg::native calls p2p->native_alltoall (LLC_COLL_ERR_ARG if it is NULL).
 int run(Alg a, const llc_coll_p2p_t *p2p, const void *sendbuf, void *recvbuf, size_t bytes);
 
 }  // namespace llc::coll::alltoall

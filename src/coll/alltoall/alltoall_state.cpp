@@ -63,6 +63,8 @@ Config config_from_env()
                          model::sharing_mode_name(c.sharing));
     if (const char *s = env("LLC_ALLTOALL_VERBOSE"))
         c.verbose = std::atoi(s);
+    if (const char *s = env("LLC_ALLTOALL_NATIVE"))
+        c.native = std::atoi(s) != 0;
     return c;
 }
 
@@ -159,6 +161,10 @@ int new_size_class(llc_coll_state_t *s, AlltoallState *a, const llc_coll_p2p_t *
         for (int i = 0; i < alltoall::kNumAlgs; i++)
             cand.push_back(static_cast<Alg>(i));
     }
+    // The MPI's own Alltoall has no model: it is never pruned, and it is
+    // learned like the others (the same on every rank: same caller, same env).
+    if (a->cfg.native && p2p->native_alltoall)
+        cand.push_back(Alg::native);
     out->first_bytes = bytes;
     out->tuner = alltoall::Tuner(cand, a->cfg.tuner);
     if (a->cfg.verbose && s->rank == 0) {
@@ -174,7 +180,7 @@ int new_size_class(llc_coll_state_t *s, AlltoallState *a, const llc_coll_p2p_t *
                          model::sharing_mode_name(a->cfg.sharing), a->analysis.sharing);
         for (Alg c : cand) {
             std::fprintf(stderr, " %s", alltoall::alg_name(c));
-            if (!out->predicted.empty())
+            if (!out->predicted.empty() && c != Alg::native)
                 std::fprintf(stderr, "(%.3gs)", out->predicted[static_cast<int>(c)]);
         }
         std::fprintf(stderr, "\n");

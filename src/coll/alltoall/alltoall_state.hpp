@@ -26,13 +26,14 @@ struct Config {
     model::BsVariant bs = model::BsVariant::paper;   // LLC_ALLTOALL_BS
     model::SharingMode sharing = model::SharingMode::steps;  // LLC_ALLTOALL_MODEL_SHARING
     int verbose = 0;                     // LLC_ALLTOALL_VERBOSE
+    bool native = true;                  // LLC_ALLTOALL_NATIVE: the MPI's own as 10th candidate
 };
 // Reads the LLC_ALLTOALL* variables (unknown values: defaults + warning).
 Config config_from_env();
 
 struct SizeClass {
     size_t first_bytes = 0;
-    std::vector<double> predicted;  // all nine, empty without pruning
+    std::vector<double> predicted;  // the modelled nine, empty without pruning
     Tuner tuner;
 };
 

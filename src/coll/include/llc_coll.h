@@ -37,6 +37,12 @@ typedef struct llc_coll_p2p {
     int (*barrier)(void *arg);
     /* seconds, monotonic */
     double (*wtime)(void *arg);
+    /* Optional (NULL: not available): the MPI's own Alltoall of
+     * bytes_per_rank contiguous bytes per rank on this communicator, with
+     * non-overlapping buffers.  When present, the dynamic Alltoall times it
+     * as a tenth candidate, "mpich" (LLC_ALLTOALL_NATIVE=0 leaves it out). */
+    int (*native_alltoall)(void *arg, const void *sendbuf, void *recvbuf,
+                           size_t bytes_per_rank);
 } llc_coll_p2p_t;
 
 /* Per-communicator state (virtual-rank table, profiles, selection state).
@@ -79,7 +85,8 @@ int llc_coll_bcast(llc_coll_state_t *state, const llc_coll_p2p_t *p2p, void *buf
  * (the data is taken from recvbuf; MPI_IN_PLACE is mapped to this by the
  * PMPI layer); otherwise the buffers must not overlap.  Collective over the
  * communicator of p2p (rank/size must match the state's).  The algorithm is
- * chosen by LLC_ALLTOALL (auto | one of the nine names | mpich).  Returns 0,
+ * chosen by LLC_ALLTOALL (auto | one of the nine names | mpich); in auto
+ * mode p2p->native_alltoall, if set, is one of the candidates.  Returns 0,
  * LLC_COLL_DECLINED, LLC_COLL_ERR_ARG for invalid arguments, or a p2p
  * error code. */
 int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *p2p, const void *sendbuf,

@@ -63,6 +63,8 @@ double predict_alltoall_steps(Kind k, Alg a, int P, double M, const Params &p,
         for (int i = 0; i < steps; i++)
             t += msg_time(k, p, M, s(i));
         return t;
+    case Alg::native:  // the MPI's own: no model (never pruned, see alltoall_state.cpp)
+        break;
     }
     return 0;
 }

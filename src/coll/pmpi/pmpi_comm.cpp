@@ -67,6 +67,15 @@ int p2p_barrier(void *arg)
 
 double p2p_wtime(void *) { return PMPI_Wtime(); }
 
+// The MPI's own Alltoall on the shadow: the dynamic selection's tenth
+// candidate.  The caller (pmpi_alltoall.cpp) declines totals beyond INT_MAX.
+int p2p_native_alltoall(void *arg, const void *sendbuf, void *recvbuf, size_t bytes)
+{
+    auto *c = static_cast<CommContext *>(arg);
+    const int n = static_cast<int>(bytes);
+    return PMPI_Alltoall(sendbuf, n, MPI_BYTE, recvbuf, n, MPI_BYTE, c->shadow);
+}
+
 int delete_context(MPI_Comm, int, void *attr, void *)
 {
     auto *c = static_cast<CommContext *>(attr);
@@ -106,7 +115,7 @@ CommContext *context_for(MPI_Comm comm)
     }
     c->state = llc_coll_state_create(rank, size);
     c->p2p = llc_coll_p2p_t{c, rank, size, p2p_send, p2p_recv, p2p_isend, p2p_irecv,
-                            p2p_waitall, p2p_barrier, p2p_wtime};
+                            p2p_waitall, p2p_barrier, p2p_wtime, p2p_native_alltoall};
     PMPI_Comm_set_attr(comm, keyval, c);
     // LLC_COLL_PMPI_VERBOSE=1: say (once per communicator, at its rank 0)
     // that its collectives run here, so that an LD_PRELOAD can be checked

@@ -63,6 +63,15 @@ static double p2p_wtime(void *arg)
     return s;
 }
 
+/* MPICH's own Alltoall on the shadow: the dynamic selection's tenth
+ * candidate (LLC_ALLTOALL_NATIVE) */
+static int p2p_native_alltoall(void *arg, const void *sendbuf, void *recvbuf, size_t bytes)
+{
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    return MPIR_Alltoall_impl(sendbuf, (MPI_Aint) bytes, MPI_BYTE, recvbuf, (MPI_Aint) bytes,
+                              MPI_BYTE, arg, &errflag);
+}
+
 static void make_p2p(MPIR_Comm * shadow, llc_coll_p2p_t * p)
 {
     p->arg = shadow;
@@ -75,6 +84,7 @@ static void make_p2p(MPIR_Comm * shadow, llc_coll_p2p_t * p)
     p->waitall = p2p_waitall;
     p->barrier = p2p_barrier;
     p->wtime = p2p_wtime;
+    p->native_alltoall = p2p_native_alltoall;
 }
 
 /* ---------------------------------------------------------------- state */
