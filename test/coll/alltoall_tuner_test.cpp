@@ -20,6 +20,7 @@ TEST(AlltoallTuner, LearnsTheFastestThenMonitors)
     cfg.trials = 2;
     cfg.period = 4;
     cfg.relearn = 0.5;
+    cfg.cutoff = 0;  // every candidate all its trials (CutsOffHopelessCandidates)
     Tuner t({Alg::bruck, Alg::ring, Alg::pairwise_ob}, cfg);
     const double cost[] = {3.0, 1.0, 2.0};
     std::vector<Alg> order;
@@ -71,8 +72,9 @@ TEST(AlltoallTuner, AveragesOverProcesses)
     ASSERT_TRUE(t.record(1.0));
     // rank sums: bruck slower on average although one rank saw it faster
     std::vector<double> d = t.decide({1.0 + 5.0, 2.0 + 2.0}, 2);
-    EXPECT_EQ(d[0], 1.0);  // ring
-    EXPECT_DOUBLE_EQ(d[1], 2.0);
+    EXPECT_EQ(d[0], 2.0);  // round over
+    EXPECT_EQ(d[1], 1.0);  // ring
+    EXPECT_DOUBLE_EQ(d[2], 2.0);
     t.apply(d);
     EXPECT_EQ(t.chosen(), Alg::ring);
 }
@@ -93,6 +95,66 @@ TEST(AlltoallTuner, SingleCandidateAndNoMonitoring)
     t.apply(t.decide(t.summary(), 1));
     for (int i = 0; i < 200; i++)
         EXPECT_FALSE(t.record(100.0));
+}
+
+// A candidate whose first call is already `cutoff` x the best candidate so
+// far gets no more trials; the others get all of theirs; cutting off the
+// last candidate ends the round; the winner is the fastest of all.
+TEST(AlltoallTuner, CutsOffHopelessCandidates)
+{
+    TunerConfig cfg;
+    cfg.trials = 3;
+    cfg.period = 0;
+    cfg.cutoff = 2.0;
+    Tuner t({Alg::ring_ob, Alg::bruck, Alg::pairwise, Alg::ring_mb}, cfg);
+    // per-call cost of each candidate (first call, later calls)
+    auto cost = [](Alg a, int trial) {
+        switch (a) {
+        case Alg::ring_ob: return 1.0;
+        case Alg::bruck: return 2.5;               // 2.5 x best: cut
+        case Alg::pairwise: return trial ? 0.5 : 1.9;  // slow start, then the best: kept
+        default: return 9.0;                       // ring_mb, the last: cut, round over
+        }
+    };
+    std::vector<Alg> order;
+    int syncs = 0, trial = 0;
+    Alg prev = t.current();
+    while (t.phase() == Tuner::Phase::learning && order.size() < 50) {
+        Alg a = t.current();
+        trial = a == prev ? trial : 0;
+        prev = a;
+        order.push_back(a);
+        if (t.record(cost(a, trial++))) {
+            syncs++;
+            t.apply(t.decide(t.summary(), 1));
+        }
+    }
+    EXPECT_EQ(order, (std::vector<Alg>{Alg::ring_ob, Alg::ring_ob, Alg::ring_ob, Alg::bruck,
+                                       Alg::pairwise, Alg::pairwise, Alg::pairwise,
+                                       Alg::ring_mb}));
+    EXPECT_EQ(syncs, 3);  // checks of bruck, pairwise, ring_mb (which ends the round)
+    EXPECT_EQ(t.skipped(), 2);
+    EXPECT_EQ(t.chosen(), Alg::pairwise);  // mean (1.9 + 0.5 + 0.5) / 3 < 1.0
+    EXPECT_NEAR(t.learned_time(), 2.9 / 3, 1e-12);
+    EXPECT_DOUBLE_EQ(t.learned_means()[1], 2.5);  // the one call it had
+    EXPECT_DOUBLE_EQ(t.learned_means()[3], 9.0);
+
+    // cutoff 0: all trials, one decision at the end
+    cfg.cutoff = 0;
+    Tuner all({Alg::ring_ob, Alg::bruck}, cfg);
+    int n = 0;
+    syncs = 0;
+    while (all.phase() == Tuner::Phase::learning && n < 50) {
+        n++;
+        if (all.record(all.current() == Alg::bruck ? 5.0 : 1.0)) {
+            syncs++;
+            all.apply(all.decide(all.summary(), 1));
+        }
+    }
+    EXPECT_EQ(n, 6);
+    EXPECT_EQ(syncs, 1);
+    EXPECT_EQ(all.skipped(), 0);
+    EXPECT_EQ(all.chosen(), Alg::ring_ob);
 }
 
 namespace {
@@ -118,6 +180,7 @@ TEST(AlltoallTuner, EndToEndWithFakeClock)
     setenv("LLC_ALLTOALL_TRIALS", "2", 1);
     setenv("LLC_ALLTOALL_MONITOR_PERIOD", "5", 1);
     setenv("LLC_ALLTOALL_RELEARN", "0.3", 1);
+    setenv("LLC_ALLTOALL_CUTOFF", "0", 1);
     const int P = 4;
     a2a_test::Net net(P);
     net.set_cost(fake_cost);
@@ -165,7 +228,8 @@ TEST(AlltoallTuner, EndToEndWithFakeClock)
     for (int r = 0; r < P; r++)
         llc_coll_state_free(st[r]);
     for (const char *v : {"LLC_ALLTOALL", "LLC_ALLTOALL_PRUNE", "LLC_ALLTOALL_TRIALS",
-                          "LLC_ALLTOALL_MONITOR_PERIOD", "LLC_ALLTOALL_RELEARN"})
+                          "LLC_ALLTOALL_MONITOR_PERIOD", "LLC_ALLTOALL_RELEARN",
+                          "LLC_ALLTOALL_CUTOFF"})
         unsetenv(v);
 }
 
@@ -243,6 +307,7 @@ TEST(AlltoallTuner, NativeIsATenthCandidate)
     setenv("LLC_ALLTOALL_PRUNE", "0", 1);
     setenv("LLC_ALLTOALL_TRIALS", "2", 1);
     setenv("LLC_ALLTOALL_MONITOR_PERIOD", "0", 1);
+    setenv("LLC_ALLTOALL_CUTOFF", "0", 1);
     const int P = 4;
     const size_t M = 64;
     a2a_test::Net net(P);
@@ -279,20 +344,39 @@ TEST(AlltoallTuner, NativeIsATenthCandidate)
 
     // fastest: chosen after one learning round of 10 x 2 calls
     g_native_cost = 0.05;
+    long before = 0;
     auto st = fresh();
     run_calls(st, 10 * 2 + 3);
     for (int r = 0; r < P; r++) {
         EXPECT_EQ(tuner(st[r]).candidates().size(), 10u);
-        EXPECT_EQ(tuner(st[r]).candidates().back(), Alg::native);
+        EXPECT_EQ(tuner(st[r]).candidates().front(), Alg::native);  // learned first
         EXPECT_EQ(tuner(st[r]).chosen(), Alg::native) << "rank " << r;
     }
     EXPECT_EQ(net.native_calls(), 2 + 3);
     EXPECT_STREQ(llc::coll::alltoall::alg_name(Alg::native), "mpich");
     free_all(st);
 
+    // with the cutoff (default 2): the MPI's own goes first, the nine are
+    // 20x slower per message and get one call each: a round of 2 + 9 calls
+    unsetenv("LLC_ALLTOALL_CUTOFF");
+    before = 0;
+    {
+        long n0 = net.native_calls();
+        auto sc = fresh();
+        run_calls(sc, 2 + 9 + 4);
+        for (int r = 0; r < P; r++) {
+            EXPECT_EQ(tuner(sc[r]).phase(), Tuner::Phase::monitoring);
+            EXPECT_EQ(tuner(sc[r]).chosen(), Alg::native);
+            EXPECT_EQ(tuner(sc[r]).skipped(), 9);
+        }
+        EXPECT_EQ(net.native_calls() - n0, 2 + 4);
+        free_all(sc);
+    }
+    setenv("LLC_ALLTOALL_CUTOFF", "0", 1);
+
     // slowest: learned (2 calls) and then left alone
     g_native_cost = 5.0;
-    long before = net.native_calls();
+    before = net.native_calls();
     st = fresh();
     run_calls(st, 10 * 2 + 5);
     EXPECT_EQ(tuner(st[0]).chosen(), Alg::pairwise_ob);
@@ -339,10 +423,10 @@ TEST(AlltoallTuner, NativeIsATenthCandidate)
     });
     for (int r = 0; r < P8; r++)
         EXPECT_EQ(llc::coll::alltoall_state(st8[r])->classes.at(3).tuner.candidates(),
-                  (std::vector<Alg>{Alg::bruck, Alg::native}));
+                  (std::vector<Alg>{Alg::native, Alg::bruck}));
     free_all(st8);
     EXPECT_EQ(net8.pending(), 0u);
     for (const char *v : {"LLC_MODEL_L", "LLC_MODEL_B", "LLC_ALLTOALL_PRUNE", "LLC_ALLTOALL_TRIALS",
-                          "LLC_ALLTOALL_MONITOR_PERIOD"})
+                          "LLC_ALLTOALL_MONITOR_PERIOD", "LLC_ALLTOALL_CUTOFF"})
         unsetenv(v);
 }

@@ -3,6 +3,7 @@
 // C entry points llc_coll_alltoall / llc_coll_set_topology.
 #include "alltoall/alltoall_state.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -52,6 +53,8 @@ Config config_from_env()
         c.tuner.period = std::max(0, std::atoi(s));
     if (const char *s = env("LLC_ALLTOALL_RELEARN"))
         c.tuner.relearn = std::strtod(s, nullptr);
+    if (const char *s = env("LLC_ALLTOALL_CUTOFF"))
+        c.tuner.cutoff = std::max(0.0, std::strtod(s, nullptr));
     if (const char *s = env("LLC_ALLTOALL_MODEL"))
         if (!model::kind_from_name(s, &c.model))
             std::fprintf(stderr, "llc_coll: LLC_ALLTOALL_MODEL=%s unknown, using hockney\n", s);
@@ -157,14 +160,19 @@ int new_size_class(llc_coll_state_t *s, AlltoallState *a, const llc_coll_p2p_t *
             out->predicted = model::predict_alltoall_all(a->cfg.model, s->size, double(bytes),
                                                          a->params, a->analysis.sharing);
         cand = model::prune(out->predicted, a->cfg.prune);
+        // learn the predicted fastest first: it sets the bar of the cutoff
+        std::stable_sort(cand.begin(), cand.end(), [&](Alg x, Alg y) {
+            return out->predicted[static_cast<int>(x)] < out->predicted[static_cast<int>(y)];
+        });
     } else {
         for (int i = 0; i < alltoall::kNumAlgs; i++)
             cand.push_back(static_cast<Alg>(i));
     }
     // The MPI's own Alltoall has no model: it is never pruned, and it is
     // learned like the others (the same on every rank: same caller, same env).
+    // It goes first: it is the MPI's choice for this size, a good bar.
     if (a->cfg.native && p2p->native_alltoall)
-        cand.push_back(Alg::native);
+        cand.insert(cand.begin(), Alg::native);
     out->first_bytes = bytes;
     out->tuner = alltoall::Tuner(cand, a->cfg.tuner);
     if (a->cfg.verbose && s->rank == 0) {
@@ -267,7 +275,9 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
         }
     } learn_clock{in_learning, t0, p2p};
     if (t.record(p2p->wtime(p2p->arg) - t0)) {
-        const bool learning = t.phase() == alltoall::Tuner::Phase::learning;
+        const bool was_learning = t.phase() == alltoall::Tuner::Phase::learning;
+        const Alg tried = t.current();
+        const int skipped = t.skipped();
         std::vector<double> d;
         const int nprocs = p2p->size;
         rc = model::agree(
@@ -276,9 +286,16 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
         if (rc)
             return rc;
         t.apply(d);
+        // a learning decision either ends the round or is a cutoff check
+        const bool learning = was_learning && t.phase() == alltoall::Tuner::Phase::monitoring;
         if (learning)
             g_learn_phases++;
-        if (a->cfg.verbose && state->rank == 0) {
+        if (a->cfg.verbose && state->rank == 0 && t.skipped() != skipped)
+            std::fprintf(stderr, "llc_coll alltoall: class %d %s cut off after one call (%.3gs)\n",
+                         cls, alltoall::alg_name(tried),
+                         d[3 + (std::find(t.candidates().begin(), t.candidates().end(), tried) -
+                                t.candidates().begin())]);
+        if (a->cfg.verbose && state->rank == 0 && (learning || !was_learning)) {
             if (learning) {
                 std::fprintf(stderr, "llc_coll alltoall: class %d learned:", cls);
                 for (size_t i = 0; i < t.candidates().size(); i++)

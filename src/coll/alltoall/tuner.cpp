@@ -6,6 +6,10 @@
 
 namespace llc::coll::alltoall {
 
+namespace {
+enum Action { kGoOn = 0, kSkip = 1, kDone = 2 };
+}
+
 Tuner::Tuner(std::vector<Alg> candidates, TunerConfig cfg)
     : cand_(std::move(candidates)), cfg_(cfg), chosen_(Alg::pairwise)
 {
@@ -19,7 +23,11 @@ Tuner::Tuner(std::vector<Alg> candidates, TunerConfig cfg)
 void Tuner::start_learning()
 {
     calls_ = 0;
+    idx_ = 0;
+    trial_ = 0;
+    round_done_ = false;
     sums_.assign(cand_.size(), 0.0);
+    counts_.assign(cand_.size(), 0);
     if (cand_.size() == 1) {  // nothing to learn or to re-learn
         phase_ = Phase::monitoring;
         chosen_ = cand_[0];
@@ -33,14 +41,32 @@ Alg Tuner::current() const
 {
     if (phase_ == Phase::monitoring)
         return chosen_;
-    return cand_[calls_ / cfg_.trials];
+    return cand_[std::min(idx_, cand_.size() - 1)];
+}
+
+void Tuner::next_candidate()
+{
+    trial_ = 0;
+    if (++idx_ == cand_.size())
+        round_done_ = true;
+}
+
+bool Tuner::checking() const
+{
+    return phase_ == Phase::learning && !round_done_ && trial_ == 1;
 }
 
 bool Tuner::record(double seconds)
 {
     if (phase_ == Phase::learning) {
-        sums_[calls_ / cfg_.trials] += seconds;
-        return ++calls_ == static_cast<int>(cand_.size()) * cfg_.trials;
+        sums_[idx_] += seconds;
+        counts_[idx_]++;
+        if (++trial_ == cfg_.trials) {
+            next_candidate();
+            return round_done_;
+        }
+        // first call of a later candidate: is it already hopeless?
+        return trial_ == 1 && idx_ > 0 && cfg_.cutoff > 0;
     }
     if (cand_.size() == 1 || cfg_.period == 0)
         return false;
@@ -51,9 +77,10 @@ bool Tuner::record(double seconds)
 std::vector<double> Tuner::summary() const
 {
     if (phase_ == Phase::learning) {
-        std::vector<double> v(sums_);
-        for (double &x : v)
-            x /= cfg_.trials;
+        std::vector<double> v(cand_.size(), 0.0);
+        for (size_t i = 0; i < v.size(); i++)
+            if (counts_[i])
+                v[i] = sums_[i] / counts_[i];
         return v;
     }
     return {period_sum_ / std::max(calls_, 1)};
@@ -61,22 +88,37 @@ std::vector<double> Tuner::summary() const
 
 size_t Tuner::decision_len() const
 {
-    return phase_ == Phase::learning ? 2 + cand_.size() : 2;
+    return phase_ == Phase::learning ? 3 + cand_.size() : 2;
 }
 
 std::vector<double> Tuner::decide(const std::vector<double> &sum, int nprocs) const
 {
     if (phase_ == Phase::learning) {
-        // [index of the winner, its mean, means of all candidates...]
-        std::vector<double> d(2 + cand_.size());
+        std::vector<double> d(3 + cand_.size(), 0.0);
+        // the best among the candidates tried so far (the current one excluded
+        // while checking it)
+        const size_t tried = round_done_ ? cand_.size() : idx_ + 1;
+        const size_t judged = checking() ? idx_ : tried;
         size_t best = 0;
-        for (size_t i = 0; i < cand_.size(); i++) {
-            d[2 + i] = sum[i] / nprocs;
-            if (d[2 + i] < d[2 + best])
+        for (size_t i = 0; i < tried; i++) {
+            d[3 + i] = sum[i] / nprocs;
+            if (i < judged && d[3 + i] < d[3 + best])
                 best = i;
         }
-        d[0] = static_cast<double>(best);
-        d[1] = d[2 + best];
+        int action = round_done_ ? kDone : kGoOn;
+        if (checking() && d[3 + idx_] >= cfg_.cutoff * d[3 + best]) {
+            action = idx_ + 1 == cand_.size() ? kDone : kSkip;  // the last one: round over
+        } else if (checking()) {
+            action = kGoOn;
+        }
+        if (action == kDone) {
+            for (size_t i = 0; i < tried; i++)
+                if (d[3 + i] < d[3 + best])
+                    best = i;
+        }
+        d[0] = action;
+        d[1] = static_cast<double>(best);
+        d[2] = d[3 + best];
         return d;
     }
     // [relearn?, mean of the period]
@@ -88,10 +130,20 @@ std::vector<double> Tuner::decide(const std::vector<double> &sum, int nprocs) co
 void Tuner::apply(const std::vector<double> &d)
 {
     if (phase_ == Phase::learning) {
-        size_t best = std::min(static_cast<size_t>(d[0]), cand_.size() - 1);
+        const int action = static_cast<int>(d[0]);
+        if (action == kGoOn)
+            return;
+        if (action == kSkip) {
+            skipped_++;
+            next_candidate();
+            return;
+        }
+        if (!round_done_)  // the last candidate was cut off
+            skipped_++;
+        size_t best = std::min(static_cast<size_t>(d[1]), cand_.size() - 1);
         chosen_ = cand_[best];
-        learned_ = d[1];
-        means_.assign(d.begin() + 2, d.end());
+        learned_ = d[2];
+        means_.assign(d.begin() + 3, d.end());
         phase_ = Phase::monitoring;
         calls_ = 0;
         period_sum_ = 0;

@@ -1,6 +1,8 @@
 // STAR-MPI style selection for one (communicator, message-size class):
 // learning phase (every candidate `trials` times in a row, mean time over
-// the calls and over the processes, fastest wins) and monitoring phase (the
+// the calls and over the processes, fastest wins; a candidate whose first
+// call is already `cutoff` times slower than the best candidate so far is not
+// tried again) and monitoring phase (the
 // winner; every `period` calls the mean time of the period is compared with
 // the learned time and a relative deviation beyond `relearn` re-enters
 // learning).  Pure logic: the caller measures the time and runs the
@@ -18,6 +20,7 @@ struct TunerConfig {
     int trials = 3;        // LLC_ALLTOALL_TRIALS
     int period = 50;       // LLC_ALLTOALL_MONITOR_PERIOD (0: never re-check)
     double relearn = 0.5;  // LLC_ALLTOALL_RELEARN
+    double cutoff = 2.0;   // LLC_ALLTOALL_CUTOFF (0: every candidate gets all its trials)
 };
 
 class Tuner {
@@ -28,11 +31,18 @@ class Tuner {
 
     Alg current() const;
     // Local time of the call just made with current().  True when the caller
-    // must now agree on a decision (same call on every rank).
+    // must now agree on a decision (same call on every rank): at the end of a
+    // learning round, after the first trial of every candidate but the first
+    // (cutoff check, when trials > 1 and cutoff > 0), and at the end of a
+    // monitoring period.
     bool record(double seconds);
     std::vector<double> summary() const;  // local values, summed over the ranks
     size_t decision_len() const;
-    std::vector<double> decide(const std::vector<double> &sum, int nprocs) const;  // at rank 0
+    // At rank 0, from the sums over the ranks.  Learning: [action (0: go on,
+    // 1: skip the rest of this candidate's trials, 2: done), winner index, its
+    // mean, the means of all candidates (0: not tried)]; monitoring:
+    // [re-learn?, mean of the period].
+    std::vector<double> decide(const std::vector<double> &sum, int nprocs) const;
     void apply(const std::vector<double> &decision);
 
     Phase phase() const { return phase_; }
@@ -41,22 +51,29 @@ class Tuner {
     double last_monitored() const { return last_monitored_; }
     int relearns() const { return relearns_; }
     int learnings() const { return learnings_; }
+    int skipped() const { return skipped_; }  // candidates cut off, all rounds
     const std::vector<Alg> &candidates() const { return cand_; }
     const std::vector<double> &learned_means() const { return means_; }
 
   private:
     void start_learning();
+    void next_candidate();  // learning: the next candidate, or the end of the round
+    bool checking() const;  // learning: the pending decision is a cutoff check
 
     std::vector<Alg> cand_;
     TunerConfig cfg_;
     Phase phase_ = Phase::learning;
-    int calls_ = 0;             // calls in the current learning round / period
+    int calls_ = 0;             // monitoring: calls in the current period
+    size_t idx_ = 0;            // learning: candidate being tried
+    int trial_ = 0;             // learning: its calls so far
+    bool round_done_ = false;   // learning: every candidate tried, final decision due
     std::vector<double> sums_;  // learning: local time sums per candidate
+    std::vector<int> counts_;   // learning: calls per candidate
     double period_sum_ = 0;     // monitoring
     Alg chosen_;
     double learned_ = 0, last_monitored_ = 0;
     std::vector<double> means_;
-    int relearns_ = 0, learnings_ = 0;
+    int relearns_ = 0, learnings_ = 0, skipped_ = 0;
 };
 
 }  // namespace llc::coll::alltoall
