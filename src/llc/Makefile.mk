@@ -50,12 +50,13 @@ src_llc_libllc_la_SOURCES += \
 	src/llc/mem_model.hpp \
 	src/llc/peer_table.hpp
 
-## tools installed in $(bindir): llc_info (version, transports, environment)
-## and llc_memmodel (per-node memory model, doc/memory.md)
+## tools installed in $(bindir): llc_info (version, transports, environment
+## of libllc and of the collectives in libllccoll) and llc_memmodel (per-node
+## memory model, doc/memory.md)
 bin_PROGRAMS += src/llc/tools/llc_info src/llc/tools/llc_memmodel
 src_llc_tools_llc_info_SOURCES = src/llc/tools/llc_info.cpp
-src_llc_tools_llc_info_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc
-src_llc_tools_llc_info_LDADD = src/llc/libllc.la
+src_llc_tools_llc_info_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc -I$(top_srcdir)/src/coll/include
+src_llc_tools_llc_info_LDADD = src/llc/libllc.la src/coll/libllccoll.la
 src_llc_tools_llc_memmodel_SOURCES = src/llc/tools/llc_memmodel.cpp
 src_llc_tools_llc_memmodel_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc
 src_llc_tools_llc_memmodel_LDADD = src/llc/libllc.la

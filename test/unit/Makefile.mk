@@ -24,8 +24,9 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/info_test.cpp \
 	test/unit/kvs_test.cpp
 test_unit_llc_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc \
-	-DLLC_SRCDIR='"$(abs_top_srcdir)/src/llc"'
-test_unit_llc_unit_tests_LDADD = src/llc/libllc.la $(GTEST_LIBS)
+	-I$(top_srcdir)/src/coll/include \
+	-DLLC_SRCDIR='"$(abs_top_srcdir)/src/llc"' -DLLC_COLL_SRCDIR='"$(abs_top_srcdir)/src/coll"'
+test_unit_llc_unit_tests_LDADD = src/llc/libllc.la src/coll/libllccoll.la $(GTEST_LIBS)
 endif
 
 ## llc_info and llc_memmodel, run as programs

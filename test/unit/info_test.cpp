@@ -1,8 +1,10 @@
-// info_test.cpp - the environment table is complete, build information, and
-// the paper's memory model (errata applied) reproduces its numbers.
+// info_test.cpp - the environment tables (libllc's and libllccoll's) are
+// complete, build information, and the paper's memory model (errata applied)
+// reproduces its numbers.
 #include "build_info.hpp"
 #include "config.hpp"
 #include "errors.hpp"
+#include "llc_coll.h"
 #include "mem_accounting.hpp"
 #include "mem_model.hpp"
 
@@ -86,12 +88,48 @@ std::string strip_comments(const std::string &in)
     return out;
 }
 
+// The contents of the string literals of a text without comments.
+std::vector<std::string> string_literals(const std::string &in)
+{
+    std::vector<std::string> out;
+    size_t i = 0;
+    while (i < in.size()) {
+        char c = in[i];
+        if (c != '"' && c != '\'') {
+            i++;
+            continue;
+        }
+        size_t j = i + 1;
+        while (j < in.size() && in[j] != c) {
+            if (in[j] == '\\')
+                j++;
+            j++;
+        }
+        if (c == '"')
+            out.push_back(in.substr(i + 1, j - i - 1));
+        i = j + 1;
+    }
+    return out;
+}
+
+bool ends_with(const std::string &s, const std::string &suffix)
+{
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 std::set<std::string> table_names()
 {
     std::set<std::string> names;
     for (const auto &v : llc::env_vars())
         names.insert(v.name);
     return names;
+}
+
+std::vector<llc_coll_env_var_t> coll_table()
+{
+    const llc_coll_env_var_t *vars = nullptr;
+    size_t n = llc_coll_env_vars(&vars);
+    return std::vector<llc_coll_env_var_t>(vars, vars + n);
 }
 
 } // namespace
@@ -132,6 +170,68 @@ TEST(EnvTable, ReadersRefuseUnlistedNamesAndEveryEntryHasText)
         EXPECT_EQ(std::string(v.name).rfind("LLC_", 0), 0u) << v.name;
         EXPECT_GT(std::strlen(v.default_text), 0u) << v.name;
         EXPECT_GT(std::strlen(v.description), 10u) << v.name;
+    }
+}
+
+// src/coll reads its variables with getenv (directly or through small
+// helpers such as get_int("LLC_BCAST_...")), so every "LLC_..." string
+// literal of its sources must be in libllccoll's table (env_table.cpp, printed
+// by llc_info), and every table entry must be named in the sources.
+TEST(EnvTable, EveryVariableNamedInSrcCollIsListed)
+{
+    auto files = source_files(LLC_COLL_SRCDIR);
+    ASSERT_GT(files.size(), 10u) << "sources not found under " << LLC_COLL_SRCDIR;
+    std::set<std::string> listed;
+    for (const auto &v : coll_table())
+        EXPECT_TRUE(listed.insert(v.name).second) << v.name << " is listed twice";
+    EXPECT_EQ(llc_coll_env_vars(nullptr), listed.size());
+    // Variables that are not libllccoll's own, read to find the model cache.
+    const std::set<std::string> system_vars = {"HOME", "XDG_CACHE_HOME"};
+    // A getenv's argument is a literal or a helper's parameter (whose
+    // callers' literals are checked below); nothing else.
+    std::regex getenv_call(R"(\b(secure_)?getenv\s*\()");
+    std::regex getenv_arg(R"re(\b(secure_)?getenv\s*\(\s*("([^"]*)"|[A-Za-z_][A-Za-z0-9_]*)\s*\))re");
+    std::regex llc_name(R"(LLC_[A-Z0-9_]+)");
+    std::set<std::string> named;
+    int getenv_sites = 0;
+    for (const auto &f : files) {
+        if (ends_with(f, "/env_table.cpp"))
+            continue;
+        std::string text = strip_comments(slurp(f));
+        auto calls = std::distance(std::sregex_iterator(text.begin(), text.end(), getenv_call), std::sregex_iterator());
+        getenv_sites += int(calls);
+        long plain = 0;
+        for (auto it = std::sregex_iterator(text.begin(), text.end(), getenv_arg); it != std::sregex_iterator(); ++it) {
+            plain++;
+            if ((*it)[3].matched) {
+                std::string name = (*it)[3].str();
+                EXPECT_TRUE(system_vars.count(name) || std::regex_match(name, llc_name))
+                    << f << " reads " << name << ": list it in src/coll/env_table.cpp";
+            }
+        }
+        EXPECT_EQ(plain, calls) << f << ": a getenv whose argument is neither a literal nor a parameter";
+        for (const std::string &lit : string_literals(text))
+            if (std::regex_match(lit, llc_name)) {
+                named.insert(lit);
+                EXPECT_TRUE(listed.count(lit)) << f << " names " << lit << ", which src/coll/env_table.cpp does not list";
+            }
+    }
+    EXPECT_GT(getenv_sites, 5) << "no getenv found in src/coll: is the scan broken?";
+    // Listed before the code that reads it lands (being added in parallel).
+    const std::set<std::string> announced = {"LLC_ALLTOALL_NATIVE"};
+    for (const std::string &name : listed)
+        EXPECT_TRUE(named.count(name) || announced.count(name)) << name << " is listed but no source of src/coll names it";
+    for (const char *name : {"LLC_BCAST_INTERVAL", "LLC_ALLTOALL_PRUNE", "LLC_MODEL_CACHE", "LLC_COLL_FABRIC"})
+        EXPECT_TRUE(named.count(name)) << name << " not found in the sources: is the scan broken?";
+}
+
+TEST(EnvTable, CollEntriesHaveText)
+{
+    for (const auto &v : coll_table()) {
+        EXPECT_EQ(std::string(v.name).rfind("LLC_", 0), 0u) << v.name;
+        EXPECT_GT(std::strlen(v.default_text), 0u) << v.name;
+        EXPECT_GT(std::strlen(v.description), 10u) << v.name;
+        EXPECT_EQ(std::strchr(v.description, '\n'), nullptr) << v.name << ": one line";
     }
 }
 

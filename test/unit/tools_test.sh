@@ -16,6 +16,20 @@ for t in self shm tcp; do
     echo "$out" | grep -q "^  $t .*caps=0x" ; check "llc_info lists transport $t" $?
 done
 LLC_MAX_CONTEXTS=77 $tools/llc_info --env | grep -q '^  LLC_MAX_CONTEXTS  *77 ' ; check "llc_info shows the current value" $?
+# the collectives' variables (libllccoll's table), in their own section
+coll() { sed -n '/^collectives (libllccoll)/,$p' ; }
+echo "$out" | grep -q '^collectives (libllccoll)' ; check "llc_info has the collectives section" $?
+out=$(env -u LLC_BCAST_INTERVAL -u LLC_ALLTOALL_PRUNE -u LLC_ALLTOALL_NATIVE $tools/llc_info)
+for vd in LLC_BCAST_INTERVAL:1 LLC_ALLTOALL_PRUNE:2 LLC_ALLTOALL_NATIVE:1; do
+    v=${vd%:*} d=${vd#*:}
+    echo "$out" | coll | grep -q "^  $v  *(unset)  *default $d " ; check "llc_info lists $v, default $d" $?
+done
+n=$(echo "$out" | coll | grep -c '^  LLC_\(BCAST\|ALLTOALL\|MODEL\|COLL\)')
+[ "$n" -ge 40 ] ; check "llc_info lists the collectives' variables ($n)" $?
+env=$(LLC_BCAST_INTERVAL=16 LLC_ALLTOALL_PRUNE=1.5 $tools/llc_info --env)
+echo "$env" | coll | grep -q '^  LLC_BCAST_INTERVAL  *16  *default 1 ' ; check "llc_info shows LLC_BCAST_INTERVAL=16" $?
+echo "$env" | coll | grep -q '^  LLC_ALLTOALL_PRUNE  *1.5  *default 2 ' ; check "llc_info shows LLC_ALLTOALL_PRUNE=1.5" $?
+$tools/llc_info --transports | grep -q '^collectives' ; [ $? -ne 0 ] ; check "llc_info --transports prints no environment" $?
 $tools/llc_info --sizes | grep -q 'tcp OutConn' ; check "llc_info --sizes" $?
 $tools/llc_info --bogus >/dev/null 2>&1 ; [ $? -eq 2 ] ; check "llc_info refuses an unknown option" $?
 

@@ -109,6 +109,25 @@ int llc_coll_set_topology(llc_coll_state_t *state, const int *node_of_rank,
  * phases.  Any pointer may be NULL.  For benchmarks (take differences). */
 void llc_coll_alltoall_learning(double *seconds, long *calls, long *phases);
 
+/* ---- Environment variables (src/coll/env_table.cpp) */
+/* One environment variable that src/coll reads: its name, its default as
+ * text (a value, or a word such as "measured" or "auto" when the default is
+ * found at run time) and a one-line meaning. */
+typedef struct llc_coll_env_var {
+    const char *name;
+    const char *default_text;
+    const char *description;
+} llc_coll_env_var_t;
+
+/* The table of every environment variable read by libllccoll and the PMPI
+ * layer (LLC_BCAST*, LLC_ALLTOALL*, LLC_MODEL_*, LLC_COLL_*), for llc_info.
+ * Sets *vars (when vars is not NULL) to the first entry of a static array
+ * and returns its number of entries. */
+size_t llc_coll_env_vars(const llc_coll_env_var_t **vars);
+/* The current value of a variable of that table (getenv); NULL when it is
+ * unset or not in the table. */
+const char *llc_coll_env_get(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,12 +1,15 @@
 // llc_info - what this libllc offers: version, transports and their
 // capability bits, every environment variable it reads (current value,
-// default, meaning), and with --sizes the per-peer structure sizes behind the
-// memory model (doc/memory.md).
+// default, meaning), the same for the collectives of libllccoll (src/coll),
+// and with --sizes the per-peer structure sizes behind the memory model
+// (doc/memory.md).
 #include "build_info.hpp"
 #include "config.hpp"
 #include "llc.h"
+#include "llc_coll.h"
 #include "mem_accounting.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,7 +21,7 @@ void usage(FILE *out)
 {
     std::fputs("usage: llc_info [--env] [--transports] [--sizes] [--help]\n"
                "  (no option: version, transports and environment)\n"
-               "  --env         only the environment variables libllc reads\n"
+               "  --env         only the environment variables libllc and libllccoll read\n"
                "  --transports  only the transports built and their capability bits\n"
                "  --sizes       sizeof of libllc's per-process and per-peer structures\n",
                out);
@@ -38,6 +41,21 @@ void print_env()
     for (const llc::EnvVarInfo &v : llc::env_vars()) {
         const char *cur = llc::env_get(v.name);
         std::printf("  %-24s %-10s default %-7s %s\n", v.name, cur ? cur : "(unset)", v.default_text, v.description);
+    }
+}
+
+void print_coll_env()
+{
+    const llc_coll_env_var_t *vars = nullptr;
+    const size_t n = llc_coll_env_vars(&vars);
+    int width = 24;
+    for (size_t i = 0; i < n; i++)
+        width = std::max(width, int(std::strlen(vars[i].name)));
+    std::printf("collectives (libllccoll): environment variables read (name, current value, default, meaning):\n");
+    for (size_t i = 0; i < n; i++) {
+        const char *cur = llc_coll_env_get(vars[i].name);
+        std::printf("  %-*s %-10s default %-8s %s\n", width, vars[i].name, cur ? cur : "(unset)",
+                    vars[i].default_text, vars[i].description);
     }
 }
 
@@ -91,8 +109,10 @@ int main(int argc, char **argv)
                     LLC_HAVE_MEM_REPORT ? "yes" : "no");
     if (all || transports)
         print_transports();
-    if (all || env)
+    if (all || env) {
         print_env();
+        print_coll_env();
+    }
     if (sizes)
         print_sizes();
     return 0;
