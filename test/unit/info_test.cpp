@@ -217,10 +217,8 @@ TEST(EnvTable, EveryVariableNamedInSrcCollIsListed)
             }
     }
     EXPECT_GT(getenv_sites, 5) << "no getenv found in src/coll: is the scan broken?";
-    // Listed before the code that reads it lands (being added in parallel).
-    const std::set<std::string> announced = {"LLC_ALLTOALL_NATIVE"};
     for (const std::string &name : listed)
-        EXPECT_TRUE(named.count(name) || announced.count(name)) << name << " is listed but no source of src/coll names it";
+        EXPECT_TRUE(named.count(name)) << name << " is listed but no source of src/coll names it";
     for (const char *name : {"LLC_BCAST_INTERVAL", "LLC_ALLTOALL_PRUNE", "LLC_MODEL_CACHE", "LLC_COLL_FABRIC"})
         EXPECT_TRUE(named.count(name)) << name << " not found in the sources: is the scan broken?";
 }
