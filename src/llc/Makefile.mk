@@ -48,6 +48,7 @@ src_llc_libllc_la_SOURCES += \
 	src/llc/mem_accounting.hpp \
 	src/llc/mem_model.cpp \
 	src/llc/mem_model.hpp \
+	src/llc/mem_walk_udp.cpp \
 	src/llc/peer_table.hpp
 
 ## tools installed in $(bindir): llc_info (version, transports, environment

@@ -7,6 +7,7 @@
 #include "shm_transport.hpp"
 #include "stream_decoder.hpp"
 #include "tcp_transport.hpp"
+#include "udp_transport.hpp"
 
 #include <poll.h>
 
@@ -28,6 +29,15 @@ const MemComponentInfo kInfo[size_t(MemComponent::Count)] = {
     {"tcp_rank_table", "low-level contexts (rank -> QP table)", N, "tcp: rank -> connection table, n entries"},
     {"tcp_conn_state", "low-level contexts (QPs)", 0, "tcp: per-connection objects, queues, stream decoders"},
     {"tcp_buffers", "communication buffers", 0, "tcp: staging buffer, reassembly buffers, poll set"},
+    {"udp_peer_table", "low-level contexts (rank -> QP table)", 0,
+     "udp: rank -> peer hash table and peer list, one entry per peer talked to"},
+    {"udp_peer_state", "low-level contexts (QPs)", 0, "udp: per-peer objects, send-side objects with queues, decoders"},
+    {"udp_unacked", "communication buffers (packets in flight)", 0,
+     "udp: datagram buffers sent, not yet acknowledged (retransmission)"},
+    {"udp_buffers", "communication buffers", 0,
+     "udp: receive buffer, free datagram pool, out-of-order datagrams, reassembly buffers"},
+    {"hybrid_routes", "transport/buffer switching", 0,
+     "hybrid: per-destination route and send history, queues of sends held while switching"},
     {"shm_segment", "shared-memory comm", 0, "shm: own segment, one receive ring per local process"},
     {"shm_peer_mappings", "shared-memory comm", LLC_MEM_SHARED, "shm: peers' segments mapped here (their pages)"},
     {"shm_peer_state", "shared-memory comm", 0, "shm: per-local-peer objects, queues, stream decoders"},
@@ -38,12 +48,6 @@ const MemComponentInfo kInfo[size_t(MemComponent::Count)] = {
     {"bootstrap", "process manager (KVS)", 0,
      "bootstrap wrapper; LLC_KVS=dist: this leader's share of the KVS, peer address cache (LLC_KVS_CACHE)"},
 };
-
-template <class Queue> void add_queue(MemRegistry &r, const Queue &q)
-{
-    for (const auto &m : q)
-        r.add(MemComponent::SendQueues, MemWalk::message_bytes(*m), 1);
-}
 
 } // namespace
 
@@ -178,6 +182,10 @@ MemRegistry MemWalk::measure(const Context &c)
             add_queue(r, p->control);
         }
     }
+
+    if (const UdpTransport *u = c.udp_.get())
+        measure_udp(r, *u);
+    measure_hybrid(r, c);
     return r;
 }
 
@@ -201,6 +209,16 @@ MemWalk::StructSizes MemWalk::struct_sizes()
     s.ring_control = sizeof(RingControl);
     s.segment_header = (sizeof(SegmentHeader) + kCacheLine - 1) / kCacheLine * kCacheLine;
     s.outgoing_message = sizeof(OutgoingMessage);
+    s.udp_transport = sizeof(UdpTransport);
+    s.udp_peer = sizeof(UdpTransport::Peer);
+    s.udp_peer_entry = hash_node_size(static_cast<decltype(UdpTransport::peers_) *>(nullptr)) + sizeof(void *);
+    s.udp_tx = sizeof(UdpTransport::Tx) + heap_bytes(decltype(UdpTransport::Tx::unacked)()) +
+               heap_bytes(decltype(UdpTransport::Tx::queue)());
+    s.udp_tx_packet = sizeof(UdpTransport::TxPacket);
+    s.udp_header = sizeof(UdpHeader);
+    s.udp_rx_buffer = UdpTransport::kRxBufBytes;
+    s.udp_free_buffers = UdpTransport::kKeepFreeBuffers;
+    s.hybrid_route = hash_node_size(static_cast<decltype(Context::routes_) *>(nullptr));
     return s;
 }
 

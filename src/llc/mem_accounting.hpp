@@ -3,7 +3,8 @@
 // The registry is filled by walking the context's real structures when asked
 // (llc_mem_report, LLC_MEM_REPORT=1 at finalize): sizeof of every object
 // times its count, capacity() of vectors and strings that live on the heap,
-// the map and nodes of std::deque (libstdc++ layout), and the mapped size of
+// the map and nodes of std::deque, the buckets and nodes of std::unordered_map
+// and the nodes of std::map (libstdc++ layout), and the mapped size of
 // shared-memory segments.  Nothing is estimated from constants, so the
 // numbers move as soon as a peer is used.  See doc/memory.md.
 //
@@ -17,7 +18,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace llc {
@@ -25,6 +28,7 @@ namespace llc {
 class Context;
 class OutgoingMessage;
 class StreamDecoder;
+class UdpTransport;
 
 enum class MemComponent : int {
     Context,         // the Context and transport objects, error strings, completion list
@@ -34,6 +38,11 @@ enum class MemComponent : int {
     TcpRankTable,    // tcp: rank -> connection pointer table (n entries)
     TcpConnState,    // tcp: per-connection objects (out and in), their strings, queues, decoders
     TcpBuffers,      // tcp: staging buffer, decoder reassembly buffers, poll set
+    UdpPeerTable,    // udp: rank -> peer hash table and the list of peers (entries for peers talked to)
+    UdpPeerState,    // udp: per-peer objects, send-side objects with their queues, decoders
+    UdpUnacked,      // udp: datagram buffers sent and not yet acknowledged (kept for retransmission)
+    UdpBuffers,      // udp: receive buffer, free datagram pool, out-of-order datagrams, decoder buffers
+    HybridRoutes,    // hybrid: per-destination route (path, switching state, send history), held sends' queues
     ShmSegment,      // shm: this process's segment (header + one receive ring per local process)
     ShmPeerMappings, // shm: the peers' segments mapped here (their pages; LLC_MEM_SHARED)
     ShmPeerState,    // shm: per-local-peer objects, queues, decoders
@@ -86,6 +95,15 @@ struct MemWalk {
     // Heap and object bytes of one queued record / of a decoder's buffers.
     static uint64_t message_bytes(const OutgoingMessage &m);
     static uint64_t decoder_bytes(const StreamDecoder &d);
+    // Every record of a send queue, into SendQueues.
+    template <class Queue> static void add_queue(MemRegistry &r, const Queue &q)
+    {
+        for (const auto &m : q)
+            r.add(MemComponent::SendQueues, message_bytes(*m), 1);
+    }
+    // The udp transport and the hybrid routes of a context (mem_walk_udp.cpp).
+    static void measure_udp(MemRegistry &r, const UdpTransport &u);
+    static void measure_hybrid(MemRegistry &r, const Context &c);
 
     // sizeof of libllc's real structures, for the memory model (llc_memmodel).
     struct StructSizes {
@@ -104,6 +122,15 @@ struct MemWalk {
         size_t ring_control;     // RingControl (per ring, in the segment)
         size_t segment_header;   // segment header, padded to a cache line
         size_t outgoing_message; // OutgoingMessage (per queued record)
+        size_t udp_transport;    // UdpTransport
+        size_t udp_peer;         // UdpTransport::Peer (per peer talked to; all an idle peer keeps)
+        size_t udp_peer_entry;   // its rank -> peer hash node and its slot in the peer list
+        size_t udp_tx;           // UdpTransport::Tx (per peer with recent sends) with the heap of its two empty deques
+        size_t udp_tx_packet;    // UdpTransport::TxPacket (per unacknowledged datagram, in the deque)
+        size_t udp_header;       // UdpHeader: a datagram buffer is udp_header + LLC_UDP_MTU bytes
+        size_t udp_rx_buffer;    // the receive buffer (one per process)
+        size_t udp_free_buffers; // most datagram buffers kept in the free pool
+        size_t hybrid_route;     // hybrid: Context::Route with its hash node (per recently used destination)
     };
     static StructSizes struct_sizes();
 };
@@ -119,6 +146,55 @@ template <class T> uint64_t heap_bytes(const std::deque<T> &d)
     const uint64_t nodes = d.size() / node_elems + 1;
     const uint64_t map = nodes + 2 > 8 ? nodes + 2 : 8;
     return map * sizeof(T *) + nodes * node_elems * sizeof(T);
+}
+
+// One allocation per element of std::unordered_map and std::map: sizeof of
+// libstdc++'s node types (a next pointer, the value, and the hash code where
+// the hash is not "fast"; the red-black links and colour before the value).
+// With another library: a node written out with a next pointer, the value and
+// a hash code; a colour, three links and the value.
+#if defined(__GLIBCXX__)
+template <class K, class V, class H, class E, class A>
+constexpr size_t hash_node_size(const std::unordered_map<K, V, H, E, A> *)
+{
+    return sizeof(std::__detail::_Hash_node<std::pair<const K, V>, std::__cache_default<K, H>::value>);
+}
+template <class K, class V, class C, class A> constexpr size_t tree_node_size(const std::map<K, V, C, A> *)
+{
+    return sizeof(std::_Rb_tree_node<std::pair<const K, V>>);
+}
+#else
+template <class K, class V, class H, class E, class A>
+constexpr size_t hash_node_size(const std::unordered_map<K, V, H, E, A> *)
+{
+    struct Node {
+        void *next;
+        std::pair<const K, V> value;
+        size_t hash;
+    };
+    return sizeof(Node);
+}
+template <class K, class V, class C, class A> constexpr size_t tree_node_size(const std::map<K, V, C, A> *)
+{
+    struct Node {
+        int colour;
+        void *links[3];
+        std::pair<const K, V> value;
+    };
+    return sizeof(Node);
+}
+#endif
+// The bucket array (none while there is a single bucket: libstdc++ keeps it
+// inside the object) and one node per element; not what the values own.
+template <class K, class V, class H, class E, class A> uint64_t heap_bytes(const std::unordered_map<K, V, H, E, A> &m)
+{
+    const uint64_t buckets = m.bucket_count() > 1 ? uint64_t(m.bucket_count()) * sizeof(void *) : 0;
+    return buckets + uint64_t(m.size()) * hash_node_size(&m);
+}
+// One node per element (the header is inside the object); not what the values own.
+template <class K, class V, class C, class A> uint64_t heap_bytes(const std::map<K, V, C, A> &m)
+{
+    return uint64_t(m.size()) * tree_node_size(&m);
 }
 
 } // namespace llc

@@ -125,6 +125,44 @@ std::vector<ModelTerm> llc_model(double nodes, const ModelParams &p, bool capped
     return t;
 }
 
+std::vector<ModelTerm> llc_udp_model(double nodes, const ModelParams &p)
+{
+    const MemWalk::StructSizes s = MemWalk::struct_sizes();
+    const double m = p.m, n = m * nodes;
+    const double remote = std::max(0.0, n - m);
+    const double active = std::min(remote, p.gamma); // peers with traffic in the last second
+    const double local_peers = std::max(0.0, m - 1);
+    const double ptr = double(s.pointer);
+    const double page = 4096;
+    // A peer with traffic in the last second also has these (freed after 1 s idle).
+    const double busy_extra = double(s.udp_tx + s.stream_decoder);
+    const bool inter = nodes > 1;
+
+    std::vector<ModelTerm> t;
+    auto add = [&](const char *name, double per_process, double n_coeff_per_process) {
+        t.push_back({name, m * per_process, m * n_coeff_per_process});
+    };
+    add("context", double(s.context - s.handler_table + s.self_transport + (inter ? s.udp_transport : 0) +
+                          s.shm_transport),
+        0);
+    add("handler_table", double(s.handler_table), 0);
+    add("rank_table", double(s.node_entry) * n, double(s.node_entry));
+    // Every peer used: all pages of both sequence-number arrays are resident.
+    add("seq_numbers", 2.0 * std::ceil(n * double(s.seq_entry) / page) * page, 2.0 * double(s.seq_entry));
+    // Per peer: its hash node and list slot, and one bucket (libstdc++ keeps
+    // at least as many buckets as elements).
+    add("udp_peer_table", double(s.udp_peer_entry + s.pointer) * remote,
+        inter ? double(s.udp_peer_entry + s.pointer) : 0);
+    add("udp_peer_state", double(s.udp_peer) * remote + busy_extra * active,
+        inter ? double(s.udp_peer) + (active < p.gamma ? busy_extra : 0) : 0);
+    add("udp_buffers",
+        inter ? double(s.udp_rx_buffer) + double(s.udp_free_buffers) * (double(s.udp_header) + p.udp_mtu + ptr) : 0, 0);
+    add("shm_segment", m > 1 ? double(s.segment_header) + m * (double(s.ring_control) + p.ring_bytes) : 0, 0);
+    add("shm_peer_state", double(s.shm_peer + 2 * s.empty_deque_heap + s.stream_decoder) * local_peers, 0);
+    add("shm_rank_table", m > 1 ? 4 * m + ptr * n + ptr * local_peers : 0, m > 1 ? ptr : 0);
+    return t;
+}
+
 double model_total(const std::vector<ModelTerm> &terms)
 {
     double sum = 0;

@@ -17,6 +17,7 @@ struct ModelParams {
     double c = 10;         // communicators of world size
     double gamma = 1024;   // live high-level contexts (per node in the paper, per process in libllc)
     double ring_bytes = 256 * 1024; // libllc: LLC_SHM_RING_BYTES
+    double udp_mtu = 16 * 1024;     // libllc: LLC_UDP_MTU
 };
 
 struct ModelTerm {
@@ -36,6 +37,15 @@ std::vector<ModelTerm> paper_designed(double nodes, const ModelParams &p);
 // putting PeerTable in front of the tcp connections would give; the other
 // n-sized tables stay).  Kernel socket buffers are not included.
 std::vector<ModelTerm> llc_model(double nodes, const ModelParams &p, bool capped);
+
+// libllc with LLC_NET=udp (the DC-class path): every remote peer talked to
+// keeps its idle udp state (Peer, hash node, list slot, one bucket), at most
+// gamma of them have had traffic in the last second and also hold a send-side
+// object (Tx with its empty deques) and a stream decoder; per process one
+// receive buffer and a full pool of free datagram buffers.  No n-entry
+// rank -> peer table.  Datagrams in flight and kernel socket buffers are not
+// included.
+std::vector<ModelTerm> llc_udp_model(double nodes, const ModelParams &p);
 
 double model_total(const std::vector<ModelTerm> &terms);
 

@@ -21,9 +21,7 @@ namespace llc {
 
 namespace {
 constexpr uint32_t kUdpMagic = 0x55434c4c; // "LLCU" in little-endian memory order
-constexpr size_t kRxBufBytes = 65536;
 constexpr int kRecvBudgetPerCall = 1024;
-constexpr size_t kKeepFreeBuffers = 64;
 constexpr unsigned kMaxBackoffShift = 3; // the retransmission timeout grows to at most 8x
 constexpr uint64_t kLingerRtos = 64;    // see has_pending_sends
 // Upper bound of the timeout before backoff.  RTT samples include the time

@@ -78,6 +78,10 @@ public:
     static size_t idle_peer_bytes() { return sizeof(Peer) + sizeof(void *) * 3 + sizeof(int) + sizeof(size_t) + sizeof(Peer *); }
 
 private:
+    friend struct MemWalk; // mem_accounting.cpp / mem_walk_udp.cpp count the members
+    static constexpr size_t kRxBufBytes = 65536;   // rxbuf_: one receive buffer per process
+    static constexpr size_t kKeepFreeBuffers = 64; // free_bufs_: most datagram buffers kept for reuse
+
     struct TxPacket {
         uint64_t psn = 0;
         uint64_t sent_us = 0;   // last transmission (0: not transmitted yet, e.g. EAGAIN)

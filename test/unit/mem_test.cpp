@@ -91,7 +91,8 @@ TEST(MemReport, SingleProcessCountsTablesAndNothingElse)
         EXPECT_TRUE(r["rank_table"].flags & LLC_MEM_N_SIZED);
         EXPECT_GT(r["context"].bytes, 0u);
         for (const char *none : {"tcp_rank_table", "tcp_conn_state", "tcp_buffers", "shm_segment", "shm_peer_state",
-                                 "shm_rank_table", "send_queues"})
+                                 "shm_rank_table", "send_queues", "udp_peer_table", "udp_peer_state", "udp_unacked",
+                                 "udp_buffers", "hybrid_routes"})
             EXPECT_EQ(r[none].bytes, 0u) << none;
         EXPECT_STREQ(r["tcp_conn_state"].paper, "low-level contexts (QPs)");
         finalize_ok(ctx);
@@ -214,6 +215,8 @@ TEST(MemReport, TcpPerPeerStateGrowsByTheRealPerPeerSize)
         EXPECT_EQ(r2["tcp_conn_state"].bytes - r1["tcp_conn_state"].bytes, (peers - 1) * (out_peer + in_peer));
         EXPECT_GT(r2["tcp_buffers"].bytes, 0u); // staging buffer after the first read
         EXPECT_EQ(r2["shm_segment"].bytes, 0u);
+        EXPECT_EQ(r2["udp_buffers"].bytes, 0u); // LLC_NET=tcp: no udp transport
+        EXPECT_EQ(r2["hybrid_routes"].items, 0u);
         finalize_ok(ctx);
     });
 }

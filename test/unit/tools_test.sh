@@ -31,16 +31,19 @@ echo "$env" | coll | grep -q '^  LLC_BCAST_INTERVAL  *16  *default 1 ' ; check "
 echo "$env" | coll | grep -q '^  LLC_ALLTOALL_PRUNE  *1.5  *default 2 ' ; check "llc_info shows LLC_ALLTOALL_PRUNE=1.5" $?
 $tools/llc_info --transports | grep -q '^collectives' ; [ $? -ne 0 ] ; check "llc_info --transports prints no environment" $?
 $tools/llc_info --sizes | grep -q 'tcp OutConn' ; check "llc_info --sizes" $?
+$tools/llc_info --sizes | grep -q 'udp Peer (per peer talked to)' ; check "llc_info --sizes lists the udp peer" $?
 $tools/llc_info --bogus >/dev/null 2>&1 ; [ $? -eq 2 ] ; check "llc_info refuses an unknown option" $?
 
 # The paper's totals at 2^20 nodes (m=4, c=10, gamma=1024, errata applied).
 row=$($tools/llc_memmodel --csv --min-log2 20 --max-log2 20 --no-breakdown | sed -n 2p)
 check "llc_memmodel --csv" $?
+$tools/llc_memmodel --csv --min-log2 20 --max-log2 20 --no-breakdown | sed -n 1p | grep -q ',llc_udp$' ; check "llc_memmodel --csv has the udp column" $?
 base=$(echo "$row" | cut -d, -f4) ; design=$(echo "$row" | cut -d, -f5)
 [ "$(awk "BEGIN { printf \"%.2f\", $base / 1e12 }")" = 1.74 ] ; check "paper baseline 1.74 TB ($base)" $?
 [ "$(awk "BEGIN { printf \"%.2f\", $design / 1e9 }")" = 1.07 ] ; check "paper design 1.07 GB ($design)" $?
 n=$($tools/llc_memmodel --min-log2 10 --max-log2 22 --no-breakdown | grep -c '^2^')
 [ "$n" -eq 13 ] ; check "llc_memmodel prints 2^10 .. 2^22 ($n rows)" $?
 $tools/llc_memmodel -m 8 -c 4 -g 512 --breakdown 12 | grep -q 'llc_capped at 2^12 nodes' ; check "llc_memmodel options" $?
+$tools/llc_memmodel --udp-mtu 8192 --breakdown 12 | grep -q 'llc_udp at 2^12 nodes' ; check "llc_memmodel --udp-mtu" $?
 $tools/llc_memmodel -m >/dev/null 2>&1 ; [ $? -eq 2 ] ; check "llc_memmodel refuses a missing value" $?
 exit $fail

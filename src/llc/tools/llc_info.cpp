@@ -76,6 +76,15 @@ void print_sizes()
     std::printf("  %-34s %6zu\n", "OutgoingMessage (per queued record)", s.outgoing_message);
     std::printf("  %-34s %6zu\n", "RingControl (per shm ring)", s.ring_control);
     std::printf("  %-34s %6zu\n", "shm segment header", s.segment_header);
+    std::printf("  %-34s %6zu\n", "UdpTransport", s.udp_transport);
+    std::printf("  %-34s %6zu\n", "udp Peer (per peer talked to)", s.udp_peer);
+    std::printf("  %-34s %6zu\n", "  its hash node and list slot", s.udp_peer_entry);
+    std::printf("  %-34s %6zu\n", "udp Tx + empty deques (busy peer)", s.udp_tx);
+    std::printf("  %-34s %6zu\n", "udp TxPacket (per unacked datagram)", s.udp_tx_packet);
+    std::printf("  %-34s %6zu\n", "udp datagram header", s.udp_header);
+    std::printf("  %-34s %6zu\n", "udp receive buffer", s.udp_rx_buffer);
+    std::printf("  %-34s %6zu\n", "udp free datagram buffers kept", s.udp_free_buffers);
+    std::printf("  %-34s %6zu\n", "hybrid Route with its hash node", s.hybrid_route);
     std::printf("  n-sized tables per process: node_of_rank %zu + sequence numbers %zu + tcp rank table %zu"
                 " + shm rank table %zu = %zu bytes per rank of the job\n",
                 s.node_entry, 2 * s.seq_entry, s.pointer, s.pointer,

@@ -17,9 +17,10 @@ namespace {
 void usage(FILE *out)
 {
     std::fputs("usage: llc_memmodel [-m M] [-c C] [-g GAMMA] [--min-log2 A] [--max-log2 B]\n"
-               "                    [--ring-bytes R] [--breakdown LOG2 | --no-breakdown] [--csv]\n"
+               "                    [--ring-bytes R] [--udp-mtu U] [--breakdown LOG2 | --no-breakdown] [--csv]\n"
                "  per-node bytes at 2^A .. 2^B nodes (default 10 .. 22), M processes per node (4),\n"
-               "  C communicators (10), GAMMA live contexts (1024); R: libllc shm ring bytes (262144).\n"
+               "  C communicators (10), GAMMA live contexts (1024); R: libllc shm ring bytes (262144);\n"
+               "  U: libllc udp datagram payload bytes, LLC_UDP_MTU (16384).\n"
                "  --breakdown: per-component table at 2^LOG2 nodes (default 20, if in range).\n"
                "  Units: kB/MB/GB/TB are powers of 1000, as in the paper.\n",
                out);
@@ -106,6 +107,8 @@ int main(int argc, char **argv)
             value(hi);
         else if (a == "--ring-bytes")
             value(p.ring_bytes);
+        else if (a == "--udp-mtu")
+            value(p.udp_mtu);
         else if (a == "--breakdown") {
             value(detail);
             detail_given = true;
@@ -122,21 +125,22 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (p.m < 1 || p.c < 0 || p.gamma < 1 || lo < 0 || hi < lo || hi > 40) {
-        std::fprintf(stderr, "llc_memmodel: need m >= 1, c >= 0, gamma >= 1, 0 <= min-log2 <= max-log2 <= 40\n");
+    if (p.m < 1 || p.c < 0 || p.gamma < 1 || p.udp_mtu < 1 || lo < 0 || hi < lo || hi > 40) {
+        std::fprintf(stderr, "llc_memmodel: need m >= 1, c >= 0, gamma >= 1, udp-mtu >= 1, "
+                             "0 <= min-log2 <= max-log2 <= 40\n");
         return 2;
     }
     if (!detail_given && (detail < lo || detail > hi))
         want_detail = false;
 
     if (csv)
-        std::printf("log2_nodes,nodes,processes,paper_baseline,paper_designed,llc_all_peers,llc_capped\n");
+        std::printf("log2_nodes,nodes,processes,paper_baseline,paper_designed,llc_all_peers,llc_capped,llc_udp\n");
     else {
         std::printf("per-node memory, m=%g processes/node, c=%g, gamma=%g (paper: errata applied; "
-                    "libllc: this build's structure sizes, shm rings %g B)\n",
-                    p.m, p.c, p.gamma, p.ring_bytes);
-        std::printf("%-8s %10s %12s %14s %14s %14s %14s\n", "nodes", "nodes", "processes", "paper base",
-                    "paper design", "llc all peers", "llc capped");
+                    "libllc: this build's structure sizes, shm rings %g B, udp mtu %g B)\n",
+                    p.m, p.c, p.gamma, p.ring_bytes, p.udp_mtu);
+        std::printf("%-8s %10s %12s %14s %14s %14s %14s %14s\n", "nodes", "nodes", "processes", "paper base",
+                    "paper design", "llc all peers", "llc capped", "llc udp");
     }
     for (int k = int(lo); k <= int(hi); k++) {
         double nodes = std::ldexp(1.0, k);
@@ -144,11 +148,14 @@ int main(int argc, char **argv)
         double design = llc::model_total(llc::paper_designed(nodes, p));
         double all = llc::model_total(llc::llc_model(nodes, p, false));
         double capped = llc::model_total(llc::llc_model(nodes, p, true));
+        double udp = llc::model_total(llc::llc_udp_model(nodes, p));
         if (csv)
-            std::printf("%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f\n", k, nodes, nodes * p.m, base, design, all, capped);
+            std::printf("%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f\n", k, nodes, nodes * p.m, base, design, all, capped,
+                        udp);
         else
-            std::printf("2^%-6d %10.0f %12.0f %14s %14s %14s %14s\n", k, nodes, nodes * p.m, human(base).c_str(),
-                        human(design).c_str(), human(all).c_str(), human(capped).c_str());
+            std::printf("2^%-6d %10.0f %12.0f %14s %14s %14s %14s %14s\n", k, nodes, nodes * p.m,
+                        human(base).c_str(), human(design).c_str(), human(all).c_str(), human(capped).c_str(),
+                        human(udp).c_str());
     }
     if (want_detail) {
         int k = int(detail);
@@ -159,6 +166,7 @@ int main(int argc, char **argv)
         breakdown("paper_designed", llc::paper_designed(nodes, p), csv, k);
         breakdown("llc_all_peers", llc::llc_model(nodes, p, false), csv, k);
         breakdown("llc_capped", llc::llc_model(nodes, p, true), csv, k);
+        breakdown("llc_udp", llc::llc_udp_model(nodes, p), csv, k);
     }
     return 0;
 }

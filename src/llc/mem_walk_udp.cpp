@@ -1,0 +1,54 @@
+// mem_walk_udp.cpp - the walk over the udp transport (DC-class) and the
+// hybrid routes of a context (see mem_accounting.hpp).
+#include "mem_accounting.hpp"
+
+#include "context.hpp"
+#include "stream_decoder.hpp"
+#include "udp_transport.hpp"
+
+namespace llc {
+
+void MemWalk::measure_udp(MemRegistry &r, const UdpTransport &u)
+{
+    using M = MemComponent;
+    // Every datagram buffer comes from get_buffer(): header + a full MTU.
+    const uint64_t datagram = sizeof(UdpHeader) + u.mtu_;
+
+    r.add(M::Context, sizeof(UdpTransport) + heap_bytes(u.my_addr_));
+    r.add(M::UdpPeerTable, heap_bytes(u.peers_) + heap_bytes(u.live_), u.peers_.size());
+    r.add(M::UdpBuffers, (u.rxbuf_ ? UdpTransport::kRxBufBytes : 0) + heap_bytes(u.free_bufs_) + u.held_.capacity());
+    r.add(M::UdpBuffers, u.free_bufs_.size() * datagram, u.free_bufs_.size());
+
+    for (const UdpTransport::Peer *p : u.live_) {
+        r.add(M::UdpPeerState, sizeof(*p) + heap_bytes(p->failure), 1);
+        if (const UdpTransport::Tx *t = p->tx.get()) {
+            r.add(M::UdpPeerState, sizeof(*t) + heap_bytes(t->unacked) + heap_bytes(t->queue));
+            for (const UdpTransport::TxPacket &pkt : t->unacked)
+                if (pkt.buf)
+                    r.add(M::UdpUnacked, datagram, 1);
+            add_queue(r, t->queue);
+        }
+        if (p->decoder) {
+            r.add(M::UdpPeerState, sizeof(StreamDecoder));
+            r.add(M::UdpBuffers, decoder_bytes(*p->decoder));
+        }
+        // Early datagrams: a map node and a vector of exactly the datagram's stream bytes each.
+        r.add(M::UdpBuffers, heap_bytes(p->ooo), p->ooo.size());
+        for (const auto &early : p->ooo)
+            r.add(M::UdpBuffers, heap_bytes(early.second));
+    }
+}
+
+void MemWalk::measure_hybrid(MemRegistry &r, const Context &c)
+{
+    using M = MemComponent;
+    r.add(M::HybridRoutes, heap_bytes(c.routes_), c.routes_.size());
+    for (const auto &entry : c.routes_) {
+        if (const auto *held = entry.second.held.get()) {
+            r.add(M::HybridRoutes, sizeof(*held) + heap_bytes(*held));
+            add_queue(r, *held);
+        }
+    }
+}
+
+} // namespace llc

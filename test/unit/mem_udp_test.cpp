@@ -1,0 +1,403 @@
+// mem_udp_test.cpp - llc_mem_report over the udp transport (DC-class) and the
+// hybrid layer: the rows follow the real per-peer state, the datagrams in
+// flight and the routes; the container sizes the walk relies on match what
+// the allocator is asked for; the udp memory model uses the udp sizes.
+#include "am_protocol.hpp"
+#include "mem_accounting.hpp"
+#include "mem_model.hpp"
+
+#include "test_util.hpp"
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+using namespace llctest;
+
+namespace {
+
+// ------------------------------------------------------- container sizes
+
+// Counts the bytes the containers ask for (all instances share the count).
+struct AllocCount {
+    static inline uint64_t live = 0;
+};
+
+template <class T> struct CountingAlloc {
+    using value_type = T;
+    CountingAlloc() = default;
+    template <class U> CountingAlloc(const CountingAlloc<U> &) {}
+    T *allocate(size_t n)
+    {
+        AllocCount::live += n * sizeof(T);
+        return std::allocator<T>().allocate(n);
+    }
+    void deallocate(T *p, size_t n)
+    {
+        AllocCount::live -= n * sizeof(T);
+        std::allocator<T>().deallocate(p, n);
+    }
+    template <class U> bool operator==(const CountingAlloc<U> &) const { return true; }
+    template <class U> bool operator!=(const CountingAlloc<U> &) const { return false; }
+};
+
+struct Big {
+    char bytes[200];
+};
+
+} // namespace
+
+// heap_bytes() of the hash map (udp peers, hybrid routes) and of the ordered
+// map (udp out-of-order datagrams) is what the allocator handed out.
+TEST(MemHeapBytes, HashAndOrderedMapsMatchTheAllocator)
+{
+    using Peers = std::unordered_map<int, std::unique_ptr<Big>, std::hash<int>, std::equal_to<int>,
+                                     CountingAlloc<std::pair<const int, std::unique_ptr<Big>>>>;
+    using Routes =
+        std::unordered_map<int, Big, std::hash<int>, std::equal_to<int>, CountingAlloc<std::pair<const int, Big>>>;
+    using Early = std::map<uint64_t, std::vector<char>, std::less<uint64_t>,
+                           CountingAlloc<std::pair<const uint64_t, std::vector<char>>>>;
+    {
+        Peers peers;
+        EXPECT_EQ(llc::heap_bytes(peers), 0u);
+        EXPECT_EQ(AllocCount::live, 0u);
+        for (int i = 0; i < 1000; i++) {
+            peers.emplace(i * 7919, nullptr);
+            ASSERT_EQ(llc::heap_bytes(peers), AllocCount::live) << i + 1 << " entries";
+        }
+        for (int i = 0; i < 500; i++)
+            peers.erase(i * 7919);
+        EXPECT_EQ(llc::heap_bytes(peers), AllocCount::live);
+    }
+    EXPECT_EQ(AllocCount::live, 0u);
+    {
+        Routes routes;
+        for (int i = 0; i < 100; i++) {
+            routes[i];
+            ASSERT_EQ(llc::heap_bytes(routes), AllocCount::live) << i + 1 << " entries";
+        }
+    }
+    EXPECT_EQ(AllocCount::live, 0u);
+    {
+        Early early;
+        EXPECT_EQ(llc::heap_bytes(early), 0u);
+        for (uint64_t psn = 0; psn < 64; psn++) {
+            early.emplace(psn * 3, std::vector<char>(100)); // the vector's own bytes use std::allocator
+            ASSERT_EQ(llc::heap_bytes(early), AllocCount::live) << psn + 1 << " entries";
+        }
+    }
+    EXPECT_EQ(AllocCount::live, 0u);
+}
+
+namespace {
+
+// ------------------------------------------------------------- helpers
+
+std::map<std::string, llc_mem_entry_t> report(llc_context_t *ctx)
+{
+    std::map<std::string, llc_mem_entry_t> out;
+    int count = llc_mem_report(ctx, nullptr, 0);
+    EXPECT_EQ(count, int(llc::MemComponent::Count));
+    std::vector<llc_mem_entry_t> entries(size_t(count > 0 ? count : 0));
+    EXPECT_EQ(llc_mem_report(ctx, entries.data(), count), count);
+    for (const auto &e : entries)
+        out[e.name] = e;
+    return out;
+}
+
+uint64_t row_bytes(llc_context_t *ctx, const char *name) { return report(ctx)[name].bytes; }
+uint64_t row_items(llc_context_t *ctx, const char *name) { return report(ctx)[name].items; }
+
+void count_handler(llc_context_t *, void *arg, int src, const void *, size_t, const void *, size_t)
+{
+    (*static_cast<std::vector<int> *>(arg))[size_t(src)]++;
+}
+
+// Heap of a hash map with `entries` int keys inserted one by one: the
+// bucket array (same growth policy whatever the value) plus the nodes.
+uint64_t hash_table_heap(size_t entries, size_t node_bytes)
+{
+    std::unordered_map<int, char> sim;
+    for (size_t i = 0; i < entries; i++)
+        sim.emplace(int(i), 0);
+    uint64_t buckets = sim.bucket_count() > 1 ? uint64_t(sim.bucket_count()) * sizeof(void *) : 0;
+    return buckets + entries * node_bytes;
+}
+
+// Capacity, in bytes, of a vector of pointers after `n` push_backs.
+uint64_t pointer_list_heap(size_t n)
+{
+    std::vector<void *> sim;
+    for (size_t i = 0; i < n; i++)
+        sim.push_back(nullptr);
+    return uint64_t(sim.capacity()) * sizeof(void *);
+}
+
+JobOptions udp_mem_job(std::vector<int> nodes, const char *mtu)
+{
+    JobOptions o = job(std::move(nodes), 90);
+    // Addresses fit in the strings' inline buffers.
+    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"}, {"LLC_NET", "udp"}, {"LLC_UDP_MTU", mtu}};
+    return o;
+}
+
+// Send one small message to every rank in dests, wait for one from every rank
+// in srcs and for our datagrams to be acknowledged; then fence, so nobody
+// starts the next round before everyone has measured.
+void udp_round(TestProcess &p, llc_context_t *ctx, std::vector<int> &got, std::vector<int> &expect,
+               const std::vector<int> &dests, const std::vector<int> &srcs)
+{
+    char payload[100] = {};
+    llc_iov_t iov{payload, sizeof(payload)};
+    for (int s : srcs)
+        expect[size_t(s)]++;
+    for (int d : dests)
+        ASSERT_EQ(llc_am_send(ctx, d, 1, nullptr, 0, &iov, 1, nullptr, nullptr), LLC_OK) << llc_last_error(ctx);
+    ASSERT_TRUE(progress_until(ctx, [&] {
+        for (int s : srcs)
+            if (got[size_t(s)] < expect[size_t(s)])
+                return false;
+        return row_items(ctx, "udp_unacked") == 0;
+    }));
+    ASSERT_EQ(TestProcess::fence(&p), 0);
+}
+
+std::vector<int> others_of(const TestProcess &p)
+{
+    std::vector<int> o;
+    for (int r = 0; r < p.size; r++)
+        if (r != p.rank)
+            o.push_back(r);
+    return o;
+}
+
+} // namespace
+
+// ------------------------------------------------------------------ udp
+
+// udp_peer_state follows the peers talked to: a Peer for each, a send-side
+// object (Tx with its two deques) for each peer sent to, a StreamDecoder for
+// each peer received from; the Tx and the decoder are released after a
+// second without traffic, leaving exactly the Peer.  udp_peer_table is the
+// hash table and list of those peers.
+TEST(MemReport, UdpPerPeerStateGrowsByTheUdpPerPeerSize)
+{
+    LLC_EXPECT_JOB_OK(udp_mem_job({0, 1, 2, 3}, "16384"), [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        std::vector<int> got(size_t(p.size), 0), expect(size_t(p.size), 0);
+        ASSERT_EQ(llc_am_register(ctx, 1, count_handler, &got), LLC_OK);
+        const llc::MemWalk::StructSizes s = llc::MemWalk::struct_sizes();
+        const uint64_t node = s.udp_peer_entry - sizeof(void *); // the hash node alone
+        const uint64_t datagram = s.udp_header + 16384;
+
+        auto r0 = report(ctx);
+        ASSERT_EQ(TestProcess::fence(&p), 0); // nobody sends before this
+        EXPECT_EQ(r0["udp_peer_state"].bytes, 0u);
+        EXPECT_EQ(r0["udp_peer_table"].bytes, 0u);
+        EXPECT_EQ(r0["udp_peer_table"].items, 0u);
+        EXPECT_EQ(r0["udp_buffers"].bytes, s.udp_rx_buffer); // the receive buffer only
+        EXPECT_EQ(r0["udp_unacked"].bytes, 0u);
+        EXPECT_EQ(r0["tcp_rank_table"].bytes, 0u); // LLC_NET=udp: no tcp transport
+        EXPECT_EQ(r0["hybrid_routes"].bytes, 0u);
+        EXPECT_STREQ(r0["udp_peer_state"].paper, "low-level contexts (QPs)");
+        EXPECT_STREQ(r0["udp_unacked"].paper, "communication buffers (packets in flight)");
+
+        // Ring: we send to next (Peer + Tx) and hear from prev (Peer + decoder).
+        int next = (p.rank + 1) % p.size, prev = (p.rank + p.size - 1) % p.size;
+        udp_round(p, ctx, got, expect, {next}, {prev});
+        auto r1 = report(ctx);
+        EXPECT_EQ(r1["udp_peer_state"].items, 2u);
+        EXPECT_EQ(r1["udp_peer_state"].bytes, 2 * s.udp_peer + s.udp_tx + s.stream_decoder);
+        EXPECT_EQ(r1["udp_peer_table"].items, 2u);
+        EXPECT_EQ(r1["udp_peer_table"].bytes, hash_table_heap(2, node) + pointer_list_heap(2));
+        EXPECT_EQ(r1["udp_unacked"].items, 0u);
+        EXPECT_EQ(r1["udp_unacked"].bytes, 0u);
+        EXPECT_EQ(r1["send_queues"].items, 0u);
+        // The one datagram sent went back to the free pool once acknowledged.
+        EXPECT_GE(r1["udp_buffers"].bytes, s.udp_rx_buffer + datagram);
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+
+        // All pairs: every peer is sent to and heard from.
+        std::vector<int> others = others_of(p);
+        udp_round(p, ctx, got, expect, others, others);
+        auto r2 = report(ctx);
+        const uint64_t peers = uint64_t(p.size - 1);
+        const uint64_t busy_peer = s.udp_peer + s.udp_tx + s.stream_decoder;
+        EXPECT_EQ(r2["udp_peer_state"].items, peers);
+        EXPECT_EQ(r2["udp_peer_state"].bytes, peers * busy_peer);
+        EXPECT_EQ(r2["udp_peer_state"].bytes - r1["udp_peer_state"].bytes,
+                  peers * busy_peer - (2 * s.udp_peer + s.udp_tx + s.stream_decoder));
+        EXPECT_EQ(r2["udp_peer_table"].items, peers);
+        EXPECT_EQ(r2["udp_peer_table"].bytes, hash_table_heap(peers, node) + pointer_list_heap(peers));
+        EXPECT_EQ(r2["udp_unacked"].items, 0u);
+        // The round had one datagram per peer in flight at once; all are back in
+        // the free pool (a one-datagram record is decoded in place, so the
+        // decoders need not have buffered anything).
+        EXPECT_EQ(r2["udp_buffers"].items, peers);
+        EXPECT_GE(r2["udp_buffers"].bytes, s.udp_rx_buffer + peers * datagram);
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+
+        // Quiet for a while: the send-side objects and decoders are freed, the
+        // Peers stay.  Nothing else changes.
+        EXPECT_TRUE(progress_until(ctx, [&] { return row_bytes(ctx, "udp_peer_state") == peers * s.udp_peer; }, 10));
+        auto r3 = report(ctx);
+        EXPECT_EQ(r3["udp_peer_state"].items, peers);
+        EXPECT_EQ(r3["udp_peer_state"].bytes, peers * s.udp_peer);
+        EXPECT_EQ(r3["udp_peer_table"].bytes, r2["udp_peer_table"].bytes);
+        // Left in udp_buffers: the receive buffer and the free pool (items: its buffers).
+        const uint64_t pool = r3["udp_buffers"].items;
+        EXPECT_GE(pool, 1u);
+        EXPECT_LE(pool, s.udp_free_buffers);
+        const uint64_t fixed = s.udp_rx_buffer + pool * datagram;
+        ASSERT_GE(r3["udp_buffers"].bytes, fixed);
+        EXPECT_LE(r3["udp_buffers"].bytes - fixed, s.udp_free_buffers * sizeof(void *)); // the pool's vector
+        EXPECT_EQ(pool, r2["udp_buffers"].items);
+        EXPECT_LE(r3["udp_buffers"].bytes, r2["udp_buffers"].bytes);
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        finalize_ok(ctx);
+    });
+}
+
+// Datagrams sent and not yet acknowledged are counted in udp_unacked (header
+// + a full MTU each, items: datagrams) while the receiver does not answer,
+// and the row drops to 0 once they are acknowledged; their buffers move to
+// the free pool (udp_buffers).
+TEST(MemReport, UdpUnackedDatagramsAreCountedUntilAcknowledged)
+{
+    LLC_EXPECT_JOB_OK(udp_mem_job({0, 1}, "4096"), [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        std::vector<int> got(size_t(p.size), 0);
+        ASSERT_EQ(llc_am_register(ctx, 1, count_handler, &got), LLC_OK);
+        const llc::MemWalk::StructSizes s = llc::MemWalk::struct_sizes();
+        const uint64_t mtu = 4096, datagram = s.udp_header + mtu;
+        const size_t payload = 64 * 1024 + 7;
+        // The record (wire header + payload) spread over datagrams of mtu stream bytes.
+        const uint64_t datagrams = (sizeof(llc::WireHeader) + payload + mtu - 1) / mtu;
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        if (p.rank == 0) {
+            auto before = report(ctx);
+            EXPECT_EQ(before["udp_buffers"].bytes, s.udp_rx_buffer);
+            std::vector<char> data(payload, 'u');
+            llc_iov_t iov{data.data(), data.size()};
+            // Every byte fits in the window: copied into datagrams at once.
+            ASSERT_EQ(llc_am_send(ctx, 1, 1, nullptr, 0, &iov, 1, nullptr, nullptr), LLC_OK) << llc_last_error(ctx);
+            auto inflight = report(ctx); // rank 1 is in the fence below: nothing is acknowledged yet
+            EXPECT_EQ(inflight["udp_unacked"].items, datagrams);
+            EXPECT_EQ(inflight["udp_unacked"].bytes, datagrams * datagram);
+            EXPECT_EQ(inflight["send_queues"].items, 0u);
+            // Peer and Tx (its deque of datagrams has grown past its first block); no decoder: nothing received.
+            EXPECT_GT(inflight["udp_peer_state"].bytes, s.udp_peer + s.udp_tx);
+            ASSERT_EQ(TestProcess::fence(&p), 0);
+            ASSERT_TRUE(progress_until(ctx, [&] { return row_items(ctx, "udp_unacked") == 0; }, 20));
+            auto after = report(ctx);
+            EXPECT_EQ(after["udp_unacked"].bytes, 0u);
+            // The buffers are kept for reuse (fewer than the pool's limit).
+            EXPECT_EQ(after["udp_buffers"].items, datagrams);
+            EXPECT_EQ(after["udp_buffers"].bytes,
+                      s.udp_rx_buffer + datagrams * datagram + pointer_list_heap(datagrams));
+            EXPECT_EQ(after["udp_peer_state"].bytes, s.udp_peer + s.udp_tx);
+        } else {
+            ASSERT_EQ(TestProcess::fence(&p), 0); // sleeps here while rank 0 measures
+            ASSERT_TRUE(progress_until(ctx, [&] { return got[0] == 1; }, 20));
+            auto r = report(ctx);
+            EXPECT_EQ(r["udp_unacked"].items, 0u); // acknowledgements are not data
+            // The decoder kept the payload's buffer.
+            EXPECT_GE(r["udp_buffers"].bytes, s.udp_rx_buffer + payload);
+        }
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        finalize_ok(ctx);
+    });
+}
+
+// --------------------------------------------------------------- hybrid
+
+// The hybrid layer's per-destination routes (path, switching state, send
+// history) are counted in hybrid_routes while the sender has them, and
+// disappear when the history of a quiet udp destination decays to 0.
+TEST(MemReport, HybridCountsItsRoutesAndTheirHistory)
+{
+    JobOptions o = job({0, 1, 2}, 90);
+    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"},
+             {"LLC_NET", "hybrid"},
+             {"LLC_HYBRID_PERIOD_MS", "200"},
+             {"LLC_HYBRID_PROMOTE_MSGS", "1000000"}}; // never promoted
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        std::vector<int> got(size_t(p.size), 0);
+        ASSERT_EQ(llc_am_register(ctx, 1, count_handler, &got), LLC_OK);
+        const llc::MemWalk::StructSizes s = llc::MemWalk::struct_sizes();
+        auto r0 = report(ctx);
+        EXPECT_EQ(r0["hybrid_routes"].items, 0u);
+        EXPECT_EQ(r0["hybrid_routes"].bytes, 0u);
+        EXPECT_STREQ(r0["hybrid_routes"].paper, "transport/buffer switching");
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        if (p.rank == 0) {
+            for (int d : {1, 2})
+                ASSERT_EQ(llc_am_send(ctx, d, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
+            auto r1 = report(ctx); // no llc_progress since the sends: no policy period has passed
+            EXPECT_EQ(r1["hybrid_routes"].items, 2u);
+            EXPECT_EQ(r1["hybrid_routes"].bytes, hash_table_heap(2, s.hybrid_route));
+            EXPECT_EQ(r1["udp_peer_state"].items, 2u); // the messages went over udp
+            EXPECT_EQ(r1["tcp_conn_state"].items, 0u);
+            // Two periods without sends: score 1, then 0, and the route is forgotten.
+            ASSERT_TRUE(progress_until(ctx, [&] { return row_items(ctx, "hybrid_routes") == 0; }, 10));
+            auto r2 = report(ctx);
+            EXPECT_EQ(r2["hybrid_routes"].bytes, hash_table_heap(2, 0)); // the bucket array stays
+        } else {
+            ASSERT_TRUE(progress_until(ctx, [&] { return got[0] == 1; }, 20));
+            auto r = report(ctx);
+            EXPECT_EQ(r["hybrid_routes"].items, 0u); // routes are the sender's
+            EXPECT_EQ(r["udp_peer_state"].items, 1u);
+        }
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        finalize_ok(ctx);
+    });
+}
+
+// -------------------------------------------------------------- model
+
+// llc_udp_model: no n-entry rank -> peer table; per remote peer the udp Peer
+// and its table entry; the send-side objects and decoders for at most gamma
+// busy peers; the receive buffer and a full free pool.
+TEST(MemModel, UdpModelUsesTheUdpPerPeerSizes)
+{
+    llc::ModelParams p;
+    const auto s = llc::MemWalk::struct_sizes();
+    const double nodes = 1024, m = p.m, n = m * nodes, remote = n - m;
+    auto terms = llc::llc_udp_model(nodes, p);
+    std::map<std::string, llc::ModelTerm> by_name;
+    double n_coeff = 0;
+    for (const auto &t : terms) {
+        by_name[t.component] = t;
+        n_coeff += t.n_coeff;
+    }
+    EXPECT_EQ(by_name.count("tcp_rank_table"), 0u);
+    EXPECT_EQ(by_name.count("tcp_conn_state"), 0u);
+    ASSERT_GT(remote, p.gamma);
+    EXPECT_DOUBLE_EQ(by_name["udp_peer_state"].bytes,
+                     m * (remote * double(s.udp_peer) + p.gamma * double(s.udp_tx + s.stream_decoder)));
+    EXPECT_DOUBLE_EQ(by_name["udp_peer_table"].bytes, m * remote * double(s.udp_peer_entry + s.pointer));
+    EXPECT_DOUBLE_EQ(by_name["udp_buffers"].bytes,
+                     m * (double(s.udp_rx_buffer) + double(s.udp_free_buffers) * (double(s.udp_header) + p.udp_mtu +
+                                                                                  double(s.pointer))));
+    // n-sized: node_of_rank, sequence numbers, shm rank table, and the idle udp peer.
+    EXPECT_DOUBLE_EQ(n_coeff, m * double(s.node_entry + 2 * s.seq_entry + s.pointer + s.udp_peer +
+                                         s.udp_peer_entry + s.pointer));
+    // Fewer peers than gamma: all of them busy.
+    auto small = llc::llc_udp_model(4, p);
+    for (const auto &t : small) {
+        if (t.component == "udp_peer_state") {
+            EXPECT_DOUBLE_EQ(t.bytes, m * 12 * double(s.udp_peer + s.udp_tx + s.stream_decoder));
+        }
+    }
+    // Per remote peer, udp state is smaller than tcp's connected state.
+    EXPECT_LT(double(s.udp_peer + s.udp_peer_entry + s.pointer),
+              double(s.tcp_out_conn + s.empty_deque_heap + s.tcp_in_conn + s.stream_decoder + 3 * s.pointer));
+    EXPECT_LT(llc::model_total(llc::llc_udp_model(std::ldexp(1.0, 20), p)),
+              llc::model_total(llc::llc_model(std::ldexp(1.0, 20), p, false)));
+}
