@@ -30,7 +30,7 @@
 #   bench/alltoall/placement.sh [--out DIR] [--patterns "4 3 2 1 0"]
 #       [--builds "llc mpich"] [--sizes 16384,1048576] [--calls16 200]
 #       [--calls1m 5] [--calls1m-dyn 30] [--reps 1] [--trials 2] [--sharing steps]
-#       [--split16 R]
+#       [--split16 R] [--dyn-modes auto,auto-noprune,auto-nine]
 #
 # --split16 R: at 16 KB run the fixed algorithms and the MPI default as R
 # interleaved repetitions of calls16/R calls (load drifts hit them alike),
@@ -86,6 +86,7 @@ while [ $# -gt 0 ]; do
         --reps) REPS=$2; shift 2 ;;
         --trials) TRIALS=$2; shift 2 ;;
         --sharing) SHARING=$2; shift 2 ;;
+        --dyn-modes) DYN_MODES=$2; shift 2 ;;
         -h|--help) sed -n '2,53p' "$0"; exit 0 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
