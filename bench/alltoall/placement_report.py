@@ -43,6 +43,22 @@ def parse_raw(path):
     return rows
 
 
+def candidates_per_mode(path, rows):
+    """Number of candidates of each dynamic mode, from the library's verbose
+    log (one "candidates:" line per mode, in the order the modes ran)."""
+    err = path + ".err"
+    if not os.path.exists(err):
+        return
+    counts = []
+    with open(err) as f:
+        for line in f:
+            if "candidates:" in line:
+                counts.append(len(line.split("candidates:", 1)[1].split()))
+    dyn = [m for m in rows if m.startswith("auto")]
+    for m, n in zip(dyn, counts):
+        rows[m]["cands"] = n
+
+
 def load(results):
     cells = defaultdict(dict)  # (build, pat, bytes) -> mode -> row
     raw = os.path.join(results, "raw")
@@ -51,7 +67,9 @@ def load(results):
         if not m:
             continue
         key = (m.group(1), int(m.group(2)), int(m.group(3)))
-        cells[key].update(parse_raw(os.path.join(raw, fn)))
+        rows = parse_raw(os.path.join(raw, fn))
+        candidates_per_mode(os.path.join(raw, fn), rows)
+        cells[key].update(rows)
     return cells
 
 
@@ -150,14 +168,14 @@ def main():
         md.append("| %s | %d (%s) | %d | %s | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.0f | %.2f | %s/%s | %.0f | %.0f |" % (
             b, pat, PAT_NAME[pat], nb, best, bus, au, au / bus, au / b10, steady / b10, an / b10,
             a9 / bus, mp, au / mp,
-            lp // trials if lp else 1, lu // trials if lu else 1,
+            c.get("auto", {}).get("cands", "?"), c.get("auto-noprune", {}).get("cands", "?"),
             c.get("auto", {}).get("lrn_ms", 0), c.get("auto-noprune", {}).get("lrn_ms", 0)))
         summary[(b, nb)].append(au / bus)
         dat.append((b, pat, nb, [c.get(a, {}).get("us", float("nan")) / bus
                                  for a in ALGS + ["auto", "auto-noprune", "mpich", "auto-nine"]]))
     md.append("")
-    md.append("cand. = candidates with / without pruning (learning calls of rank 0 / TRIALS 2; "
-              "1 = no learning).  learn ms = time of the learning calls (max over ranks).\n")
+    md.append("cand. = candidates with / without pruning (from the library's verbose log).  "
+              "learn ms = time of the learning calls, re-learning included (max over ranks).\n")
     for (b, nb), v in sorted(summary.items()):
         st = summary_steady[(b, nb)]
         df = summary_def[(b, nb)]
