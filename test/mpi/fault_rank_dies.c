@@ -1,11 +1,37 @@
 /* Fault test: the last rank exits abruptly (SIGKILL to itself, or _exit
  * without MPI_Finalize with argv[1] = "exit") while the others wait for a
  * message from it.  The job must end with an error, never hang; the test
- * driver checks the exit status and the time taken. */
+ * driver checks the exit status and the time taken.
+ *
+ * argv[1] = "stop": the last rank stops itself (SIGSTOP: alive, sockets open,
+ * but silent, like a host that dropped off the network; the launcher sees
+ * nothing) and the others send it 1 MiB.  Only the netmod can notice: with
+ * LLC_NET=udp the send must fail after LLC_UDP_PEER_TIMEOUT_MS; each sender
+ * prints the error and the time it took, then aborts the job (exit code 2). */
 #include "check.h"
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
+
+static void send_to_silent_rank(int rank, int dest)
+{
+    static char big[1 << 20];
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    double t0;
+    int err;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    sleep(1); /* let the last rank stop first */
+    t0 = MPI_Wtime();
+    err = MPI_Send(big, (int) sizeof(big), MPI_CHAR, dest, 0, MPI_COMM_WORLD);
+    if (err == MPI_SUCCESS) /* eager: the data may only be buffered; wait for a reply */
+        err = MPI_Recv(big, 1, MPI_CHAR, dest, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Error_string(err, msg, &len);
+    fprintf(stderr, "fault_rank_dies: rank %d: talking to the silent rank %d failed after %.1f s: %s\n",
+            rank, dest, MPI_Wtime() - t0, msg);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
 
 int main(int argc, char **argv)
 {
@@ -15,6 +41,15 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(size >= 2, "needs 2 ranks");
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (argc > 1 && strcmp(argv[1], "stop") == 0) {
+        if (rank == size - 1) {
+            fprintf(stderr, "fault_rank_dies: rank %d stops (SIGSTOP) now\n", rank);
+            fflush(stderr);
+            raise(SIGSTOP);
+            return 1; /* not reached unless someone sends SIGCONT */
+        }
+        send_to_silent_rank(rank, size - 1);
+    }
     if (rank == size - 1) {
         fprintf(stderr, "fault_rank_dies: rank %d is going away now\n", rank);
         fflush(stderr);
