@@ -359,19 +359,16 @@ TEST(AlltoallTuner, NativeIsATenthCandidate)
     // with the cutoff (default 2): the MPI's own goes first, the nine are
     // 20x slower per message and get one call each: a round of 2 + 9 calls
     unsetenv("LLC_ALLTOALL_CUTOFF");
-    before = 0;
-    {
-        long n0 = net.native_calls();
-        auto sc = fresh();
-        run_calls(sc, 2 + 9 + 4);
-        for (int r = 0; r < P; r++) {
-            EXPECT_EQ(tuner(sc[r]).phase(), Tuner::Phase::monitoring);
-            EXPECT_EQ(tuner(sc[r]).chosen(), Alg::native);
-            EXPECT_EQ(tuner(sc[r]).skipped(), 9);
-        }
-        EXPECT_EQ(net.native_calls() - n0, 2 + 4);
-        free_all(sc);
+    before = net.native_calls();
+    st = fresh();
+    run_calls(st, 2 + 9 + 4);
+    for (int r = 0; r < P; r++) {
+        EXPECT_EQ(tuner(st[r]).phase(), Tuner::Phase::monitoring);
+        EXPECT_EQ(tuner(st[r]).chosen(), Alg::native);
+        EXPECT_EQ(tuner(st[r]).skipped(), 9);
     }
+    EXPECT_EQ(net.native_calls() - before, 2 + 4);
+    free_all(st);
     setenv("LLC_ALLTOALL_CUTOFF", "0", 1);
 
     // slowest: learned (2 calls) and then left alone

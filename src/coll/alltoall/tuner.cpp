@@ -106,16 +106,10 @@ std::vector<double> Tuner::decide(const std::vector<double> &sum, int nprocs) co
                 best = i;
         }
         int action = round_done_ ? kDone : kGoOn;
-        if (checking() && d[3 + idx_] >= cfg_.cutoff * d[3 + best]) {
+        if (checking() && d[3 + idx_] >= cfg_.cutoff * d[3 + best])
             action = idx_ + 1 == cand_.size() ? kDone : kSkip;  // the last one: round over
-        } else if (checking()) {
-            action = kGoOn;
-        }
-        if (action == kDone) {
-            for (size_t i = 0; i < tried; i++)
-                if (d[3 + i] < d[3 + best])
-                    best = i;
-        }
+        if (action == kDone && judged < tried && d[3 + idx_] < d[3 + best])
+            best = idx_;  // the cut-off last candidate, if ever the fastest (cutoff < 1)
         d[0] = action;
         d[1] = static_cast<double>(best);
         d[2] = d[3 + best];
