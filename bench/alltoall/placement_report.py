@@ -130,12 +130,13 @@ def main():
               "learning calls).  best = fastest of the nine fixed algorithms; best10 = "
               "fastest of the nine and the MPI default.  auto: pruning, the nine + the MPI's "
               "own as tenth candidate; nine: auto without the tenth (LLC_ALLTOALL_NATIVE=0), "
-              "if measured.\n")
+              "if measured; nostop: auto with LLC_ALLTOALL_MODEL_STOP=0 (a cut-off candidate "
+              "does not take the ones the model ranks behind it along), if measured.\n")
     md.append("| build | pattern | bytes | best fixed | best us | auto us | auto/best | "
               "auto/best10 | auto after learning / best10 | noprune/best10 | nine/best | "
               "MPI default us | auto/default | "
-              "cand. pruned/all | learn ms pruned | learn ms unpruned |")
-    md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+              "cand. pruned/all | learn ms pruned | learn ms unpruned | nostop/best10 | learn ms nostop |")
+    md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     dat = []
     summary = defaultdict(list)
     summary_steady = defaultdict(list)
@@ -153,6 +154,7 @@ def main():
         an = c.get("auto-noprune", {}).get("us", float("nan"))
         mp = c.get("mpich", {}).get("us", float("nan"))
         a9 = c.get("auto-nine", {}).get("us", float("nan"))
+        ans = c.get("auto-nostop", {}).get("us", float("nan"))
         b10 = min(bus, mp) if mp == mp else bus
         trials = 2
         lp = c.get("auto", {}).get("lrn_calls", 0)
@@ -165,14 +167,16 @@ def main():
         summary_steady[(b, nb)].append(steady / b10)
         summary_def[(b, nb)].append(au / mp)
         summary_b10[(b, nb)].append(au / b10)
-        md.append("| %s | %d (%s) | %d | %s | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.0f | %.2f | %s/%s | %.0f | %.0f |" % (
+        md.append("| %s | %d (%s) | %d | %s | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.0f | %.2f | %s/%s | %.0f | %.0f | %.2f | %.0f |" % (
             b, pat, PAT_NAME[pat], nb, best, bus, au, au / bus, au / b10, steady / b10, an / b10,
             a9 / bus, mp, au / mp,
             c.get("auto", {}).get("cands", "?"), c.get("auto-noprune", {}).get("cands", "?"),
-            c.get("auto", {}).get("lrn_ms", 0), c.get("auto-noprune", {}).get("lrn_ms", 0)))
+            c.get("auto", {}).get("lrn_ms", 0), c.get("auto-noprune", {}).get("lrn_ms", 0),
+            ans / b10, c.get("auto-nostop", {}).get("lrn_ms", 0)))
         summary[(b, nb)].append(au / bus)
         dat.append((b, pat, nb, [c.get(a, {}).get("us", float("nan")) / bus
-                                 for a in ALGS + ["auto", "auto-noprune", "mpich", "auto-nine"]]))
+                                 for a in ALGS + ["auto", "auto-noprune", "mpich", "auto-nine",
+                                              "auto-nostop"]]))
     md.append("")
     md.append("cand. = candidates with / without pruning (from the library's verbose log).  "
               "learn ms = time of the learning calls, re-learning included (max over ranks).\n")
@@ -245,7 +249,7 @@ def main():
     with open(os.path.join(results, "report.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     # plot data: one block per (build, bytes), rows = patterns
-    names = ALGS + ["auto", "auto-noprune", "mpich", "auto-nine"]
+    names = ALGS + ["auto", "auto-noprune", "mpich", "auto-nine", "auto-nostop"]
     with open(os.path.join(results, "times.dat"), "w") as f:
         f.write("# time / best fixed; columns: pattern " + " ".join(names) + "\n")
         blocks = sorted({(d[0], d[2]) for d in dat})
@@ -266,12 +270,15 @@ def main():
         gp.append("set title '%s, %d bytes per rank, 8 ranks'" % (b, nb))
         colors = ["#9467bd", "#2ca02c", "#98df8a", "#d62728", "#ff9896", "#1f77b4",
                   "#aec7e8", "#8c564b", "#c49c94", "#000000", "#7f7f7f", "#ff7f0e",
-                  "#17becf"]
+                  "#17becf", "#bcbd22"]
+        rows = [x for x in dat if (x[0], x[2]) == (b, nb)]
+        # a mode not measured at this size has no bar (gnuplot refuses an empty column)
+        shown = [j for j in range(len(names)) if any(r[3][j] == r[3][j] for r in rows)]
         gp.append("plot " + ", ".join(
             "'%s' index %d using %d:xtic(1) title '%s' lc rgb '%s'%s" % (
                 os.path.join(results, "times.dat"), i, j + 2, n, colors[j],
                 " fill pattern 4" if n.startswith("auto") else "")
-            for j, n in enumerate(names)))
+            for j, n in ((j, names[j]) for j in shown)))
     gp.append("unset multiplot")
     with open(os.path.join(results, "times.gp"), "w") as f:
         f.write("\n".join(gp) + "\n")
