@@ -5,7 +5,9 @@
  * algorithm; the header says so).  Like the paper's STAR benchmark, the
  * dynamic modes include their learning calls in the average.  Dynamic modes:
  * auto (pruning, the nine + the MPI's own as tenth candidate), auto-noprune
- * (LLC_ALLTOALL_PRUNE=0), auto-nine (LLC_ALLTOALL_NATIVE=0: the nine only).
+ * (LLC_ALLTOALL_PRUNE=0), auto-nine (LLC_ALLTOALL_NATIVE=0: the nine only),
+ * auto-nostop (LLC_ALLTOALL_MODEL_STOP=0: a cut-off candidate does not take
+ * the ones the model ranks behind it along).
  *   alltoall_bench [-n calls] [-s size[,size...]] [-m mode[,mode...]]
  * Output: one line per (size, mode): avg us per call (max over ranks), the
  * slowdown against the fastest line of that size and, for the dynamic modes,
@@ -25,7 +27,7 @@
 
 static const char *all_modes =
     "bruck,pairwise,pairwise_lb,pairwise_mb,pairwise_ob,ring,ring_lb,ring_mb,ring_ob,"
-    "auto,auto-noprune,auto-nine,mpich";
+    "auto,auto-noprune,auto-nine,auto-nostop,mpich";
 
 int main(int argc, char **argv)
 {
@@ -80,7 +82,12 @@ int main(int argc, char **argv)
             for (char *m = strtok_r(md, ",", &save); m && nm < 32; m = strtok_r(NULL, ",", &save)) {
                 int noprune = strcmp(m, "auto-noprune") == 0;
                 int nine = strcmp(m, "auto-nine") == 0; /* without the MPI's own */
-                setenv("LLC_ALLTOALL", noprune || nine ? "auto" : m, 1);
+                int nostop = strcmp(m, "auto-nostop") == 0;
+                setenv("LLC_ALLTOALL", noprune || nine || nostop ? "auto" : m, 1);
+                if (nostop)
+                    setenv("LLC_ALLTOALL_MODEL_STOP", "0", 1);
+                else
+                    unsetenv("LLC_ALLTOALL_MODEL_STOP");
                 if (nine)
                     setenv("LLC_ALLTOALL_NATIVE", "0", 1);
                 else

@@ -47,6 +47,7 @@ constexpr llc_coll_env_var_t kVars[] = {
     {"LLC_ALLTOALL_MONITOR_PERIOD", "50", "calls per monitoring check of the winner; 0: never re-check"},
     {"LLC_ALLTOALL_RELEARN", "0.5", "relative deviation from the learned time that starts learning again"},
     {"LLC_ALLTOALL_CUTOFF", "2", "learning: a candidate whose first call takes at least this many times the best so far gets no more trials; 0: off"},
+    {"LLC_ALLTOALL_MODEL_STOP", "2", "learning: when a candidate is cut off, skip untried the ones the model ranks behind it whose estimate (its time x their predicted / its predicted) is at least this x cutoff x the best so far; 0: off"},
     {"LLC_ALLTOALL_MODEL", "hockney", "performance model for pruning: hockney, loggp or logpq"},
     {"LLC_ALLTOALL_BS", "paper", "reading of the models' BS_ij: paper or process"},
     {"LLC_ALLTOALL_MODEL_SHARING", "steps", "link sharing in the models: steps (per-step link analysis) or paper (one factor B / min BS_ij)"},

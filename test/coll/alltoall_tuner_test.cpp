@@ -3,6 +3,7 @@
 // in-process transport (each message costs a per-algorithm amount of time).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
@@ -155,6 +156,79 @@ TEST(AlltoallTuner, CutsOffHopelessCandidates)
     EXPECT_EQ(syncs, 1);
     EXPECT_EQ(all.skipped(), 0);
     EXPECT_EQ(all.chosen(), Alg::ring_ob);
+}
+
+// With predictions, a cut-off candidate takes along the later candidates
+// whose estimate (its measured time scaled by the predicted ratio) is at
+// least model_stop x cutoff x the best so far; the others are still tried.
+TEST(AlltoallTuner, ModelSkipsWhatItRanksBehindACutOff)
+{
+    TunerConfig cfg;
+    cfg.trials = 2;
+    cfg.period = 0;
+    cfg.cutoff = 2.0;
+    cfg.model_stop = 2.0;  // skip when the estimate is >= 4 x the best
+    const std::vector<Alg> cand{Alg::native, Alg::ring_ob, Alg::pairwise_ob, Alg::bruck};
+    const std::vector<double> pred{0.0, 1.0, 1.1, 3.0};  // the MPI's own: none
+    auto learn = [&](Tuner &t, double ring_ob_cost, std::vector<Alg> *order) {
+        while (t.phase() == Tuner::Phase::learning && order->size() < 50) {
+            Alg a = t.current();
+            order->push_back(a);
+            double c = a == Alg::native ? 1.0 : a == Alg::ring_ob ? ring_ob_cost
+                                            : a == Alg::pairwise_ob ? 0.8 : 0.5;
+            if (t.record(c))
+                t.apply(t.decide(t.summary(), 1));
+        }
+    };
+    // ring_ob at 5x: pairwise_ob (estimate 5.5) and bruck (15) go with it
+    Tuner t(cand, cfg, pred);
+    std::vector<Alg> order;
+    learn(t, 5.0, &order);
+    EXPECT_EQ(order, (std::vector<Alg>{Alg::native, Alg::native, Alg::ring_ob}));
+    EXPECT_EQ(t.chosen(), Alg::native);
+    EXPECT_EQ(t.skipped(), 1);
+    EXPECT_EQ(t.model_skipped(), 2);
+    EXPECT_EQ(t.learned_means(), (std::vector<double>{1.0, 5.0, -1.0, -1.0}));
+
+    // ring_ob at 3x: pairwise_ob's estimate 3.3 < 4 is tried (and wins),
+    // bruck's 9 is not (the model would have missed its 0.5 here)
+    Tuner u(cand, cfg, pred);
+    order.clear();
+    learn(u, 3.0, &order);
+    EXPECT_EQ(order, (std::vector<Alg>{Alg::native, Alg::native, Alg::ring_ob, Alg::pairwise_ob,
+                                       Alg::pairwise_ob}));
+    EXPECT_EQ(u.chosen(), Alg::pairwise_ob);
+    EXPECT_EQ(u.model_skipped(), 1);
+    EXPECT_DOUBLE_EQ(u.learned_means()[3], -1.0);
+
+    // off (0), or no predictions: every candidate gets its first call
+    for (int variant = 0; variant < 2; variant++) {
+        TunerConfig c = cfg;
+        if (variant == 0)
+            c.model_stop = 0;
+        Tuner v(cand, c, variant == 0 ? pred : std::vector<double>{});
+        order.clear();
+        learn(v, 5.0, &order);
+        EXPECT_EQ(v.model_skipped(), 0);
+        EXPECT_EQ(v.chosen(), Alg::bruck) << "variant " << variant;
+        EXPECT_EQ(std::count(order.begin(), order.end(), Alg::bruck), 2);
+    }
+
+    // the skips hold for the round only: a re-learn tries everyone again
+    TunerConfig m = cfg;
+    m.period = 1;
+    m.relearn = 0.5;
+    Tuner w(cand, m, pred);
+    order.clear();
+    learn(w, 5.0, &order);
+    ASSERT_EQ(w.chosen(), Alg::native);
+    ASSERT_TRUE(w.record(3.0));  // monitoring: 3x the learned time -> re-learn
+    w.apply(w.decide(w.summary(), 1));
+    ASSERT_EQ(w.phase(), Tuner::Phase::learning);
+    order.clear();
+    learn(w, 1.5, &order);  // ring_ob no longer cut off: everyone tried
+    EXPECT_EQ(std::count(order.begin(), order.end(), Alg::bruck), 2);
+    EXPECT_EQ(w.chosen(), Alg::bruck);
 }
 
 namespace {

@@ -55,6 +55,8 @@ Config config_from_env()
         c.tuner.relearn = std::strtod(s, nullptr);
     if (const char *s = env("LLC_ALLTOALL_CUTOFF"))
         c.tuner.cutoff = std::max(0.0, std::strtod(s, nullptr));
+    if (const char *s = env("LLC_ALLTOALL_MODEL_STOP"))
+        c.tuner.model_stop = std::max(0.0, std::strtod(s, nullptr));
     if (const char *s = env("LLC_ALLTOALL_MODEL"))
         if (!model::kind_from_name(s, &c.model))
             std::fprintf(stderr, "llc_coll: LLC_ALLTOALL_MODEL=%s unknown, using hockney\n", s);
@@ -174,7 +176,11 @@ int new_size_class(llc_coll_state_t *s, AlltoallState *a, const llc_coll_p2p_t *
     if (a->cfg.native && p2p->native_alltoall)
         cand.insert(cand.begin(), Alg::native);
     out->first_bytes = bytes;
-    out->tuner = alltoall::Tuner(cand, a->cfg.tuner);
+    std::vector<double> pred;  // in candidate order; the MPI's own has none
+    if (!out->predicted.empty())
+        for (Alg c : cand)
+            pred.push_back(c == Alg::native ? 0.0 : out->predicted[static_cast<int>(c)]);
+    out->tuner = alltoall::Tuner(cand, a->cfg.tuner, pred);
     if (a->cfg.verbose && s->rank == 0) {
         if (out->predicted.empty())
             std::fprintf(stderr, "llc_coll alltoall: P=%d bytes=%zu class=%d no pruning; candidates:",
@@ -278,6 +284,7 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
         const bool was_learning = t.phase() == alltoall::Tuner::Phase::learning;
         const Alg tried = t.current();
         const int skipped = t.skipped();
+        const int model_skipped = t.model_skipped();
         std::vector<double> d;
         const int nprocs = p2p->size;
         rc = model::agree(
@@ -295,12 +302,20 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
                          cls, alltoall::alg_name(tried),
                          d[3 + (std::find(t.candidates().begin(), t.candidates().end(), tried) -
                                 t.candidates().begin())]);
+        if (a->cfg.verbose && state->rank == 0 && t.model_skipped() != model_skipped)
+            std::fprintf(stderr,
+                         "llc_coll alltoall: class %d %d candidate(s) ranked behind %s by the model "
+                         "skipped untried (LLC_ALLTOALL_MODEL_STOP)\n",
+                         cls, t.model_skipped() - model_skipped, alltoall::alg_name(tried));
         if (a->cfg.verbose && state->rank == 0 && (learning || !was_learning)) {
             if (learning) {
                 std::fprintf(stderr, "llc_coll alltoall: class %d learned:", cls);
                 for (size_t i = 0; i < t.candidates().size(); i++)
-                    std::fprintf(stderr, " %s=%.3gs", alltoall::alg_name(t.candidates()[i]),
-                                 t.learned_means()[i]);
+                    if (t.learned_means()[i] < 0)
+                        std::fprintf(stderr, " %s=skipped", alltoall::alg_name(t.candidates()[i]));
+                    else
+                        std::fprintf(stderr, " %s=%.3gs", alltoall::alg_name(t.candidates()[i]),
+                                     t.learned_means()[i]);
                 std::fprintf(stderr, " -> %s\n", alltoall::alg_name(t.chosen()));
             } else {
                 std::fprintf(stderr, "llc_coll alltoall: class %d monitor %.3gs vs learned %.3gs%s\n",

@@ -10,11 +10,12 @@ namespace {
 enum Action { kGoOn = 0, kSkip = 1, kDone = 2 };
 }
 
-Tuner::Tuner(std::vector<Alg> candidates, TunerConfig cfg)
-    : cand_(std::move(candidates)), cfg_(cfg), chosen_(Alg::pairwise)
+Tuner::Tuner(std::vector<Alg> candidates, TunerConfig cfg, std::vector<double> predicted)
+    : cand_(std::move(candidates)), cfg_(cfg), pred_(std::move(predicted)), chosen_(Alg::pairwise)
 {
     if (cand_.empty())
         cand_.push_back(Alg::pairwise);
+    pred_.resize(cand_.size(), 0.0);
     cfg_.trials = std::max(cfg_.trials, 1);
     cfg_.period = std::max(cfg_.period, 0);
     start_learning();
@@ -28,6 +29,7 @@ void Tuner::start_learning()
     round_done_ = false;
     sums_.assign(cand_.size(), 0.0);
     counts_.assign(cand_.size(), 0);
+    model_skip_.assign(cand_.size(), 0);
     if (cand_.size() == 1) {  // nothing to learn or to re-learn
         phase_ = Phase::monitoring;
         chosen_ = cand_[0];
@@ -47,7 +49,10 @@ Alg Tuner::current() const
 void Tuner::next_candidate()
 {
     trial_ = 0;
-    if (++idx_ == cand_.size())
+    do
+        ++idx_;
+    while (idx_ < cand_.size() && model_skip_[idx_]);
+    if (idx_ == cand_.size())
         round_done_ = true;
 }
 
@@ -101,13 +106,29 @@ std::vector<double> Tuner::decide(const std::vector<double> &sum, int nprocs) co
         const size_t judged = checking() ? idx_ : tried;
         size_t best = 0;
         for (size_t i = 0; i < tried; i++) {
+            if (model_skip_[i]) {  // never tried (i > 0: the first is never skipped)
+                d[3 + i] = -1;
+                continue;
+            }
             d[3 + i] = sum[i] / nprocs;
             if (i < judged && d[3 + i] < d[3 + best])
                 best = i;
         }
         int action = round_done_ ? kDone : kGoOn;
-        if (checking() && d[3 + idx_] >= cfg_.cutoff * d[3 + best])
-            action = idx_ + 1 == cand_.size() ? kDone : kSkip;  // the last one: round over
+        if (checking() && d[3 + idx_] >= cfg_.cutoff * d[3 + best]) {
+            // cut off; the later ones the model ranks as hopeless go with it
+            const double bar = cfg_.model_stop * cfg_.cutoff * d[3 + best];
+            bool left = false;
+            for (size_t r = idx_ + 1; r < cand_.size(); r++) {
+                const bool hopeless = cfg_.model_stop > 0 && pred_[idx_] > 0 && pred_[r] > 0 &&
+                                      d[3 + idx_] * (pred_[r] / pred_[idx_]) >= bar;
+                if (hopeless)
+                    d[3 + r] = -1;
+                else
+                    left = true;
+            }
+            action = left ? kSkip : kDone;  // nothing left to try: round over
+        }
         if (action == kDone && judged < tried && d[3 + idx_] < d[3 + best])
             best = idx_;  // the cut-off last candidate, if ever the fastest (cutoff < 1)
         d[0] = action;
@@ -127,6 +148,11 @@ void Tuner::apply(const std::vector<double> &d)
         const int action = static_cast<int>(d[0]);
         if (action == kGoOn)
             return;
+        for (size_t r = idx_ + 1; r < cand_.size(); r++)
+            if (d[3 + r] < 0 && !model_skip_[r]) {
+                model_skip_[r] = 1;
+                model_skipped_++;
+            }
         if (action == kSkip) {
             skipped_++;
             next_candidate();

@@ -2,7 +2,9 @@
 // learning phase (every candidate `trials` times in a row, mean time over
 // the calls and over the processes, fastest wins; a candidate whose first
 // call is already `cutoff` times slower than the best candidate so far is not
-// tried again) and monitoring phase (the
+// tried again; with predictions, the candidates the model ranks behind a
+// cut-off one are skipped too when their estimated time is hopeless by a
+// margin, see TunerConfig::model_stop) and monitoring phase (the
 // winner; every `period` calls the mean time of the period is compared with
 // the learned time and a relative deviation beyond `relearn` re-enters
 // learning).  Pure logic: the caller measures the time and runs the
@@ -21,13 +23,21 @@ struct TunerConfig {
     int period = 50;       // LLC_ALLTOALL_MONITOR_PERIOD (0: never re-check)
     double relearn = 0.5;  // LLC_ALLTOALL_RELEARN
     double cutoff = 2.0;   // LLC_ALLTOALL_CUTOFF (0: every candidate gets all its trials)
+    // LLC_ALLTOALL_MODEL_STOP (0: off).  When candidate c is cut off, a later
+    // candidate r with a prediction is skipped without a trial if its
+    // estimate, c's measured time x predicted(r) / predicted(c), is at least
+    // model_stop x cutoff x the best so far: the model ranks, the measurement
+    // calibrates, and model_stop is how far the ranking is trusted to be off.
+    double model_stop = 2.0;
 };
 
 class Tuner {
   public:
     enum class Phase { learning, monitoring };
 
-    Tuner(std::vector<Alg> candidates, TunerConfig cfg);
+    // predicted: one entry per candidate, in the same order (seconds; <= 0 or
+    // missing: no prediction, never skipped by the model)
+    Tuner(std::vector<Alg> candidates, TunerConfig cfg, std::vector<double> predicted = {});
 
     Alg current() const;
     // Local time of the call just made with current().  True when the caller
@@ -40,8 +50,8 @@ class Tuner {
     size_t decision_len() const;
     // At rank 0, from the sums over the ranks.  Learning: [action (0: go on,
     // 1: skip the rest of this candidate's trials, 2: done), winner index, its
-    // mean, the means of all candidates (0: not tried)]; monitoring:
-    // [re-learn?, mean of the period].
+    // mean, the means of all candidates (0: not tried yet, -1: skipped by the
+    // model)]; monitoring: [re-learn?, mean of the period].
     std::vector<double> decide(const std::vector<double> &sum, int nprocs) const;
     void apply(const std::vector<double> &decision);
 
@@ -52,6 +62,7 @@ class Tuner {
     int relearns() const { return relearns_; }
     int learnings() const { return learnings_; }
     int skipped() const { return skipped_; }  // candidates cut off, all rounds
+    int model_skipped() const { return model_skipped_; }  // skipped untried, all rounds
     const std::vector<Alg> &candidates() const { return cand_; }
     const std::vector<double> &learned_means() const { return means_; }
 
@@ -62,6 +73,8 @@ class Tuner {
 
     std::vector<Alg> cand_;
     TunerConfig cfg_;
+    std::vector<double> pred_;  // per candidate, 0: none
+    std::vector<char> model_skip_;  // learning: skipped untried in this round
     Phase phase_ = Phase::learning;
     int calls_ = 0;             // monitoring: calls in the current period
     size_t idx_ = 0;            // learning: candidate being tried
@@ -73,7 +86,7 @@ class Tuner {
     Alg chosen_;
     double learned_ = 0, last_monitored_ = 0;
     std::vector<double> means_;
-    int relearns_ = 0, learnings_ = 0, skipped_ = 0;
+    int relearns_ = 0, learnings_ = 0, skipped_ = 0, model_skipped_ = 0;
 };
 
 }  // namespace llc::coll::alltoall
