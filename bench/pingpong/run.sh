@@ -29,7 +29,10 @@ usage() {
 Usage: $PROG [options]
   --llc-prefix DIR   install prefix of our llc build (DIR/bin/mpicc, DIR/bin/mpiexec);
                      without it (or if missing) the llc runs are skipped
-  --only LIST        comma list of MPIs to run: llc,mpich,ompi (default: all)
+  --only LIST        comma list of MPIs to run: llc,mpich,ompi (default: all);
+                     also llc-udp and llc-hybrid: the llc build with LLC_NET=udp
+                     or LLC_NET=hybrid (the table then adds their latency and
+                     bandwidth relative to llc over tcp, the default)
   --modes LIST       intra,inter (default: both)
   --repeat R         run every case R times (default $repeat)
   --stat median|min  how the R latencies of a size are combined (default $stat;
@@ -91,10 +94,15 @@ declare -A CC LAUNCH LABEL
 LABEL[llc]="llc (our MPICH ch4:llc)"
 LABEL[mpich]="Debian MPICH 4.0.2 (ch4:ucx)"
 LABEL[ompi]="Open MPI (Debian)"
+LABEL[llc-udp]="llc, LLC_NET=udp"
+LABEL[llc-hybrid]="llc, LLC_NET=hybrid"
+declare -A NETENV
+NETENV[llc-udp]=udp
+NETENV[llc-hybrid]=hybrid
 mpis=()
 for m in ${only//,/ }; do
     case $m in
-        llc)
+        llc|llc-udp|llc-hybrid)
             if [ -z "$llc_prefix" ]; then
                 log "SKIP llc: no --llc-prefix given"
                 continue
@@ -103,8 +111,8 @@ for m in ${only//,/ }; do
                 log "SKIP llc: $llc_prefix/bin/mpicc or $llc_prefix/bin/mpiexec not found"
                 continue
             fi
-            CC[llc]=$llc_prefix/bin/mpicc
-            LAUNCH[llc]=$llc_prefix/bin/mpiexec
+            CC[$m]=$llc_prefix/bin/mpicc
+            LAUNCH[$m]=$llc_prefix/bin/mpiexec
             ;;
         mpich)
             CC[mpich]=/usr/bin/mpicc.mpich
@@ -166,6 +174,8 @@ pp_args=(--target "$target" --max "$maxsize")
 
 run_cmd() {  # mpi mode -> prints the command (one word per line)
     local m=$1 mode=$2 exe=$build/pingpong.$1
+    # the launcher passes its environment to the ranks (hydra's default)
+    [ -z "${NETENV[$m]:-}" ] || printf '%s\n' env "LLC_NET=${NETENV[$m]}"
     if [ "$mode" = intra ]; then
         if [ "$m" = ompi ]; then
             printf '%s\n' "$NETNS" exec h0 "${LAUNCH[$m]}" --allow-run-as-root -n 2 "$exe" "${pp_args[@]}"
@@ -246,6 +256,9 @@ table=$out/results.md
     echo "Ratios: lat llc/best = llc latency / lowest latency of the other MPIs"
     echo "(< 1 means llc is faster); bw best/llc = highest other bandwidth / llc bandwidth"
     echo "(< 1 means llc is faster). n/a when llc or the others are missing."
+    echo "llc-udp, llc-hybrid: the llc build with LLC_NET=udp / hybrid; they are not"
+    echo "\"other MPIs\".  lat V/llc = V latency / llc (tcp) latency, bw llc/V = llc (tcp)"
+    echo "bandwidth / V bandwidth: > 1 means V is slower than the default tcp path."
     echo
     sed 's/^/    /' "$out/meta.txt"
     for mode in ${modes//,/ }; do
@@ -260,10 +273,14 @@ table=$out/results.md
         hdr+=" lat llc/best |"; sep+="---:|"
         for m in "${present[@]}"; do hdr+=" $m MB/s |"; sep+="---:|"; done
         hdr+=" bw best/llc |"; sep+="---:|"
+        variants=()
+        for m in "${present[@]}"; do [[ $m == llc-* ]] && variants+=("$m"); done
+        for v in "${variants[@]}"; do hdr+=" lat $v/llc |"; sep+="---:|"; done
+        for v in "${variants[@]}"; do hdr+=" bw llc/$v |"; sep+="---:|"; done
         echo "$hdr"; echo "$sep"
         files=""
         for m in "${present[@]}"; do files+="${files:+|}$out/$m-$mode.dat"; done
-        awk -v names="${present[*]}" -v files="$files" '
+        awk -v names="${present[*]}" -v files="$files" -v variants="${variants[*]}" '
             BEGIN {
                 nm = split(names, M, " "); split(files, F, "|")
                 for (k = 1; k <= nm; k++) {
@@ -282,7 +299,7 @@ table=$out/results.md
                         m = M[k]
                         if ((m, s) in lat) {
                             row = row " " sprintf("%.2f", lat[m, s]) " |"
-                            if (m != "llc") {
+                            if (m !~ /^llc/) {
                                 if (bestlat == "" || lat[m, s] < bestlat) bestlat = lat[m, s]
                                 if (bestbw == "" || bw[m, s] > bestbw) bestbw = bw[m, s]
                             }
@@ -296,6 +313,13 @@ table=$out/results.md
                     }
                     if (("llc", s) in bw && bestbw != "" && bw["llc", s] > 0) row = row " " sprintf("%.2f", bestbw / bw["llc", s]) " |"
                     else row = row " n/a |"
+                    nv = split(variants, V, " ")
+                    for (k = 1; k <= nv; k++)
+                        if ((V[k], s) in lat && ("llc", s) in lat && lat["llc", s] > 0) row = row " " sprintf("%.2f", lat[V[k], s] / lat["llc", s]) " |"
+                        else row = row " n/a |"
+                    for (k = 1; k <= nv; k++)
+                        if ((V[k], s) in bw && ("llc", s) in bw && bw[V[k], s] > 0) row = row " " sprintf("%.2f", bw["llc", s] / bw[V[k], s]) " |"
+                        else row = row " n/a |"
                     print row
                 }
             }' < /dev/null
