@@ -24,7 +24,7 @@ constexpr size_t kDirectReadMin = 64 * 1024;
 constexpr size_t kReadBudgetPerCall = 8u << 20;
 constexpr int kMaxIovPerWrite = 64;
 constexpr uint64_t kAckDrainIntervalUs = 1000; // a sender reads StreamAcks at most this often
-constexpr size_t kAcksPerRead = 32;
+constexpr size_t kAcksPerRead = 128; // per recv when draining (5 KiB of stack)
 // With LLC_TCP_PEER_TIMEOUT_MS at least this, StreamAcks are written with
 // MSG_MORE: the kernel only appends them to the socket (no transmission on
 // the receiver's critical path) and sends what it holds within its 200 ms
