@@ -23,7 +23,8 @@ enum class Kind : uint8_t {
     Hello = 5,    // first record on a tcp connection; aux = sender's "ip:port"
     Goodbye = 6,  // sender is finalizing; no further records follow
     Switch = 7,   // hybrid: last record on the tcp path before the sender moves to udp
-    SwitchAck = 8 // hybrid: sent on udp by the receiver of a Switch (the tcp path is drained)
+    SwitchAck = 8, // hybrid: sent on udp by the receiver of a Switch (the tcp path is drained)
+    StreamAck = 9  // tcp: sent back on an accepted connection; seq = bytes of the stream consumed so far
 };
 
 struct WireHeader {
@@ -36,12 +37,13 @@ struct WireHeader {
     uint32_t aux_len;
     uint32_t reserved;
     uint64_t payload_len;
-    uint64_t seq; // per ordered pair, counts Am/CmaRts records; Ack/Nack echo the Rts's seq
+    uint64_t seq; // per ordered pair, counts Am/CmaRts records; Ack/Nack echo the Rts's seq;
+                  // StreamAck: cumulative bytes of the stream read by its receiver
 };
 static_assert(sizeof(WireHeader) == 40, "wire header layout");
 static_assert(std::is_trivially_copyable<WireHeader>::value, "wire header is copied bytewise");
 
-inline bool kind_is_valid(uint8_t k) { return k >= uint8_t(Kind::Am) && k <= uint8_t(Kind::SwitchAck); }
+inline bool kind_is_valid(uint8_t k) { return k >= uint8_t(Kind::Am) && k <= uint8_t(Kind::StreamAck); }
 // Whether payload_len bytes of payload follow in the stream.
 inline bool kind_streams_payload(Kind k) { return k == Kind::Am; }
 

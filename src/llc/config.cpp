@@ -24,6 +24,7 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_SLEEP_US", "100", "length (us) of one idle sleep (a poll on the sockets when tcp is in use)"},
         {"LLC_CONNECT_TIMEOUT_MS", "30000", "give up connecting to a remote peer after this many ms"},
         {"LLC_FINALIZE_TIMEOUT_MS", "10000", "llc_finalize gives up flushing and draining after this many ms"},
+        {"LLC_TCP_PEER_TIMEOUT_MS", "10000", "a tcp peer that consumes nothing for this long while data to it is outstanding is dead (LLC_ERR_PEER)"},
         {"LLC_TCP_ADDR", "auto", "IPv4 address to publish for tcp (auto: first UP non-loopback IPv4 interface, else 127.0.0.1)"},
         {"LLC_MEM_REPORT", "0", "1: llc_finalize prints the memory table of llc_mem_report to stderr"},
         {"LLC_MAX_CONTEXTS", "1024", "gamma: most live per-peer contexts in a PeerTable (hashed rank table)"},
@@ -120,6 +121,7 @@ Config Config::from_environment()
     read_unsigned("LLC_FINALIZE_TIMEOUT_MS", c.finalize_timeout_ms, 1, uint64_t(1) << 40);
     if (const char *addr = env_get("LLC_TCP_ADDR"))
         c.tcp_addr = addr;
+    read_unsigned("LLC_TCP_PEER_TIMEOUT_MS", c.tcp_peer_timeout_ms, 10, 2147483647); // TCP_USER_TIMEOUT takes an int
 
     if (const char *net = env_get("LLC_NET"); net && *net) {
         std::string n = net;

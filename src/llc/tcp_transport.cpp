@@ -23,6 +23,30 @@ constexpr size_t kStagingBytes = 64 * 1024;
 constexpr size_t kDirectReadMin = 64 * 1024;
 constexpr size_t kReadBudgetPerCall = 8u << 20;
 constexpr int kMaxIovPerWrite = 64;
+constexpr uint64_t kAckDrainIntervalUs = 1000; // a sender reads StreamAcks at most this often
+constexpr size_t kAcksPerRead = 128; // per recv when draining (5 KiB of stack)
+// With LLC_TCP_PEER_TIMEOUT_MS at least this, StreamAcks are written with
+// MSG_MORE: the kernel only appends them to the socket (no transmission on
+// the receiver's critical path) and sends what it holds within its 200 ms
+// cork ceiling, even if the process has gone off computing by then.
+constexpr uint64_t kCorkedAcksMinTimeoutMs = 1000;
+
+// Part of the timeout messages for a peer that read nothing (the
+// application-level check) or whose kernel acknowledged nothing
+// (TCP_USER_TIMEOUT, ETIMEDOUT).
+std::string timeout_advice(uint64_t timeout_ms)
+{
+    return "(LLC_TCP_PEER_TIMEOUT_MS=" + std::to_string(timeout_ms) +
+           "; raise it if processes may spend longer without calling into MPI/llc_progress)";
+}
+
+// ETIMEDOUT on a socket with TCP_USER_TIMEOUT: "<who>: ... ; the host ...".
+std::string kernel_timeout_message(const std::string &who, uint64_t timeout_ms)
+{
+    return "the kernel gave up on the connection with " + who + ": nothing acknowledged for " +
+           std::to_string(timeout_ms) + " ms " + timeout_advice(timeout_ms) +
+           "; the host is unreachable, or the process stopped or died";
+}
 
 } // namespace
 
@@ -86,6 +110,7 @@ void TcpTransport::start_connect(OutConn &c)
     c.connect_deadline_us = monotonic_us() + ctx_.config().connect_timeout_ms * 1000;
     if (::connect(c.fd.get(), reinterpret_cast<sockaddr *>(&sa), sizeof(sa)) == 0) {
         c.state = OutConn::State::Connected;
+        set_user_timeout(c.fd.get());
     } else if (errno == EINPROGRESS || errno == EINTR) {
         c.state = OutConn::State::Connecting;
     } else {
@@ -134,12 +159,20 @@ bool TcpTransport::flush(OutConn &c)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 break;
-            fail_out(c, LLC_ERR_PEER,
-                     errno_message("connection to rank " + std::to_string(c.rank) + " (host " + c.addr +
-                                       ") broke while sending", errno) + "; the process probably died");
+            std::string who = "rank " + std::to_string(c.rank) + " (host " + c.addr + ")";
+            if (errno == ETIMEDOUT)
+                fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who, ctx_.config().tcp_peer_timeout_ms));
+            else
+                fail_out(c, LLC_ERR_PEER,
+                         errno_message("connection to " + who + " broke while sending", errno) +
+                             "; the process probably died");
             return true;
         }
         did = true;
+        bool owed_before = owes_ack(c);
+        c.bytes_written += uint64_t(w);
+        if (!owed_before && owes_ack(c))
+            c.waiting_since_us = monotonic_us(); // the peer owes an acknowledgement from now on
         size_t left = size_t(w);
         while (left > 0) {
             OutgoingMessage &m = *c.queue.front();
@@ -184,6 +217,7 @@ bool TcpTransport::check_out(OutConn &c, short revents)
                 return true;
             }
             c.state = OutConn::State::Connected;
+            set_user_timeout(c.fd.get());
             flush(c);
             return true;
         }
@@ -195,26 +229,114 @@ bool TcpTransport::check_out(OutConn &c, short revents)
         }
         return false;
     }
-    case OutConn::State::Connected:
-        if (revents & (POLLIN | POLLERR | POLLHUP)) {
-            // Nothing is ever sent back on a connection we initiated: readable
-            // means the peer closed it or reset it.
-            char byte;
-            ssize_t n = ::recv(c.fd.get(), &byte, 1, MSG_DONTWAIT);
-            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-                return false;
-            std::string who2 = "rank " + std::to_string(c.rank) + " (host " + c.addr + ")";
-            if (n > 0)
-                fail_out(c, LLC_ERR_PEER, "protocol error: " + who2 + " sent data on a send-only connection");
-            else
-                fail_out(c, LLC_ERR_PEER, who2 + " closed the connection unexpectedly; the process probably died");
-            return true;
+    case OutConn::State::Connected: {
+        bool did = false;
+        // Only StreamAck records come back on a connection we initiated
+        // (polled for when due); otherwise the peer closed or reset it.
+        if (revents & (POLLIN | POLLRDHUP | POLLERR | POLLHUP)) {
+            did = read_acks(c);
+            if (c.state == OutConn::State::Failed)
+                return true;
         }
         if (!c.queue.empty() && (revents & POLLOUT))
-            return flush(c);
-        return false;
+            did |= flush(c);
+        return did;
+    }
     }
     return false;
+}
+
+// Whether the acknowledgements on c should be read now (and so polled for).
+bool TcpTransport::acks_due(const OutConn &c, uint64_t &now) const
+{
+    if (c.state != OutConn::State::Connected || !owes_ack(c))
+        return false;
+    if (now == 0)
+        now = monotonic_us();
+    return now - c.last_drain_us >= kAckDrainIntervalUs;
+}
+
+// Read the StreamAck records waiting on an outbound socket.  Also the place
+// where EOF or an error on it is noticed.
+bool TcpTransport::read_acks(OutConn &c)
+{
+    auto who = [&c] { return "rank " + std::to_string(c.rank) + " (host " + c.addr + ")"; };
+    alignas(8) char buf[sizeof(WireHeader) * kAcksPerRead];
+    c.last_drain_us = monotonic_us();
+    bool did = false;
+    for (;;) {
+        size_t have = c.ack_have;
+        std::memcpy(buf, c.ack_buf, have);
+        ssize_t n = ::recv(c.fd.get(), buf + have, sizeof(buf) - have, MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return did;
+            if (errno == ETIMEDOUT)
+                fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who(), ctx_.config().tcp_peer_timeout_ms));
+            else
+                fail_out(c, LLC_ERR_PEER,
+                         errno_message("connection to " + who() + " broke", errno) + "; the process probably died");
+            return true;
+        }
+        if (n == 0) {
+            fail_out(c, LLC_ERR_PEER, who() + " closed the connection unexpectedly; the process probably died");
+            return true;
+        }
+        did = true;
+        size_t total = have + size_t(n), off = 0;
+        for (; off + sizeof(WireHeader) <= total; off += sizeof(WireHeader)) {
+            WireHeader w;
+            std::memcpy(&w, buf + off, sizeof(w));
+            if (w.magic != kWireMagic || w.version != kWireVersion || w.kind != uint8_t(Kind::StreamAck) ||
+                w.src != c.rank || w.hdr_len != 0 || w.aux_len != 0 || w.payload_len != 0 ||
+                w.seq < c.bytes_acked || w.seq > c.bytes_written) {
+                fail_out(c, LLC_ERR_PEER,
+                         "protocol error: " + who() +
+                             " sent something other than a valid stream acknowledgement on a send-only connection");
+                return true;
+            }
+            if (w.seq > c.bytes_acked) {
+                c.bytes_acked = w.seq;
+                c.waiting_since_us = c.last_drain_us;
+            }
+        }
+        c.ack_have = uint32_t(total - off);
+        std::memcpy(c.ack_buf, buf + off, c.ack_have);
+        if (size_t(n) < sizeof(buf) - have)
+            return did; // short read: nothing more is waiting
+    }
+}
+
+bool TcpTransport::check_liveness(OutConn &c, uint64_t now)
+{
+    if (c.state != OutConn::State::Connected || !owes_ack(c))
+        return false;
+    uint64_t limit_ms = ctx_.config().tcp_peer_timeout_ms;
+    if (now <= c.waiting_since_us || now - c.waiting_since_us <= limit_ms * 1000)
+        return false;
+    // Acknowledgements are read lazily: look at the ones waiting first.
+    if (read_acks(c) && c.state == OutConn::State::Failed)
+        return true;
+    if (!owes_ack(c) || now <= c.waiting_since_us ||
+        now - c.waiting_since_us <= limit_ms * 1000)
+        return false;
+    uint64_t waited_ms = (now - c.waiting_since_us) / 1000;
+    fail_out(c, LLC_ERR_PEER,
+             "rank " + std::to_string(c.rank) + " (host " + c.addr + ") has read none of the " +
+                 std::to_string(std::min(c.bytes_written, c.owed_limit) - c.bytes_acked) +
+                 " bytes outstanding to it for " + std::to_string(waited_ms) + " ms " + timeout_advice(limit_ms) +
+                 "; the process probably stopped or died");
+    return true;
+}
+
+void TcpTransport::set_user_timeout(int fd) const
+{
+    // The kernel aborts the connection when data it sent stays
+    // unacknowledged (host down, network partitioned) this long.
+    unsigned int ms = unsigned(ctx_.config().tcp_peer_timeout_ms);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
 }
 
 // -------------------------------------------------------------- receiving
@@ -235,6 +357,7 @@ bool TcpTransport::accept_all()
         }
         auto c = std::make_unique<InConn>();
         c->fd.reset(fd);
+        set_user_timeout(fd);
         c->from = format_ip_port(sa);
         InConn *raw = c.get();
         c->decoder = std::make_unique<StreamDecoder>([this, raw](const IncomingRecord &rec) { on_record(*raw, rec); });
@@ -292,19 +415,28 @@ bool TcpTransport::read_in(InConn &c)
     size_t budget = kReadBudgetPerCall;
     while (!c.closed && budget > 0) {
         ssize_t n;
+        size_t asked;
         StreamDecoder &d = *c.decoder;
         if (d.wants_payload() && d.payload_missing() >= kDirectReadMin) {
-            n = ::recv(c.fd.get(), d.payload_cursor(), d.payload_missing(), MSG_DONTWAIT);
-            if (n > 0)
+            asked = d.payload_missing();
+            n = ::recv(c.fd.get(), d.payload_cursor(), asked, MSG_DONTWAIT);
+            if (n > 0) {
+                c.bytes_read += uint64_t(n);
                 d.payload_received(size_t(n));
+            }
         } else {
+            asked = kStagingBytes;
             char *buf = staging_.reserve(kStagingBytes);
             n = ::recv(c.fd.get(), buf, kStagingBytes, MSG_DONTWAIT);
-            if (n > 0)
+            if (n > 0) {
+                c.bytes_read += uint64_t(n);
                 d.feed(buf, size_t(n));
+            }
         }
         if (n > 0) {
             did = true;
+            if (size_t(n) < asked)
+                break; // the socket is drained (a short read): no recv just to see EAGAIN
             budget -= std::min(budget, size_t(n));
             continue;
         }
@@ -312,20 +444,48 @@ bool TcpTransport::read_in(InConn &c)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             break;
-        std::string why = n == 0 ? "closed the connection unexpectedly"
-                                 : errno_message("'s connection broke", errno);
+        int err = n < 0 ? errno : 0;
         if (c.goodbye)
             close_in(c, LLC_OK, "");
+        else if (err == ETIMEDOUT)
+            close_in(c, LLC_ERR_PEER, kernel_timeout_message(describe(c), ctx_.config().tcp_peer_timeout_ms));
+        else if (err == 0)
+            close_in(c, LLC_ERR_PEER, describe(c) + " closed the connection unexpectedly; the process probably died");
         else
-            close_in(c, LLC_ERR_PEER, describe(c) + (n == 0 ? " " : "") + why + "; the process probably died");
+            close_in(c, LLC_ERR_PEER,
+                     errno_message(describe(c) + "'s connection broke", err) + "; the process probably died");
         return true;
     }
     return did;
 }
 
+// Tell the sender how much of its stream has been read (see tcp_transport.hpp).
+void TcpTransport::send_ack(InConn &c)
+{
+    if (c.ack_unsent == 0) {
+        c.ack_out = make_wire_header(Kind::StreamAck, ctx_.rank(), 0, c.bytes_read);
+        c.ack_unsent = sizeof(WireHeader);
+        c.bytes_acked = c.bytes_read;
+    }
+    const char *p = reinterpret_cast<const char *>(&c.ack_out) + (sizeof(WireHeader) - c.ack_unsent);
+    for (;;) {
+        int more = ctx_.config().tcp_peer_timeout_ms >= kCorkedAcksMinTimeoutMs ? MSG_MORE : 0;
+        ssize_t w = ::send(c.fd.get(), p, c.ack_unsent, MSG_NOSIGNAL | MSG_DONTWAIT | more);
+        if (w >= 0) {
+            c.ack_unsent -= uint32_t(w);
+            return;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            c.ack_broken = true; // the read side sees the reset or EOF and reports it
+        return;
+    }
+}
+
 // --------------------------------------------------------------- progress
 
-void TcpTransport::build_pollset()
+void TcpTransport::build_pollset(uint64_t &now)
 {
     pollset_.clear();
     pollset_.push_back({listener_.get(), POLLIN, 0});
@@ -334,7 +494,7 @@ void TcpTransport::build_pollset()
         if (c->state == OutConn::State::Connecting)
             events = POLLOUT;
         else if (c->state == OutConn::State::Connected)
-            events = short(POLLIN | (c->queue.empty() ? 0 : POLLOUT));
+            events = short(POLLRDHUP | (acks_due(*c, now) ? POLLIN : 0) | (c->queue.empty() ? 0 : POLLOUT));
         pollset_.push_back({c->state == OutConn::State::Failed ? -1 : c->fd.get(), events, 0});
     }
     for (auto &c : in_)
@@ -343,7 +503,8 @@ void TcpTransport::build_pollset()
 
 bool TcpTransport::progress()
 {
-    build_pollset();
+    uint64_t now = 0; // read when needed
+    build_pollset(now);
     int ready = ::poll(pollset_.data(), nfds_t(pollset_.size()), 0);
     if (ready < 0) {
         if (errno == EINTR)
@@ -369,6 +530,21 @@ bool TcpTransport::progress()
             did = true;
         }
     }
+    // Liveness (see tcp_transport.hpp): acknowledge what was read, then
+    // check the peers that owe us acknowledgements.
+    for (size_t i = 0; i < nin; i++) {
+        InConn &c = *in_[i];
+        if (!c.closed && !c.ack_broken && (c.ack_unsent > 0 || c.bytes_read != c.bytes_acked))
+            send_ack(c);
+    }
+    for (size_t i = 0; i < nout; i++) {
+        OutConn &c = *out_live_[i];
+        if (c.state == OutConn::State::Connected && owes_ack(c)) {
+            if (now == 0)
+                now = monotonic_us();
+            did |= check_liveness(c, now);
+        }
+    }
     if (pollset_[0].revents & POLLIN)
         did |= accept_all();
     in_.erase(std::remove_if(in_.begin(), in_.end(), [](const std::unique_ptr<InConn> &c) { return c->closed; }),
@@ -378,7 +554,8 @@ bool TcpTransport::progress()
 
 void TcpTransport::wait_for_activity(uint64_t us, int extra_fd)
 {
-    build_pollset();
+    uint64_t now = 0;
+    build_pollset(now);
     if (extra_fd >= 0)
         pollset_.push_back({extra_fd, POLLIN, 0});
     timespec ts{time_t(us / 1000000), long(us % 1000000) * 1000};
@@ -398,6 +575,10 @@ void TcpTransport::say_goodbye()
     for (OutConn *c : out_live_) {
         if (c->state == OutConn::State::Failed)
             continue;
+        uint64_t offset = c->bytes_written;
+        for (const auto &m : c->queue)
+            offset += m->remaining();
+        c->owed_limit = offset; // liveness waits for the data before the Goodbye only
         c->queue.push_back(OutgoingMessage::make_control(Kind::Goodbye, ctx_.rank(), 0));
         if (c->state == OutConn::State::Connected && c->queue.size() == 1)
             flush(*c);

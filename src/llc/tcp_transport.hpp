@@ -5,6 +5,28 @@
 // only ever sends on connections it initiated; it only receives on
 // connections it accepted.  So each ordered pair has exactly one stream and
 // simultaneous connects need no tie-breaking.
+//
+// Liveness: the kernel of a stopped or hung process still acknowledges TCP,
+// so the sender cannot learn from TCP alone that nobody reads its data.  The
+// receiver therefore writes StreamAck records back on the accepted socket
+// (the only thing ever sent in that direction), each carrying the number of
+// stream bytes it has read so far: one at the end of every progress call
+// that read something from that connection, as the udp transport does, so a
+// receiver that reads its data and then computes for a long time leaves
+// nothing unacknowledged behind (with LLC_TCP_PEER_TIMEOUT_MS >= 1 s they are
+// written with MSG_MORE: the kernel sends them within its 200 ms cork
+// ceiling, without a transmission per message).  The sender does not poll for them on
+// every call: it reads them at most once a millisecond while it has
+// unacknowledged bytes (and always before declaring a peer dead), so a
+// ping-pong does not pay for them on its critical path.  A sender whose
+// bytes written are not all acknowledged and whose acknowledged count has
+// not advanced for LLC_TCP_PEER_TIMEOUT_MS fails the connection with
+// LLC_ERR_PEER.  The Goodbye record itself is not counted: a peer that
+// enters finalize late has read everything before it, and finalize has its
+// own bound (LLC_FINALIZE_TIMEOUT_MS).  Both sockets also carry TCP_USER_TIMEOUT =
+// LLC_TCP_PEER_TIMEOUT_MS once connected, so that a host that stopped
+// answering at the TCP level (powered off, partitioned) is noticed in the
+// same time instead of after the kernel's retransmission limit.
 #pragma once
 
 #include "byte_buffer.hpp"
@@ -14,6 +36,7 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -55,6 +78,14 @@ private:
         std::deque<std::unique_ptr<OutgoingMessage>> queue;
         int failure_status = 0;
         std::string failure;
+        // liveness (see the comment at the top)
+        uint64_t bytes_written = 0;   // stream bytes handed to the kernel
+        uint64_t bytes_acked = 0;     // highest StreamAck count received
+        uint64_t waiting_since_us = 0; // bytes_written > bytes_acked and no advance since then
+        uint64_t last_drain_us = 0;   // acknowledgements last read
+        uint64_t owed_limit = UINT64_MAX; // stream offset of our Goodbye: it is not waited for
+        uint32_t ack_have = 0;        // bytes of a partly received StreamAck in ack_buf
+        alignas(8) char ack_buf[sizeof(WireHeader)];
     };
     struct InConn {
         UniqueFd fd;
@@ -64,6 +95,12 @@ private:
         std::unique_ptr<StreamDecoder> decoder;
         bool goodbye = false;
         bool closed = false;
+        // liveness: StreamAck records written back on this socket
+        bool ack_broken = false;      // writing one failed: the read side reports it
+        uint32_t ack_unsent = 0;      // bytes of ack_out not yet written (a partial write)
+        uint64_t bytes_read = 0;      // stream bytes read so far
+        uint64_t bytes_acked = 0;     // count carried by the last StreamAck
+        WireHeader ack_out{};
     };
 
     OutConn &out_conn(int dest);
@@ -71,12 +108,19 @@ private:
     bool flush(OutConn &c);
     void fail_out(OutConn &c, int status, const std::string &message);
     bool check_out(OutConn &c, short revents);
+    // Bytes written that the peer has not acknowledged yet (the Goodbye excepted).
+    static bool owes_ack(const OutConn &c) { return std::min(c.bytes_written, c.owed_limit) > c.bytes_acked; }
+    bool acks_due(const OutConn &c, uint64_t &now) const;
+    bool read_acks(OutConn &c);
+    bool check_liveness(OutConn &c, uint64_t now);
+    void send_ack(InConn &c);
+    void set_user_timeout(int fd) const;
     bool accept_all();
     bool read_in(InConn &c);
     void close_in(InConn &c, int status, const std::string &message);
     void on_record(InConn &c, const IncomingRecord &rec);
     std::string describe(const InConn &c) const;
-    void build_pollset();
+    void build_pollset(uint64_t &now); // now: 0, or set when the clock is read
 
     Context &ctx_;
     UniqueFd listener_;

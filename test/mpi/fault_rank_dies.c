@@ -6,8 +6,9 @@
  * argv[1] = "stop": the last rank stops itself (SIGSTOP: alive, sockets open,
  * but silent, like a host that dropped off the network; the launcher sees
  * nothing) and the others send it 1 MiB.  Only the netmod can notice: with
- * LLC_NET=udp the send must fail after LLC_UDP_PEER_TIMEOUT_MS; each sender
- * prints the error and the time it took, then aborts the job (exit code 2). */
+ * LLC_NET=udp the send must fail after LLC_UDP_PEER_TIMEOUT_MS, with tcp
+ * after LLC_TCP_PEER_TIMEOUT_MS; each sender prints the error and the time it
+ * took, then aborts the job (exit code 2). */
 #include "check.h"
 #include <signal.h>
 #include <string.h>
