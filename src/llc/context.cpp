@@ -452,10 +452,13 @@ int Context::progress(int *progressed)
     bool did = self_->progress();
     if (shm_)
         did |= shm_->progress();
+    // hybrid: one poll() covers the tcp sockets and the udp socket, so an
+    // idle udp socket costs no recvfrom() per progress call
+    bool udp_ready = true;
     if (tcp_)
-        did |= tcp_->progress();
+        did |= tcp_->progress(udp_ ? udp_->fd() : -1, udp_ ? &udp_ready : nullptr);
     if (udp_) {
-        did |= udp_->progress();
+        did |= udp_->progress(udp_ready);
         did |= advance_switches();
         hybrid_tick(monotonic_us());
         stats_.udp_peers = udp_->peer_count();

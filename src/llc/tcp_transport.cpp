@@ -501,15 +501,24 @@ void TcpTransport::build_pollset(uint64_t &now)
         pollset_.push_back({c->closed ? -1 : c->fd.get(), POLLIN, 0});
 }
 
-bool TcpTransport::progress()
+bool TcpTransport::progress(int extra_fd, bool *extra_ready)
 {
     uint64_t now = 0; // read when needed
     build_pollset(now);
+    if (extra_fd >= 0)
+        pollset_.push_back({extra_fd, POLLIN, 0});
     int ready = ::poll(pollset_.data(), nfds_t(pollset_.size()), 0);
     if (ready < 0) {
+        if (extra_ready)
+            *extra_ready = true; // not known: let the caller look
         if (errno == EINTR)
             return false;
         throw_errno(LLC_ERR_SYSTEM, "poll() on the tcp sockets", errno);
+    }
+    if (extra_fd >= 0) {
+        if (extra_ready)
+            *extra_ready = (pollset_.back().revents & (POLLIN | POLLERR)) != 0;
+        pollset_.pop_back();
     }
     bool did = false;
     size_t idx = 1;

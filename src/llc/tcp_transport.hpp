@@ -54,7 +54,9 @@ public:
     void publish_address();              // bootstrap put (before the init fence)
 
     int send(int dest, std::unique_ptr<OutgoingMessage> msg);
-    bool progress();
+    // extra_fd (if >= 0, the hybrid's udp socket) joins the one poll() of
+    // this call; *extra_ready tells whether it has input or an error.
+    bool progress(int extra_fd = -1, bool *extra_ready = nullptr);
     // Block up to `us` microseconds until a socket is ready (idle backoff).
     // extra_fd (if >= 0) is polled for input too (the udp socket).
     void wait_for_activity(uint64_t us, int extra_fd = -1);

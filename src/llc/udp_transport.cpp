@@ -618,9 +618,9 @@ bool UdpTransport::check_timers(Peer &p, uint64_t now)
 
 // --------------------------------------------------------------- progress
 
-bool UdpTransport::progress()
+bool UdpTransport::progress(bool socket_ready)
 {
-    bool did = receive_all();
+    bool did = socket_ready || errors_pending_ ? receive_all() : false;
     if (errors_pending_)
         drain_errors();
     uint64_t now = monotonic_us();

@@ -59,7 +59,9 @@ public:
     int send(int dest, std::unique_ptr<OutgoingMessage> msg);
     // Queue a control record (e.g. SwitchAck) to dest on its stream.
     void send_control(int dest, Kind kind);
-    bool progress();
+    // socket_ready = false: a poll() of this progress call found nothing to
+    // read on the socket, so it is not read (the rest of the work still runs)
+    bool progress(bool socket_ready = true);
     int fd() const { return sock_.get(); }
     bool has_pending_sends() const;
     // Nothing queued and every datagram to dest acknowledged (so every
