@@ -15,12 +15,16 @@
 //
 //   bcast_sim [-p 128,1024,4096] [-n 0,30,40,80,160] [-s 1,1024,16384,131072,1048576]
 //             [-i 100] [--flops 1e9] [-L 2e-6] [-o 1e-6] [-g 1e-6] [-G 0.4e-9]
-//             [--random PATTERNS [--max-mult 1e6]]
+//             [--random PATTERNS [--max-mult 1e6]] [--jitter SECONDS]
 // --random: the random-load experiment instead (every process 0..max-mult
 // multiplies, seeded by pattern and rank), Opt/Ori of the average time.
 // Workload of load N: N^3 multiply-adds at --flops per second.
+// --jitter J: scheduling noise; every process enters every broadcast later by
+// an exponentially distributed time of mean J (seeded by repetition, rank and
+// pattern, so Ori, Opt and Ide see the same noise).  Default 0: noiseless.
 // The LLC_BCAST_* environment variables set the optimizer parameters.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -56,6 +60,25 @@ struct Result {
 
 constexpr size_t kHeader = 40;  // the library's header
 
+struct Jitter {
+    double mean = 0;  // [s]; 0 = none
+    int salt = 0;     // the random-load pattern
+    // the entry times of repetition `it`
+    std::vector<double> apply(const std::vector<double> &enter, int it) const
+    {
+        if (mean <= 0)
+            return enter;
+        std::vector<double> e = enter;
+        for (size_t r = 0; r < e.size(); r++) {
+            const std::uint64_t key = (static_cast<std::uint64_t>(salt) << 48) ^
+                                      (static_cast<std::uint64_t>(it) << 24) ^ r;
+            const double u = static_cast<double>(bcast_bench::mix(key) >> 11) * 0x1.0p-53;
+            e[r] += -mean * std::log1p(-u);
+        }
+        return e;
+    }
+};
+
 std::vector<double> one_loaded(int p, int loaded, double work)
 {
     std::vector<double> enter(p, 0.0);
@@ -64,11 +87,11 @@ std::vector<double> one_loaded(int p, int loaded, double work)
 }
 
 Result run_static(const Table &t, const std::vector<double> &enter, size_t bytes, int iters,
-                  const LogGP &m)
+                  const LogGP &m, const Jitter &jit)
 {
     Result r;
     for (int it = 0; it < iters; it++) {
-        SimBcast s = simulate_bcast(t, 0, enter, bytes, m);
+        SimBcast s = simulate_bcast(t, 0, jit.apply(enter, it), bytes, m);
         r.overall += s.overall;
         r.average += s.average;
     }
@@ -78,7 +101,7 @@ Result run_static(const Table &t, const std::vector<double> &enter, size_t bytes
 }
 
 Result run_opt(const Params &prm, int p, const std::vector<double> &enter, size_t bytes, int iters,
-               const LogGP &m)
+               const LogGP &m, const Jitter &jit)
 {
     Table table(p);
     Optimizer opt(prm, p, 0);
@@ -113,7 +136,7 @@ Result run_opt(const Params &prm, int p, const std::vector<double> &enter, size_
                 d = opt.run(view, noise, table);
             }
         }
-        SimBcast s = simulate_bcast(table, 0, enter, bytes + kHeader, m);
+        SimBcast s = simulate_bcast(table, 0, jit.apply(enter, it), bytes + kHeader, m);
         r.overall += s.overall;
         r.average += s.average;
         for (int x = 1; x < p; x++) {
@@ -157,6 +180,7 @@ int main(int argc, char **argv)
     int random_patterns = 0;
     double flops = 1e9, max_mult = 1e6;
     LogGP m;
+    Jitter jit;
     for (int i = 1; i < argc; i++) {
         auto arg = [&](const char *name) { return !std::strcmp(argv[i], name) && i + 1 < argc; };
         if (arg("-p"))
@@ -173,6 +197,8 @@ int main(int argc, char **argv)
             max_mult = std::atof(argv[++i]);
         else if (arg("--flops"))
             flops = std::atof(argv[++i]);
+        else if (arg("--jitter"))
+            jit.mean = std::atof(argv[++i]);
         else if (arg("-L"))
             m.L = std::atof(argv[++i]);
         else if (arg("-o"))
@@ -192,8 +218,8 @@ int main(int argc, char **argv)
         // multiplies, seeded by pattern and rank (the formula of
         // bench/bcast/bcast_random.cpp); Opt/Ori of the average time
         std::printf("# random loads: %d patterns, 0..%g multiplies at %g flop/s, LogGP L=%g o=%g g=%g "
-                    "G=%g, %d broadcasts each\n# procs bytes pattern avg_Ori_ms avg_Opt_ms Opt/Ori\n",
-                    random_patterns, max_mult, flops, m.L, m.o, m.g, m.G, iters);
+                    "G=%g, jitter %g, %d broadcasts each\n# procs bytes pattern avg_Ori_ms avg_Opt_ms Opt/Ori\n",
+                    random_patterns, max_mult, flops, m.L, m.o, m.g, m.G, jit.mean, iters);
         for (double pd : procs)
             for (double sd : sizes) {
                 const int p = static_cast<int>(pd);
@@ -205,8 +231,9 @@ int main(int argc, char **argv)
                                        pat, r, static_cast<std::uint64_t>(max_mult))) / flops;
                     }
                     const size_t bytes = static_cast<size_t>(sd);
-                    Result ori = run_static(Table(p), enter, bytes, iters, m);
-                    Result opr = run_opt(prm, p, enter, bytes, iters, m);
+                    jit.salt = pat;
+                    Result ori = run_static(Table(p), enter, bytes, iters, m, jit);
+                    Result opr = run_opt(prm, p, enter, bytes, iters, m, jit);
                     ratios.push_back(opr.average / ori.average);
                     std::printf("%6d %9zu %4d %10.4f %10.4f %7.3f\n", p, bytes, pat, ori.average * 1e3,
                                 opr.average * 1e3, opr.average / ori.average);
@@ -222,8 +249,9 @@ int main(int argc, char **argv)
             }
         return 0;
     }
-    std::printf("# LogGP L=%g o=%g g=%g G=%g, %d repetitions, load N: N^3 at %g flop/s, times in ms\n",
-                m.L, m.o, m.g, m.G, iters, flops);
+    std::printf("# LogGP L=%g o=%g g=%g G=%g, jitter %g, %d repetitions, load N: N^3 at %g flop/s, "
+                "times in ms\n",
+                m.L, m.o, m.g, m.G, jit.mean, iters, flops);
     std::printf("%6s %5s %9s | %9s %9s %9s | %9s %9s %9s | %s\n", "procs", "load", "bytes",
                 "ovl_Ori", "ovl_Opt", "ovl_Ide", "avg_Ori", "avg_Opt", "avg_Ide", "changes");
     for (double pd : procs) {
@@ -236,9 +264,9 @@ int main(int argc, char **argv)
             for (double sd : sizes) {
                 const size_t bytes = static_cast<size_t>(sd);
                 const std::vector<double> enter = one_loaded(p, loaded, work);
-                Result ori = run_static(Table(p), enter, bytes, iters, m);
-                Result idr = run_static(ide, enter, bytes, iters, m);
-                Result opr = run_opt(prm, p, enter, bytes, iters, m);
+                Result ori = run_static(Table(p), enter, bytes, iters, m, jit);
+                Result idr = run_static(ide, enter, bytes, iters, m, jit);
+                Result opr = run_opt(prm, p, enter, bytes, iters, m, jit);
                 std::printf("%6d %5g %9zu | %9.4f %9.4f %9.4f | %9.4f %9.4f %9.4f | %d\n", p, n,
                             bytes, ori.overall * 1e3, opr.overall * 1e3, idr.overall * 1e3,
                             ori.average * 1e3, opr.average * 1e3, idr.average * 1e3, opr.changes);

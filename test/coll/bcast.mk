@@ -14,6 +14,7 @@ test_coll_llc_bcast_tests_SOURCES = \
 	test/coll/thread_net.cpp \
 	test/coll/bcast_tree_test.cpp \
 	test/coll/bcast_optimizer_test.cpp \
+	test/coll/bcast_noise_test.cpp \
 	test/coll/bcast_thread_test.cpp
 test_coll_llc_bcast_tests_CPPFLAGS = -I$(top_srcdir)/src/coll/include -I$(top_srcdir)/src/coll
 test_coll_llc_bcast_tests_LDADD = src/coll/libllccoll.la $(GTEST_LIBS)

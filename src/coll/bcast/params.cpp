@@ -67,6 +67,14 @@ Params Params::from_env()
     get_int("LLC_BCAST_BACKOFF_MAX", p.backoff_max);
     get_int("LLC_BCAST_NOISE_WEIGHT_I", p.noise_weight_i);
     p.noise_weight_i = std::min(std::max(p.noise_weight_i, 0), 20);
+    if (const char *s = std::getenv("LLC_BCAST_NOISE"); s && *s) {
+        if (!std::strcmp(s, "dev"))
+            p.noise_mode = NoiseMode::dev;
+        else if (!std::strcmp(s, "diff"))
+            p.noise_mode = NoiseMode::diff;
+        else
+            std::fprintf(stderr, "llc_coll: ignoring LLC_BCAST_NOISE=%s (dev|diff)\n", s);
+    }
     int keep = p.keep_neutral;
     get_int("LLC_BCAST_KEEP_NEUTRAL", keep);
     p.keep_neutral = keep != 0;

@@ -8,6 +8,8 @@
 namespace llc::coll::bcast {
 
 enum class Mode { vrank, binomial, mpich };
+// the noise estimator (noise.cpp): |sample - value| or |sample - previous sample|
+enum class NoiseMode { dev, diff };
 
 struct Params {
     Mode mode = Mode::vrank;
@@ -28,6 +30,7 @@ struct Params {
     double near_max = 0.1;         // LLC_BCAST_NEAR_MAX: M among values >= max - f*(max-min)
     double noise_z = 2.0;          // LLC_BCAST_NOISE_Z: differences must exceed z x reported noise; 0 = off
     int noise_weight_i = 2;        // LLC_BCAST_NOISE_WEIGHT_I: the noise's weighted average uses 2^i
+    NoiseMode noise_mode = NoiseMode::dev;  // LLC_BCAST_NOISE: dev | diff
     int backoff_max = 64;          // LLC_BCAST_BACKOFF_MAX: longest pause after repeated failed trials
     bool keep_neutral = false;     // LLC_BCAST_KEEP_NEUTRAL: keep a swap that did not lower the total (paper)
     double accept_tol = 0.01;      // LLC_BCAST_ACCEPT_TOL: |dTotal| within: "unchanged"

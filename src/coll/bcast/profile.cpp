@@ -12,17 +12,10 @@ double Profile::sample(double wait)
     last3_[n_ % 3] = wait;
     if (n_ == 0) {
         value_ = wait;  // no history: the sample itself
-        if (!sampled_) {
-            noise_ = wait;
-            first_dev_ = true;
-        }
+        noise_.start(wait);
     } else {
         const double w = std::ldexp(1.0, p_.weight_i);  // 2^i
-        const double dev = std::fabs(wait - value_);
-        // the first deviation ever replaces the "unknown" of the first sample
-        const double wn = std::ldexp(1.0, p_.noise_weight_i);
-        noise_ = first_dev_ ? dev : ((wn - 1.0) * noise_ + dev) / wn;
-        first_dev_ = false;
+        noise_.add(wait, value_);
         value_ = ((w - 1.0) * value_ + wait) / w;
         if (p_.mean3 && n_ >= 2) {
             double lo = std::min({last3_[0], last3_[1], last3_[2]});
@@ -32,7 +25,6 @@ double Profile::sample(double wait)
         }
     }
     n_++;
-    sampled_ = true;
     return value_;
 }
 

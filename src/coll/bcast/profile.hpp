@@ -2,22 +2,21 @@
 // and the rule that decides when the value is reported to the optimizer.
 #pragma once
 
+#include "noise.hpp"
 #include "params.hpp"
 
 namespace llc::coll::bcast {
 
 class Profile {
   public:
-    explicit Profile(const Params &p) : p_(p) {}
+    explicit Profile(const Params &p) : p_(p), noise_(p) {}
     // add one wait time [s]; returns the new evaluation value
     double sample(double wait);
     double value() const { return value_; }
-    // noise of this process's waits: weighted average (weight
-    // 2^Params::noise_weight_i) of |sample - previous value|.  The first sample ever sets it to
-    // the sample itself (one sample says nothing about its spread), the
-    // second to the first deviation; a history reset keeps it, since the
-    // noise belongs to the process, not to its position.
-    double noise() const { return noise_; }
+    // noise of this process's waits (noise.hpp; Params::noise_mode): a
+    // history reset keeps it, since it belongs to the process, not to its
+    // position
+    double noise() const { return noise_.get(); }
     // the last value reported to the optimizer (0 before the first report)
     double reported() const { return reported_; }
     // true when value() moved by >= report_threshold since the last report
@@ -37,11 +36,9 @@ class Profile {
     const Params &p_;
     double value_ = 0.0;
     double reported_ = 0.0;
-    double noise_ = 0.0;
+    Noise noise_;
     double last3_[3] = {0, 0, 0};
     int n_ = 0;  // samples since the last reset
-    bool sampled_ = false;    // any sample since construction
-    bool first_dev_ = false;  // the next deviation is the first one
 };
 
 }  // namespace llc::coll::bcast
