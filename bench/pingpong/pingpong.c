@@ -14,7 +14,10 @@
  * fails loudly instead of printing good numbers.  Ranks >= 2 only take part
  * in the barriers.
  *
- * Options: --min BYTES --max BYTES --target SECONDS --warmup N --maxiter N */
+ * Options: --min BYTES --max BYTES --target SECONDS --warmup N --maxiter N
+ * --settle SECONDS: before the first size, ping-pong 8-byte messages for that
+ * long (untimed), so that a transport that adapts to traffic (LLC_NET=hybrid
+ * promotes a busy peer once per period) is measured in its settled state. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +58,7 @@ static void fail(int rank, size_t size, long iter, int dir, int pos)
 int main(int argc, char **argv)
 {
     size_t minsz = 8, maxsz = 4194304, size;
-    double target = 0.2;
+    double target = 0.2, settle = 0;
     long warmup = 10, maxiter = 100000;
     int rank, nprocs, i;
     unsigned char *sbuf, *rbuf;
@@ -73,12 +76,14 @@ int main(int argc, char **argv)
             target = atof(argv[++i]);
         else if (i + 1 < argc && strcmp(argv[i], "--warmup") == 0)
             warmup = atol(argv[++i]);
+        else if (i + 1 < argc && strcmp(argv[i], "--settle") == 0)
+            settle = atof(argv[++i]);
         else if (i + 1 < argc && strcmp(argv[i], "--maxiter") == 0)
             maxiter = atol(argv[++i]);
         else {
             if (rank == 0)
                 fprintf(stderr, "usage: pingpong [--min B] [--max B] [--target S] "
-                        "[--warmup N] [--maxiter N]\n");
+                        "[--warmup N] [--maxiter N] [--settle SECONDS]\n");
             MPI_Finalize();
             return 2;
         }
@@ -108,6 +113,24 @@ int main(int argc, char **argv)
                nprocs, minsz, maxsz, target);
         printf("# size latency_us bandwidth_MBps\n");
         fflush(stdout);
+    }
+
+    if (settle > 0 && rank <= 1) {
+        /* rank 0 decides when to stop and says so in the message */
+        const int peer = 1 - rank;
+        double t_end = MPI_Wtime() + settle;
+        for (;;) {
+            int go = rank == 0 ? MPI_Wtime() < t_end : 0;
+            if (rank == 0) {
+                MPI_Send(&go, 1, MPI_INT, peer, 7, MPI_COMM_WORLD);
+                MPI_Recv(&go, 1, MPI_INT, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(&go, 1, MPI_INT, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(&go, 1, MPI_INT, peer, 7, MPI_COMM_WORLD);
+            }
+            if (!go)
+                break;
+        }
     }
 
     for (size = minsz; size <= maxsz; size *= 2) {

@@ -16,6 +16,7 @@ out=""
 repeat=3
 target=0.2
 maxsize=4194304
+settle=0
 run_timeout=180
 only="llc,mpich,ompi"
 modes="intra,inter"
@@ -39,6 +40,8 @@ Usage: $PROG [options]
                      min = best-of-R, useful on a machine with other load)
   --target S         seconds of timed ping-pong per message size (default $target)
   --max BYTES        largest message size (default $maxsize)
+  --settle S         untimed 8-byte ping-pong for S seconds before the first size
+                     (default 0; use > 2 x LLC_HYBRID_PERIOD_MS with llc-hybrid)
   --timeout S        kill any single run after S seconds (default $run_timeout)
   --out DIR          results directory (default bench/pingpong/results/<date>)
   --down             tear the emulated cluster down at the end if this script
@@ -69,6 +72,7 @@ while [ $# -gt 0 ]; do
         --repeat) repeat=$2; shift 2 ;;
         --target) target=$2; shift 2 ;;
         --max) maxsize=$2; shift 2 ;;
+        --settle) settle=$2; shift 2 ;;
         --timeout) run_timeout=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
         --down) down=1; shift ;;
@@ -162,7 +166,7 @@ trap cleanup EXIT
     echo "date: $(date -Iseconds)"
     echo "host: $(uname -srm), $(nproc) cores"
     echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "repeat: $repeat ($stat)  target: $target s/size  max: $maxsize  timeout: $run_timeout s  nice: $nice_level"
+    echo "repeat: $repeat ($stat)  target: $target s/size  max: $maxsize  settle: $settle s  timeout: $run_timeout s  nice: $nice_level"
     echo "git: $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)"
     for m in "${mpis[@]}"; do
         echo "mpi $m: ${LABEL[$m]}: cc=${CC[$m]} launcher=${LAUNCH[$m]}"
@@ -170,7 +174,7 @@ trap cleanup EXIT
 } >"$out/meta.txt"
 
 # ----------------------------------------------------------------- run ---
-pp_args=(--target "$target" --max "$maxsize")
+pp_args=(--target "$target" --max "$maxsize" --settle "$settle")
 
 run_cmd() {  # mpi mode -> prints the command (one word per line)
     local m=$1 mode=$2 exe=$build/pingpong.$1
