@@ -34,11 +34,13 @@ NetChoice choose_net(const Config &config, const VerbsDiscovery &found)
     if (!config.net_verbs)
         return choice;
 
+    // The action comes before the (possibly long) device text: callers such
+    // as MPICH's error stack truncate long messages.
     if (const VerbsDevice *dev = found.first_usable())
         throw Error(LLC_ERR_UNSUPPORTED,
-                    "LLC_NET=verbs: RDMA device " + dev->summary() +
-                        " is usable, but this libllc has no verbs data path (RC/DC queue pairs and shared "
-                        "receive queues are not implemented in this version); use LLC_NET=tcp, udp or hybrid");
+                    "LLC_NET=verbs: this libllc has no verbs data path (RC/DC queue pairs and shared receive "
+                    "queues are not implemented in this version); use LLC_NET=tcp, udp or hybrid. Usable RDMA device: " +
+                        dev->summary());
 
     const std::string why = "no usable RDMA device (devices found: " +
                             (found.devices.empty() ? std::string("none") : found.devices_text()) +
@@ -46,9 +48,8 @@ NetChoice choose_net(const Config &config, const VerbsDiscovery &found)
     switch (config.verbs_fallback) {
     case Config::VerbsFallback::None:
         throw Error(LLC_ERR_UNSUPPORTED,
-                    "LLC_NET=verbs: " + why +
-                        " and LLC_VERBS_FALLBACK=none; set LLC_VERBS_FALLBACK=tcp, udp or hybrid to fall back, "
-                        "or LLC_NET=tcp, udp or hybrid");
+                    "LLC_NET=verbs with LLC_VERBS_FALLBACK=none: no usable RDMA device; set LLC_VERBS_FALLBACK=tcp, "
+                    "udp or hybrid to fall back (or LLC_NET=tcp, udp or hybrid). Details: " + why);
     case Config::VerbsFallback::Tcp: choice.net = Config::Net::Tcp; break;
     case Config::VerbsFallback::Udp: choice.net = Config::Net::Udp; break;
     case Config::VerbsFallback::Hybrid: choice.net = Config::Net::Hybrid; break;
