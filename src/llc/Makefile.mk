@@ -37,7 +37,17 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/udp_transport.cpp \
 	src/llc/udp_transport.hpp \
 	src/llc/unique_fd.hpp
+
+## LLC_NET=verbs: RDMA device discovery (libibverbs, mlx5dv) and the fallback
+## decision; compiled without verbs too (LLC_HAVE_VERBS unset: no devices)
+src_llc_libllc_la_SOURCES += \
+	src/llc/net_selection.cpp \
+	src/llc/net_selection.hpp \
+	src/llc/verbs_devices.cpp \
+	src/llc/verbs_devices.hpp \
+	src/llc/verbs_handles.hpp
 src_llc_libllc_la_LDFLAGS = -version-info 2:0:0
+src_llc_libllc_la_LIBADD = $(VERBS_LIBS)
 
 ## memory accounting, hashed peer table, memory model, build information
 src_llc_libllc_la_SOURCES += \

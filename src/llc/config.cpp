@@ -28,7 +28,8 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_TCP_ADDR", "auto", "IPv4 address to publish for tcp (auto: first UP non-loopback IPv4 interface, else 127.0.0.1)"},
         {"LLC_MEM_REPORT", "0", "1: llc_finalize prints the memory table of llc_mem_report to stderr"},
         {"LLC_MAX_CONTEXTS", "1024", "gamma: most live per-peer contexts in a PeerTable (hashed rank table)"},
-        {"LLC_NET", "tcp", "inter-node path: tcp (RC-class), udp (DC-class reliable datagrams) or hybrid (udp, busy peers promoted to tcp)"},
+        {"LLC_NET", "tcp", "inter-node path: tcp (RC-class), udp (DC-class reliable datagrams), hybrid (udp, busy peers promoted to tcp) or verbs (RDMA device discovery only, no data path yet: falls back as LLC_VERBS_FALLBACK says)"},
+        {"LLC_VERBS_FALLBACK", "tcp", "LLC_NET=verbs without a usable RDMA device: use tcp, udp or hybrid instead (said once on stderr by rank 0), or none: llc_init fails"},
         {"LLC_HYBRID", "0", "1: same as LLC_NET=hybrid"},
         {"LLC_UDP_ADDR", "auto", "IPv4 address to publish for udp (auto: as LLC_TCP_ADDR)"},
         {"LLC_UDP_MTU", "16k", "payload bytes per udp datagram (512 .. 65000)"},
@@ -131,14 +132,33 @@ Config Config::from_environment()
             c.net = Net::Udp;
         else if (n == "hybrid")
             c.net = Net::Hybrid;
+        else if (n == "verbs")
+            c.net_verbs = true;
         else
             throw Error(LLC_ERR_INVALID, "environment variable LLC_NET=\"" + n +
-                                             "\" is not valid: expected tcp, udp or hybrid");
+                                             "\" is not valid: expected tcp, udp, hybrid or verbs");
+    }
+    if (const char *fb = env_get("LLC_VERBS_FALLBACK"); fb && *fb) {
+        std::string f = fb;
+        if (f == "tcp")
+            c.verbs_fallback = VerbsFallback::Tcp;
+        else if (f == "udp")
+            c.verbs_fallback = VerbsFallback::Udp;
+        else if (f == "hybrid")
+            c.verbs_fallback = VerbsFallback::Hybrid;
+        else if (f == "none")
+            c.verbs_fallback = VerbsFallback::None;
+        else
+            throw Error(LLC_ERR_INVALID, "environment variable LLC_VERBS_FALLBACK=\"" + f +
+                                             "\" is not valid: expected tcp, udp, hybrid or none");
     }
     bool hybrid = false;
     if (read_bool("LLC_HYBRID", hybrid) && hybrid) {
         if (c.net == Net::Udp)
             throw Error(LLC_ERR_INVALID, "LLC_HYBRID=1 contradicts LLC_NET=udp");
+        if (c.net_verbs)
+            throw Error(LLC_ERR_INVALID,
+                        "LLC_HYBRID=1 contradicts LLC_NET=verbs (for a hybrid fallback set LLC_VERBS_FALLBACK=hybrid)");
         c.net = Net::Hybrid;
     }
     if (const char *addr = env_get("LLC_UDP_ADDR"))

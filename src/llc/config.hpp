@@ -27,6 +27,11 @@ struct Config {
     // Inter-node path (LLC_NET; LLC_HYBRID=1 is a synonym for LLC_NET=hybrid).
     enum class Net { Tcp, Udp, Hybrid };
     Net net = Net::Tcp;
+    // LLC_NET=verbs: there is no verbs data path; llc_init runs device
+    // discovery and sets `net` from LLC_VERBS_FALLBACK (net_selection.hpp).
+    bool net_verbs = false;
+    enum class VerbsFallback { Tcp, Udp, Hybrid, None };
+    VerbsFallback verbs_fallback = VerbsFallback::Tcp; // LLC_VERBS_FALLBACK
     std::string udp_addr;                 // LLC_UDP_ADDR (empty: LLC_TCP_ADDR, else auto-detect)
     size_t udp_mtu = 16 * 1024;           // LLC_UDP_MTU: payload bytes per datagram (stream bytes)
     uint64_t udp_window = 64;             // LLC_UDP_WINDOW: unacknowledged datagrams per peer

@@ -4,6 +4,7 @@
 #include "clock.hpp"
 #include "errors.hpp"
 #include "kvs.hpp"
+#include "net_selection.hpp"
 #include "self_transport.hpp"
 #include "shm_transport.hpp"
 #include "tcp_transport.hpp"
@@ -13,6 +14,8 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <optional>
 #include <poll.h>
 
@@ -31,6 +34,19 @@ public:
 private:
     bool &flag_;
 };
+
+// LLC_NET=verbs: discovery, then the fallback (said once per process, by
+// rank 0) or an Error.
+void resolve_verbs(Config &config, int rank)
+{
+    if (!config.net_verbs)
+        return;
+    NetChoice choice = choose_net(config, discover_verbs_devices());
+    config.net = choice.net;
+    static std::atomic<bool> said{false};
+    if (rank == 0 && !choice.notice.empty() && !said.exchange(true))
+        std::fprintf(stderr, "%s\n", choice.notice.c_str());
+}
 
 } // namespace
 
@@ -93,6 +109,7 @@ void Context::create_transports()
     // are not left hanging, and report the failure afterwards.
     std::optional<Error> failure;
     try {
+        resolve_verbs(config_, rank_); // before any transport: it decides the inter-node one
         if (local_ranks.size() > 1)
             shm_ = std::make_unique<ShmTransport>(*this, job_id_, local_ranks);
         if (any_remote) {

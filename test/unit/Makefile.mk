@@ -24,7 +24,8 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/mem_udp_test.cpp \
 	test/unit/peer_table_test.cpp \
 	test/unit/info_test.cpp \
-	test/unit/kvs_test.cpp
+	test/unit/kvs_test.cpp \
+	test/unit/verbs_test.cpp
 test_unit_llc_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc \
 	-I$(top_srcdir)/src/coll/include \
 	-DLLC_SRCDIR='"$(abs_top_srcdir)/src/llc"' -DLLC_COLL_SRCDIR='"$(abs_top_srcdir)/src/coll"'

@@ -34,6 +34,28 @@ $tools/llc_info --sizes | grep -q 'tcp OutConn' ; check "llc_info --sizes" $?
 $tools/llc_info --sizes | grep -q 'udp Peer (per peer talked to)' ; check "llc_info --sizes lists the udp peer" $?
 $tools/llc_info --bogus >/dev/null 2>&1 ; [ $? -eq 2 ] ; check "llc_info refuses an unknown option" $?
 
+# The verbs section: libibverbs in the build, RDMA devices, what LLC_NET=verbs does.
+verbs() { sed -n '/^verbs (RDMA/,/^  LLC_NET=verbs:/p' ; }
+out=$(env -u LLC_VERBS_FALLBACK -u LLC_NET -u LLC_HYBRID $tools/llc_info)
+echo "$out" | grep -q '^verbs (RDMA through rdma-core; device discovery and fallback only, no verbs data path):$' ; check "llc_info has the verbs section" $?
+echo "$out" | verbs | grep -q '^  built with libibverbs: \(yes\|no\), mlx5dv: \(yes\|no\)$' ; check "llc_info says whether libibverbs and mlx5dv are built in" $?
+if [ -e /sys/class/infiniband ] ; then
+    echo "$out" | verbs | grep -q '^  devices: ' ; check "llc_info lists the RDMA devices" $?
+else
+    # no RDMA in this kernel: no device, and the reason
+    echo "$out" | verbs | grep -q '^  devices: none (\(ibv_get_device_list failed: .*\|no RDMA devices .*\|built without libibverbs\))$' ; check "llc_info: no RDMA device, with the reason" $?
+    echo "$out" | verbs | grep -q '^  LLC_NET=verbs: falls back to tcp (LLC_VERBS_FALLBACK=tcp): ' ; check "llc_info: LLC_NET=verbs falls back to tcp by default" $?
+    LLC_VERBS_FALLBACK=udp $tools/llc_info --verbs | grep -q '^  LLC_NET=verbs: falls back to udp (LLC_VERBS_FALLBACK=udp): ' ; check "llc_info: LLC_VERBS_FALLBACK=udp" $?
+    LLC_VERBS_FALLBACK=hybrid $tools/llc_info --verbs | grep -q '^  LLC_NET=verbs: falls back to hybrid ' ; check "llc_info: LLC_VERBS_FALLBACK=hybrid" $?
+    LLC_VERBS_FALLBACK=none $tools/llc_info --verbs | grep -q '^  LLC_NET=verbs: llc_init fails (.*LLC_VERBS_FALLBACK=none' ; check "llc_info: LLC_VERBS_FALLBACK=none fails llc_init" $?
+fi
+LLC_VERBS_FALLBACK=sometimes $tools/llc_info --verbs | grep -q '^  LLC_NET=verbs: unknown: the environment is not valid: .*LLC_VERBS_FALLBACK="sometimes"' ; check "llc_info: an invalid LLC_VERBS_FALLBACK is named" $?
+v=$($tools/llc_info --verbs) ; check "llc_info --verbs runs" $?
+echo "$v" | grep -q '^transports built' ; [ $? -ne 0 ] ; check "llc_info --verbs prints only the verbs section" $?
+echo "$v" | grep -q '^verbs (RDMA' ; check "llc_info --verbs prints the verbs section" $?
+echo "$out" | grep -q '^  LLC_VERBS_FALLBACK  *(unset)  *default tcp ' ; check "llc_info lists LLC_VERBS_FALLBACK" $?
+$tools/llc_info --help | grep -q -- '--verbs' ; check "llc_info --help mentions --verbs" $?
+
 # The paper's totals at 2^20 nodes (m=4, c=10, gamma=1024, errata applied).
 row=$($tools/llc_memmodel --csv --min-log2 20 --max-log2 20 --no-breakdown | sed -n 2p)
 check "llc_memmodel --csv" $?

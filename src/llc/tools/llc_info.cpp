@@ -2,12 +2,16 @@
 // capability bits, every environment variable it reads (current value,
 // default, meaning), the same for the collectives of libllccoll (src/coll),
 // and with --sizes the per-peer structure sizes behind the memory model
-// (doc/memory.md).
+// (doc/memory.md), and the verbs section: whether libllc was built with
+// libibverbs, the RDMA devices found and what LLC_NET=verbs would do.
 #include "build_info.hpp"
 #include "config.hpp"
+#include "errors.hpp"
 #include "llc.h"
 #include "llc_coll.h"
 #include "mem_accounting.hpp"
+#include "net_selection.hpp"
+#include "verbs_devices.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -19,10 +23,11 @@ namespace {
 
 void usage(FILE *out)
 {
-    std::fputs("usage: llc_info [--env] [--transports] [--sizes] [--help]\n"
-               "  (no option: version, transports and environment)\n"
+    std::fputs("usage: llc_info [--env] [--transports] [--verbs] [--sizes] [--help]\n"
+               "  (no option: version, transports, verbs and environment)\n"
                "  --env         only the environment variables libllc and libllccoll read\n"
                "  --transports  only the transports built and their capability bits\n"
+               "  --verbs       only the verbs section: libibverbs in the build, RDMA devices, LLC_NET=verbs fallback\n"
                "  --sizes       sizeof of libllc's per-process and per-peer structures\n",
                out);
 }
@@ -33,6 +38,37 @@ void print_transports()
     for (const llc::TransportInfo &t : llc::built_transports())
         std::printf("  %-5s %-11s caps=0x%02x (%s)  %s\n", t.name, t.kind, unsigned(t.caps),
                     llc::caps_text(t.caps).c_str(), t.description);
+}
+
+void print_verbs()
+{
+    const llc::VerbsDiscovery found = llc::discover_verbs_devices();
+    std::printf("verbs (RDMA through rdma-core; device discovery and fallback only, no verbs data path):\n");
+    std::printf("  built with libibverbs: %s, mlx5dv: %s\n", found.built_with_verbs ? "yes" : "no",
+                found.built_with_mlx5dv ? "yes" : "no");
+    if (found.devices.empty())
+        std::printf("  devices: none (%s)\n", found.no_device_reason.c_str());
+    else {
+        std::printf("  devices: %zu\n", found.devices.size());
+        for (const llc::VerbsDevice &d : found.devices)
+            std::printf("    %s\n", d.summary().c_str());
+    }
+    // What llc_init would do with LLC_NET=verbs and the current environment.
+    std::string effect;
+    try {
+        llc::Config config = llc::Config::from_environment();
+        config.net_verbs = true;
+        try {
+            llc::NetChoice choice = llc::choose_net(config, found);
+            effect = std::string("falls back to ") + llc::net_name(choice.net) + " (LLC_VERBS_FALLBACK=" +
+                     llc::fallback_name(config.verbs_fallback) + "): " + found.unusable_reason();
+        } catch (const llc::Error &e) {
+            effect = std::string("llc_init fails (") + llc_strerror(e.status()) + "): " + e.what();
+        }
+    } catch (const llc::Error &e) {
+        effect = std::string("unknown: the environment is not valid: ") + e.what();
+    }
+    std::printf("  LLC_NET=verbs: %s\n", effect.c_str());
 }
 
 void print_env()
@@ -95,12 +131,14 @@ void print_sizes()
 
 int main(int argc, char **argv)
 {
-    bool env = false, transports = false, sizes = false;
+    bool env = false, transports = false, sizes = false, verbs = false;
     for (int i = 1; i < argc; i++) {
         if (!std::strcmp(argv[i], "--env"))
             env = true;
         else if (!std::strcmp(argv[i], "--transports"))
             transports = true;
+        else if (!std::strcmp(argv[i], "--verbs"))
+            verbs = true;
         else if (!std::strcmp(argv[i], "--sizes"))
             sizes = true;
         else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
@@ -112,12 +150,14 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    bool all = !env && !transports && !sizes;
+    bool all = !env && !transports && !sizes && !verbs;
     if (all)
         std::printf("libllc %s (C API version %d, llc_mem_report %s)\n", llc::package_version(), LLC_API_VERSION,
                     LLC_HAVE_MEM_REPORT ? "yes" : "no");
     if (all || transports)
         print_transports();
+    if (all || verbs)
+        print_verbs();
     if (all || env) {
         print_env();
         print_coll_env();
