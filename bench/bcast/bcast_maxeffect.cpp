@@ -100,11 +100,16 @@ int main(int argc, char **argv)
                          (rank - d + size) % size, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     const int loaded = llc::coll::bcast::top_mask(size);
-    const bool lib = dlsym(RTLD_DEFAULT, "llc_coll_pmpi_bcast_info") != nullptr;
+    // the PMPI layer (preloaded over another MPI), or libllccoll linked into
+    // the llc build's libmpi (its MPI_Bcast is the virtual-rank broadcast)
+    const bool pmpi = dlsym(RTLD_DEFAULT, "llc_coll_pmpi_bcast_info") != nullptr;
+    const bool builtin = !pmpi && dlsym(RTLD_DEFAULT, "llc_coll_env_vars") != nullptr;
     if (rank == 0)
         std::printf("# %d procs, loaded real rank %d, %d repetitions, workload %s, library %s\n",
                     size, loaded, iters, mm ? "matrix multiply" : "sleep N^3 ns",
-                    lib ? "loaded" : "NOT loaded (all modes are the MPI's own)");
+                    pmpi ? "loaded (PMPI layer)"
+                         : builtin ? "built into this MPI (llc build)"
+                                   : "NOT loaded (all modes are the MPI's own)");
     char ide[64];
     std::snprintf(ide, sizeof ide, "%d:%d", loaded, size - 1);
     std::map<std::string, std::pair<double, double>> res;  // key load/size/mode
