@@ -126,7 +126,7 @@ Result run_opt(const Params &prm, int p, const std::vector<double> &enter, size_
                 reports_due = false;
             }
             view[0] = prof[0].reported();
-            noise[0] = prof[0].noise();
+            noise[0] = prof[0].report_noise();
             bool fresh = true;
             for (int x : changed)
                 if (x != 0 && view_seq[x] <= change_seq)
@@ -148,7 +148,7 @@ Result run_opt(const Params &prm, int p, const std::vector<double> &enter, size_
                 if (prof[x].should_report())
                     prof[x].take_report();
                 pend_val[x] = prof[x].reported();
-                pend_noise[x] = prof[x].noise();
+                pend_noise[x] = prof[x].report_noise();
                 pend_seq[x] = sample_seq[x];
             }
             reports_due = true;

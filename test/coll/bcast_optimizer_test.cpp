@@ -302,3 +302,56 @@ TEST(BcastOptimizer, NoiseGatesSwapsNotUndo)
     EXPECT_EQ(e.swaps[0].b, d.swaps[0].b);
     EXPECT_EQ(b.undone, 1);
 }
+
+// LLC_BCAST_MAX_TRIALS: a process that waits long wherever it sits (its
+// wait does not follow its position) gets max_trials trial swaps, then rests
+// for `tabu` phases while the optimizer looks at the next max-wait process;
+// after the rest it may be tried again.  With 0 (the default) every
+// near-zero candidate is tried in turn.
+TEST(BcastOptimizer, MaxTrialsRestsAProcessNoSwapHelps)
+{
+    const int n = 8;
+    auto trials_for_7 = [&](int max_trials, int phases, int *other_max) {
+        Params p = test_params();
+        p.max_trials = max_trials;
+        p.tabu = 6;
+        p.backoff_max = 1;  // no pauses: count trials per phase
+        Optimizer opt(p, n, 0);
+        Table t(n);
+        int tried7 = 0;
+        *other_max = -1;
+        Swap pending;  // the trial in place: the same swap again undoes it
+        for (int ph = 0; ph < phases; ph++) {
+            // 7 waits 9 ms on any position, 3 waits 2 ms on any position,
+            // everyone else 0: no swap changes the total
+            std::vector<double> v(n, 0.0);
+            v[7] = 9e-3;
+            v[3] = 2e-3;
+            Decision d = opt.run(v, t);
+            for (int i = 0; i < d.nswaps; i++) {
+                const Swap s = d.swaps[i];
+                t.swap(s.a, s.b);
+                if (s.a == pending.a && s.b == pending.b) {
+                    pending = Swap{};
+                    continue;
+                }
+                pending = s;
+                if (s.a == 7 || s.b == 7)
+                    tried7++;
+                if (s.a == 3 && *other_max < 0)
+                    *other_max = ph;
+            }
+        }
+        return tried7;
+    };
+    int other = -1;
+    // unlimited: 7 is tried with all 5 near-zero candidates (1, 2, 4, 5, 6) first
+    EXPECT_GE(trials_for_7(0, 10, &other), 5);
+    EXPECT_EQ(other, -1);
+    // limit 2: two trials, then 3 is looked at while 7 rests
+    EXPECT_EQ(trials_for_7(2, 8, &other), 2);
+    EXPECT_GE(other, 0);
+    EXPECT_LT(other, 8);
+    // after its rest (6 phases) 7 is tried again
+    EXPECT_GT(trials_for_7(2, 30, &other), 2);
+}

@@ -203,7 +203,7 @@ int BcastState::run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root
             if (profile.should_report())
                 profile.take_report();
             view[rank] = profile.reported();
-            view_noise[rank] = profile.noise();
+            view_noise[rank] = profile.report_noise();
             view_seq[rank] = my_sample_seq;
             bool fresh = true;
             for (int r : changed)
@@ -309,7 +309,7 @@ int BcastState::run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root
             // request is completed before the next report reuses the buffer
             if ((rc = complete_report(p2p)))
                 return rc;
-            report_out = Report{profile.reported(), profile.noise(), my_sample_seq};
+            report_out = Report{profile.reported(), profile.report_noise(), my_sample_seq};
             if ((rc = p2p->isend(p2p->arg, &report_out, sizeof report_out, opt_root, TAG_REPORT,
                                  &report_req)))
                 return rc;

@@ -10,14 +10,41 @@
 //         mean absolute deviation from the level, 0.80 sigma for normal
 //         samples (dev: about 0.85 sigma, since the value itself scatters),
 //         so LLC_BCAST_NOISE_Z means the same for both.
+//   robust: the larger of
+//         - the median of the last kWindow |successive differences| / sqrt(2),
+//           scaled by 1.18 so that for normal samples it is the mean
+//           absolute deviation like the others (median |d| = 0.674 sigma
+//           sqrt 2, mean absolute deviation 0.798 sigma), and
+//         - |value - median of the last 3 samples|: how far the smoothed
+//           value lags behind what the process waits now.
+//         A step to a new level is one large difference out of five (the
+//         median ignores it) and the lag term shrinks as the value
+//         catches up: the step stands out after about 4 samples (dev: 8,
+//         diff: 2).  A hiccup, one or two slow samples, raises the value
+//         but the recent samples are back at the old level, so the lag term
+//         is as large as the gap the hiccup made: never significant.  No
+//         weighted average: the window is the memory.
 #include "noise.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace llc::coll::bcast {
 namespace {
 constexpr double kInvSqrt2 = 0.70710678118654752440;
+// mean absolute deviation / median absolute deviation for normal samples
+constexpr double kMedianToMeanDev = 0.79788456 / 0.67448975;
+
+// median of the first n (1 <= n <= N) entries; insertion sort, N is tiny
+template <size_t N>
+double median_of(std::array<double, N> a, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && a[j - 1] > a[j]; j--)
+            std::swap(a[j - 1], a[j]);
+    return n % 2 ? a[n / 2] : 0.5 * (a[n / 2 - 1] + a[n / 2]);
 }
+}  // namespace
 
 void Noise::start(double wait)
 {
@@ -27,10 +54,35 @@ void Noise::start(double wait)
         started_ = true;
     }
     prev_ = wait;  // no difference across a move: the level changed by design
+    recent_[0] = wait;
+    nrecent_ = 1;
 }
 
-void Noise::add(double wait, double value)
+double Noise::robust(double wait, double value_after)
 {
+    diffs_[ndiffs_ % kWindow] = std::fabs(wait - prev_);
+    ndiffs_++;
+    if (nrecent_ < 3)
+        recent_[nrecent_++] = wait;
+    else {
+        recent_[0] = recent_[1];
+        recent_[1] = recent_[2];
+        recent_[2] = wait;
+    }
+    const double spread =
+        kMedianToMeanDev * kInvSqrt2 * median_of(diffs_, std::min(ndiffs_, kWindow));
+    const double lag = std::fabs(value_after - median_of(recent_, nrecent_));
+    return std::max(spread, lag);
+}
+
+void Noise::add(double wait, double value, double value_after)
+{
+    if (p_.noise_mode == NoiseMode::robust) {
+        noise_ = robust(wait, value_after);
+        first_dev_ = false;
+        prev_ = wait;
+        return;
+    }
     const double dev = p_.noise_mode == NoiseMode::diff ? std::fabs(wait - prev_) * kInvSqrt2
                                                         : std::fabs(wait - value);
     const double wn = std::ldexp(1.0, p_.noise_weight_i);

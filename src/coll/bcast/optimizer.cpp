@@ -69,6 +69,14 @@ void Optimizer::bar(int a, int b)
     barred_.push_back(Barred{a, b, phase_ + p_.tabu});
 }
 
+bool Optimizer::resting(int r) const
+{
+    for (const Barred &x : resting_)
+        if (x.a == r)
+            return true;
+    return false;
+}
+
 bool Optimizer::barred(int a, int b) const
 {
     if (a > b)
@@ -114,9 +122,9 @@ Decision Optimizer::run(const std::vector<double> &values, const std::vector<dou
 Decision Optimizer::decide(const std::vector<double> &values, const Table &table)
 {
     phase_++;
-    barred_.erase(std::remove_if(barred_.begin(), barred_.end(),
-                                 [&](const Barred &x) { return x.until < phase_; }),
-                  barred_.end());
+    auto expired = [&](const Barred &x) { return x.until < phase_; };
+    barred_.erase(std::remove_if(barred_.begin(), barred_.end(), expired), barred_.end());
+    resting_.erase(std::remove_if(resting_.begin(), resting_.end(), expired), resting_.end());
     double total = 0;
     for (double v : values)
         total += v;
@@ -142,7 +150,17 @@ Decision Optimizer::decide(const std::vector<double> &values, const Table &table
             d.add(max_, cand_[k_]);
             bar(max_, cand_[k_]);
             undone++;
-            if (++failed_ >= 2 && k_ + 1 < cand_.size()) {
+            ++failed_;
+            if (p_.max_trials > 0 && static_cast<int>(k_) + 1 >= p_.max_trials) {
+                // enough candidates tried for this process: it rests, and
+                // the next search (after the back-off pause) looks at others
+                resting_.push_back(Barred{max_, -1, phase_ + std::max(p_.tabu, 1)});
+                st_ = State::search;
+                d.interval = std::min(p_.backoff_max, p_.interval_min << std::min(failed_ - 1, 20));
+                d.interval = std::max(d.interval, p_.interval_min);
+                return d;
+            }
+            if (failed_ >= 2 && k_ + 1 < cand_.size()) {
                 // repeated failures: pause before the next trial, so that
                 // a settled tree under noise is not shaken every few
                 // broadcasts (every trial costs while it is in place)
@@ -180,7 +198,7 @@ Decision Optimizer::decide(const std::vector<double> &values, const Table &table
     // search: the max-wait process and the near-zero candidates
     int top = -1;
     for (int r = 0; r < size_; r++)
-        if (r != root_ && (top < 0 || values[r] > values[top]))
+        if (r != root_ && !resting(r) && (top < 0 || values[r] > values[top]))
             top = r;
     if (top < 0)
         return d;
@@ -218,7 +236,7 @@ Decision Optimizer::decide(const std::vector<double> &values, const Table &table
     const double near_top = std::max(p_.floor, p_.near_max * (values[top] - mn));
     std::vector<int> tops;
     for (int r = 0; r < size_; r++)
-        if (r != root_ && values[r] >= values[top] - near_top)
+        if (r != root_ && !resting(r) && values[r] >= values[top] - near_top)
             tops.push_back(r);
     const int mx = rank_max_candidates(std::move(tops), values, table).front();
     const double near = std::max(p_.floor, p_.near_zero * (values[mx] - mn));

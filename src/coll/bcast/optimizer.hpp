@@ -67,6 +67,12 @@ class Optimizer {
     // process itself.  Any swap that lowers the total clears the list.
     void bar(int a, int b);
     bool barred(int a, int b) const;
+    // Params::max_trials: a max-wait process whose last max_trials trial
+    // swaps were all undone is not taken as the max-wait process for `tabu`
+    // phases.  Its wait is then not caused by its position (on an
+    // oversubscribed node a process can wait long wherever it sits), and
+    // trying every near-zero candidate in turn costs two broadcasts each.
+    bool resting(int r) const;
 
     const Params &p_;
     int size_, root_;
@@ -86,6 +92,7 @@ class Optimizer {
         long until;  // last optimize phase in which it is barred
     };
     std::vector<Barred> barred_;
+    std::vector<Barred> resting_;  // {process, unused, until}
     long phase_ = 0;  // optimize phases run
     // consecutive trial swaps undone; from the second on, the next candidate
     // waits min(backoff_max, interval_min * 2^(failed_-1)) broadcasts

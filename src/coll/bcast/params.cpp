@@ -72,13 +72,18 @@ Params Params::from_env()
             p.noise_mode = NoiseMode::dev;
         else if (!std::strcmp(s, "diff"))
             p.noise_mode = NoiseMode::diff;
+        else if (!std::strcmp(s, "robust"))
+            p.noise_mode = NoiseMode::robust;
         else
-            std::fprintf(stderr, "llc_coll: ignoring LLC_BCAST_NOISE=%s (dev|diff)\n", s);
+            std::fprintf(stderr, "llc_coll: ignoring LLC_BCAST_NOISE=%s (dev|diff|robust)\n", s);
     }
     int keep = p.keep_neutral;
     get_int("LLC_BCAST_KEEP_NEUTRAL", keep);
     p.keep_neutral = keep != 0;
     get_int("LLC_BCAST_TABU", p.tabu);
+    get_int("LLC_BCAST_MAX_TRIALS", p.max_trials);
+    if (p.max_trials < 0)
+        p.max_trials = 0;
     get_int("LLC_BCAST_OPTIMIZER", p.optimizer);
     int pack = static_cast<int>(p.pack_max);
     get_int("LLC_BCAST_PACK_MAX", pack);

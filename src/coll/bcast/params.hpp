@@ -8,8 +8,9 @@
 namespace llc::coll::bcast {
 
 enum class Mode { vrank, binomial, mpich };
-// the noise estimator (noise.cpp): |sample - value| or |sample - previous sample|
-enum class NoiseMode { dev, diff };
+// the noise estimator (noise.cpp): |sample - value|, |sample - previous sample|,
+// or a window median of the latter together with the value's lag
+enum class NoiseMode { dev, diff, robust };
 
 struct Params {
     Mode mode = Mode::vrank;
@@ -30,11 +31,12 @@ struct Params {
     double near_max = 0.1;         // LLC_BCAST_NEAR_MAX: M among values >= max - f*(max-min)
     double noise_z = 2.0;          // LLC_BCAST_NOISE_Z: differences must exceed z x reported noise; 0 = off
     int noise_weight_i = 2;        // LLC_BCAST_NOISE_WEIGHT_I: the noise's weighted average uses 2^i
-    NoiseMode noise_mode = NoiseMode::dev;  // LLC_BCAST_NOISE: dev | diff
+    NoiseMode noise_mode = NoiseMode::dev;  // LLC_BCAST_NOISE: dev | diff | robust
     int backoff_max = 64;          // LLC_BCAST_BACKOFF_MAX: longest pause after repeated failed trials
     bool keep_neutral = false;     // LLC_BCAST_KEEP_NEUTRAL: keep a swap that did not lower the total (paper)
     double accept_tol = 0.01;      // LLC_BCAST_ACCEPT_TOL: |dTotal| within: "unchanged"
     int tabu = 16;                 // LLC_BCAST_TABU: optimize phases a useless swap stays barred
+    int max_trials = 0;            // LLC_BCAST_MAX_TRIALS: failed trials per max-wait process, then it rests (tabu phases); 0 = all candidates
     int optimizer = -1;            // LLC_BCAST_OPTIMIZER: real rank; -1 = first root
     // transport
     size_t pack_max = 16384;       // LLC_BCAST_PACK_MAX: header+data in one message

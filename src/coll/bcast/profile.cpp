@@ -15,7 +15,7 @@ double Profile::sample(double wait)
         noise_.start(wait);
     } else {
         const double w = std::ldexp(1.0, p_.weight_i);  // 2^i
-        noise_.add(wait, value_);
+        const double before = value_;
         value_ = ((w - 1.0) * value_ + wait) / w;
         if (p_.mean3 && n_ >= 2) {
             double lo = std::min({last3_[0], last3_[1], last3_[2]});
@@ -23,9 +23,17 @@ double Profile::sample(double wait)
             if (hi - lo <= p_.mean3_tol * hi)  // 3 stable samples: their mean
                 value_ = (last3_[0] + last3_[1] + last3_[2]) / 3.0;
         }
+        noise_.add(wait, before, value_);
     }
     n_++;
     return value_;
+}
+
+double Profile::report_noise() const
+{
+    if (p_.noise_mode != NoiseMode::robust)
+        return noise();
+    return std::max(noise(), std::fabs(reported_ - value_));
 }
 
 bool Profile::should_report() const

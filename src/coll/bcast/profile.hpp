@@ -17,6 +17,13 @@ class Profile {
     // history reset keeps it, since it belongs to the process, not to its
     // position
     double noise() const { return noise_.get(); }
+    // the noise that goes with the reported value to the optimizer.  With
+    // NoiseMode::robust it also covers how far the reported value (kept
+    // under the >= 50 % rule) has drifted from the current one: after a
+    // hiccup the reported value stays high for a few rounds while the
+    // current value and the noise are back down, and the optimizer must
+    // not read that stale gap as a busy neighbour.
+    double report_noise() const;
     // the last value reported to the optimizer (0 before the first report)
     double reported() const { return reported_; }
     // true when value() moved by >= report_threshold since the last report
