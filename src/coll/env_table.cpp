@@ -36,6 +36,7 @@ constexpr llc_coll_env_var_t kVars[] = {
     {"LLC_BCAST_BACKOFF_MAX", "64", "longest pause, in broadcasts, after repeated failed trials"},
     {"LLC_BCAST_KEEP_NEUTRAL", "0", "1: keep a trial swap that did not change the total (the paper); 0: undo it"},
     {"LLC_BCAST_TABU", "16", "optimize phases during which a swap that did not lower the total is not retried; 0: off"},
+    {"LLC_BCAST_REPORT_POLL", "1", "1: the optimizer takes the reports that have arrived and never waits for a late process; 0: it waits for every process's report of the previous round"},
     {"LLC_BCAST_MAX_TRIALS", "0", "failed trial swaps of one max-wait process before it rests for LLC_BCAST_TABU optimize phases; 0: try every candidate"},
     {"LLC_BCAST_OPTIMIZER", "-1", "real rank of the optimizer; -1: the root of the first broadcast"},
     {"LLC_BCAST_PACK_MAX", "16384", "up to this many bytes, header and data go in one message"},

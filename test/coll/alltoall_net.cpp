@@ -13,7 +13,7 @@ Net::Net(int size) : size_(size), boxes_(size), eps_(size)
         eps_[r].net = this;
         eps_[r].rank = r;
         eps_[r].p2p = llc_coll_p2p_t{&eps_[r], r,     size,    send,    recv,
-                                     isend,    irecv, waitall, barrier, wtime, nullptr};
+                                     isend,    irecv, waitall, barrier, wtime, nullptr, nullptr};
     }
 }
 

@@ -283,3 +283,48 @@ TEST(BcastThreads, HeaderCheckDetectsDivergedTable)
     EXPECT_EQ(rcs[2], 0);
     EXPECT_EQ(rcs[3], LLC_COLL_ERR_INCONSISTENT);
 }
+
+// LLC_BCAST_REPORT_POLL=1 (default): the optimizer O (root 0) takes the
+// reports that have arrived and never waits for the others.  Rank 7 (a
+// leaf, so nobody waits for its data) stops after the first broadcast until
+// O has finished all of them; with a waiting O (LLC_BCAST_REPORT_POLL=0)
+// O would be stuck at its second optimization round and rank 7 would only
+// go on after its 20 s timeout, failing the test instead of hanging it.
+// Every byte of every broadcast is checked, and quiesce collects the
+// late reports (no message is left queued).
+TEST(BcastThreads, OptimizerNeverWaitsForALateReport)
+{
+    Env env{{"LLC_BCAST", "vrank"}, {"LLC_BCAST_MIN_GAP", "1"}, {"LLC_BCAST_REPORT_POLL", "1"}};
+    const int size = 8, iters = 40;
+    ThreadNet net(size);
+    std::atomic<bool> o_done{false};
+    bool released_by_o = false;
+    std::atomic<int> bad{0};
+    run_ranks(
+        size,
+        [&](int rank, llc_coll_state_t *st, const llc_coll_p2p_t *p2p) {
+            for (int k = 0; k < iters; k++) {
+                if (rank == 7 && k == 1) {
+                    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+                    while (!o_done.load() && std::chrono::steady_clock::now() < deadline)
+                        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                    released_by_o = o_done.load();
+                }
+                std::vector<unsigned char> buf(64);
+                for (size_t i = 0; i < buf.size(); i++)
+                    buf[i] = rank == 0 ? pattern(k, 0, i) : 0;
+                if (llc_coll_bcast(st, p2p, buf.data(), buf.size(), 0) != 0)
+                    bad++;
+                for (size_t i = 0; i < buf.size(); i++)
+                    if (buf[i] != pattern(k, 0, i))
+                        bad++;
+            }
+            if (rank == 0)
+                o_done = true;
+            EXPECT_EQ(llc_coll_state_quiesce(st, p2p), 0);
+        },
+        net);
+    EXPECT_TRUE(released_by_o) << "O waited for the late rank's report";
+    EXPECT_EQ(bad.load(), 0);
+    EXPECT_EQ(net.pending(), 0u);
+}

@@ -40,7 +40,7 @@ auto fields(const llc::coll::bcast::Params &p)
     return std::make_tuple(p.mode, p.weight_i, p.mean3, p.mean3_tol, p.report_threshold, p.floor,
                            p.interval, p.interval_min, p.interval_max, p.stable, p.min_gap, p.outlier,
                            p.near_zero, p.near_max, p.noise_z, p.noise_weight_i, p.noise_mode, p.backoff_max,
-                           p.keep_neutral, p.accept_tol, p.tabu, p.max_trials, p.optimizer, p.pack_max, p.table,
+                           p.keep_neutral, p.accept_tol, p.tabu, p.max_trials, p.optimizer, p.report_poll, p.pack_max, p.table,
                            p.verbose);
 }
 

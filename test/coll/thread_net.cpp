@@ -15,7 +15,7 @@ ThreadNet::ThreadNet(int size) : size_(size), boxes_(size), eps_(size)
         eps_[r].net = this;
         eps_[r].rank = r;
         eps_[r].p2p = llc_coll_p2p_t{&eps_[r], r,     size,       send,     recv,
-                                     isend,    irecv, waitall, barrier_fn, wtime, nullptr};
+                                     isend,    irecv, waitall, barrier_fn, wtime, nullptr, test};
     }
 }
 
@@ -81,6 +81,32 @@ int ThreadNet::waitall(void *arg, int n, void **reqs)
         delete r;
     }
     return rc;
+}
+
+int ThreadNet::test(void *arg, void *req, int *done)
+{
+    *done = 0;
+    if (req == &send_done) {
+        *done = 1;
+        return 0;
+    }
+    auto *ep = static_cast<Endpoint *>(arg);
+    auto *r = static_cast<RecvReq *>(req);
+    Box &b = ep->net->boxes_[ep->rank];
+    std::lock_guard<std::mutex> lk(b.mu);
+    for (auto it = b.q.begin(); it != b.q.end(); ++it) {
+        if (it->src == r->src && it->tag == r->tag) {
+            if (it->data.size() != r->bytes)
+                return 2;  // truncation / size mismatch
+            if (r->bytes)
+                std::memcpy(r->buf, it->data.data(), r->bytes);
+            b.q.erase(it);
+            delete r;
+            *done = 1;
+            return 0;
+        }
+    }
+    return 0;
 }
 
 int ThreadNet::barrier_fn(void *arg)

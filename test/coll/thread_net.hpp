@@ -51,6 +51,7 @@ class ThreadNet {
     static int isend(void *arg, const void *buf, size_t bytes, int dest, int tag, void **req);
     static int irecv(void *arg, void *buf, size_t bytes, int src, int tag, void **req);
     static int waitall(void *arg, int n, void **reqs);
+    static int test(void *arg, void *req, int *done);
     static int barrier_fn(void *arg);
     static double wtime(void *arg);
 

@@ -14,9 +14,15 @@
 //    next broadcast uses the new table everywhere.
 //  * Reports: at the end of an optimization round every process except O
 //    sends O one 24-byte report (the value it last reported under the >= 50 %
-//    rule, its wait noise and the sequence number of its last sample).  O
-//    receives them at the start of the next round (one round late, so O is
-//    never held up by a process that is still inside the current round).
+//    rule, its wait noise and the sequence number of its last sample).  With
+//    LLC_BCAST_REPORT_POLL=1 (default, when the p2p has `test`) O keeps one
+//    receive posted per process and, at the start of a round, takes every
+//    report that has arrived (the newest wins) without waiting for the
+//    others, as the paper's MPI_Put into O's memory would: a late process
+//    never holds O, hence the root, back.  With 0, O receives every
+//    process's report of the previous round at the start of the next one
+//    (one round late, so O is never held up by a process that is still
+//    inside the current round, but always by one that is a round behind).
 #pragma once
 
 #include <cstdint>
@@ -77,7 +83,9 @@ struct BcastState {
     std::vector<double> view_noise;       // and their noises
     std::vector<std::uint64_t> view_seq;  // sample_seq of each process's last report
     std::vector<bcast::Report> rbuf;
-    bool reports_due = false;             // previous round's reports not yet received
+    bool reports_due = false;             // previous round's reports not yet received (waiting mode)
+    std::vector<void *> report_in;        // polling mode: the receive posted for each process
+    std::vector<std::uint64_t> reports_in;  // polling mode: reports taken from each process
     std::uint64_t change_seq = 0;         // table last changed after bcast change_seq-1
     std::vector<int> changed;             // processes whose path from O changed then
     int stale_rounds = 0;                 // rounds skipped waiting for fresh reports
@@ -93,6 +101,11 @@ struct BcastState {
 
   private:
     int collect_reports(const llc_coll_p2p_t *p2p);
+    bool polling(const llc_coll_p2p_t *p2p) const { return params.report_poll && p2p->test; }
+    // polling mode: take the reports that have arrived; with `wait`, every
+    // report sent so far (one per optimization round and process)
+    int poll_reports(const llc_coll_p2p_t *p2p, bool wait);
+    void take_report(int r);
     int complete_report(const llc_coll_p2p_t *p2p);  // wait for the report in flight, if any
     void apply(const bcast::Header &h);
 };

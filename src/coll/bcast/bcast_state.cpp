@@ -127,6 +127,49 @@ int BcastState::collect_reports(const llc_coll_p2p_t *p2p)
     return 0;
 }
 
+void BcastState::take_report(int r)
+{
+    view[r] = rbuf[r].value;
+    view_noise[r] = rbuf[r].noise;
+    view_seq[r] = rbuf[r].sample_seq;
+}
+
+int BcastState::poll_reports(const llc_coll_p2p_t *p2p, bool wait)
+{
+    if (report_in.empty()) {
+        report_in.assign(size, nullptr);
+        reports_in.assign(size, 0);
+        rbuf.assign(size, Report{0, 0, 0});
+    }
+    // every process sends one report per optimization round it applied,
+    // and so far there were stats.rounds of them
+    for (int r = 0; r < size; r++) {
+        if (r == rank)
+            continue;
+        while (reports_in[r] < stats.rounds || report_in[r]) {
+            int rc = 0;
+            if (!report_in[r] &&
+                (rc = p2p->irecv(p2p->arg, &rbuf[r], sizeof(Report), r, TAG_REPORT, &report_in[r])))
+                return rc;
+            int done = 0;
+            if (wait) {
+                rc = p2p->waitall(p2p->arg, 1, &report_in[r]);
+                done = 1;
+            } else {
+                rc = p2p->test(p2p->arg, report_in[r], &done);
+            }
+            if (rc)
+                return rc;
+            if (!done)
+                break;  // not here yet: the view keeps this process's last report
+            report_in[r] = nullptr;
+            reports_in[r]++;
+            take_report(r);
+        }
+    }
+    return 0;
+}
+
 int BcastState::complete_report(const llc_coll_p2p_t *p2p)
 {
     if (!report_req)
@@ -139,6 +182,11 @@ int BcastState::complete_report(const llc_coll_p2p_t *p2p)
 int BcastState::quiesce(const llc_coll_p2p_t *p2p)
 {
     int rc = complete_report(p2p);
+    if (rank == opt_root && !report_in.empty()) {
+        int rc2 = poll_reports(p2p, true);
+        if (!rc)
+            rc = rc2;
+    }
     if (rank == opt_root && reports_due) {
         reports_due = false;
         int rc2 = collect_reports(p2p);
@@ -197,8 +245,12 @@ int BcastState::run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root
         h.interval = 0;
         if (opt_round) {
             // optimize phase (this process is O)
-            if (reports_due && (rc = collect_reports(p2p)))
+            if (polling(p2p)) {
+                if ((rc = poll_reports(p2p, false)))
+                    return rc;
+            } else if (reports_due && (rc = collect_reports(p2p))) {
                 return rc;
+            }
             reports_due = false;
             if (profile.should_report())
                 profile.take_report();
@@ -313,7 +365,7 @@ int BcastState::run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root
             if ((rc = p2p->isend(p2p->arg, &report_out, sizeof report_out, opt_root, TAG_REPORT,
                                  &report_req)))
                 return rc;
-        } else {
+        } else if (!polling(p2p)) {
             reports_due = true;
         }
     }

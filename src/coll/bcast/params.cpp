@@ -85,6 +85,9 @@ Params Params::from_env()
     if (p.max_trials < 0)
         p.max_trials = 0;
     get_int("LLC_BCAST_OPTIMIZER", p.optimizer);
+    int poll = p.report_poll;
+    get_int("LLC_BCAST_REPORT_POLL", poll);
+    p.report_poll = poll != 0;
     int pack = static_cast<int>(p.pack_max);
     get_int("LLC_BCAST_PACK_MAX", pack);
     p.pack_max = pack < 0 ? 0 : static_cast<size_t>(pack);

@@ -38,6 +38,7 @@ struct Params {
     int tabu = 16;                 // LLC_BCAST_TABU: optimize phases a useless swap stays barred
     int max_trials = 0;            // LLC_BCAST_MAX_TRIALS: failed trials per max-wait process, then it rests (tabu phases); 0 = all candidates
     int optimizer = -1;            // LLC_BCAST_OPTIMIZER: real rank; -1 = first root
+    bool report_poll = true;       // LLC_BCAST_REPORT_POLL: O takes the reports that arrived (1) or waits for all (0)
     // transport
     size_t pack_max = 16384;       // LLC_BCAST_PACK_MAX: header+data in one message
     std::string table;             // LLC_BCAST_TABLE: preset table

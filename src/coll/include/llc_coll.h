@@ -43,6 +43,12 @@ typedef struct llc_coll_p2p {
      * as a tenth candidate, "mpich" (LLC_ALLTOALL_NATIVE=0 leaves it out). */
     int (*native_alltoall)(void *arg, const void *sendbuf, void *recvbuf,
                            size_t bytes_per_rank);
+    /* Optional (NULL: not available): has the request completed?  Makes
+     * progress; on *done = 1 the request is finished and released (like a
+     * one-request waitall), on *done = 0 it stays valid.  The broadcast's
+     * optimizer uses it to take the reports that have arrived without
+     * waiting for the others (LLC_BCAST_REPORT_POLL). */
+    int (*test)(void *arg, void *req, int *done);
 } llc_coll_p2p_t;
 
 /* Per-communicator state (virtual-rank table, profiles, selection state).

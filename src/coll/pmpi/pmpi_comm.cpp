@@ -60,6 +60,17 @@ int p2p_waitall(void *, int n, void **reqs)
     return rc;
 }
 
+int p2p_test(void *, void *req, int *done)
+{
+    auto *r = static_cast<MPI_Request *>(req);
+    int flag = 0;
+    int rc = PMPI_Test(r, &flag, MPI_STATUS_IGNORE);
+    *done = flag;
+    if (flag)
+        delete r;
+    return rc;
+}
+
 int p2p_barrier(void *arg)
 {
     return PMPI_Barrier(static_cast<CommContext *>(arg)->shadow);
@@ -115,7 +126,7 @@ CommContext *context_for(MPI_Comm comm)
     }
     c->state = llc_coll_state_create(rank, size);
     c->p2p = llc_coll_p2p_t{c, rank, size, p2p_send, p2p_recv, p2p_isend, p2p_irecv,
-                            p2p_waitall, p2p_barrier, p2p_wtime, p2p_native_alltoall};
+                            p2p_waitall, p2p_barrier, p2p_wtime, p2p_native_alltoall, p2p_test};
     PMPI_Comm_set_attr(comm, keyval, c);
     // LLC_COLL_PMPI_VERBOSE=1: say (once per communicator, at its rank 0)
     // that its collectives run here, so that an LD_PRELOAD can be checked

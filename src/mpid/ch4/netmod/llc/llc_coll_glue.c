@@ -48,6 +48,16 @@ static int p2p_waitall(void *arg, int n, void **reqs)
     return MPIC_Waitall(n, (MPIR_Request **) reqs, MPI_STATUSES_IGNORE, &errflag);
 }
 
+static int p2p_test(void *arg, void *req, int *done)
+{
+    MPI_Request handle = ((MPIR_Request *) req)->handle;
+    int flag = 0;
+    /* completes and frees the request when it is done */
+    int mpi_errno = MPIR_Test(&handle, &flag, MPI_STATUS_IGNORE);
+    *done = flag;
+    return mpi_errno;
+}
+
 static int p2p_barrier(void *arg)
 {
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
@@ -85,6 +95,7 @@ static void make_p2p(MPIR_Comm * shadow, llc_coll_p2p_t * p)
     p->barrier = p2p_barrier;
     p->wtime = p2p_wtime;
     p->native_alltoall = p2p_native_alltoall;
+    p->test = p2p_test;
 }
 
 /* ---------------------------------------------------------------- state */
