@@ -288,6 +288,53 @@ TEST(HybridReceiverDriven, FinalizeCompletesWhileSwitchesAreInFlight)
     });
 }
 
+uint64_t hybrid_items(llc_context_t *ctx)
+{
+    std::vector<llc_mem_entry_t> rows(size_t(llc_mem_report(ctx, nullptr, 0)));
+    llc_mem_report(ctx, rows.data(), int(rows.size()));
+    for (const llc_mem_entry_t &r : rows)
+        if (std::string(r.name) == "hybrid_routes")
+            return r.items;
+    ADD_FAILURE() << "no hybrid_routes row";
+    return 0;
+}
+
+// Receive state exists only for sources heard from recently: a receiver has
+// one entry per sender while they send (counted with the hybrid's routes in
+// llc_mem_report), none once their 8 periods of history are all quiet.
+TEST(HybridReceiverDriven, ReceiverForgetsQuietSources)
+{
+    JobOptions o = receiver_driven_job({0, 1, 2}, "5", "1000000", "1"); // never promoted
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        Checker c;
+        c.me = p.rank;
+        c.next.assign(size_t(p.size), 0);
+        ASSERT_EQ(llc_am_register(ctx, kDataHandler, on_data, &c), LLC_OK);
+        Streamer s{ctx, p.rank, std::vector<uint32_t>(size_t(p.size), 0), {}};
+        EXPECT_EQ(hybrid_items(ctx), 0u);
+        if (p.rank != 0) {
+            for (int i = 0; i < 20; i++)
+                s.send(0);
+            ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 30));
+            // rank 0 forgets us; our own route to it is forgotten too (score decays to 0)
+            ASSERT_TRUE(progress_until(ctx, [&] { return hybrid_items(ctx) == 0; }, 30));
+        } else {
+            ASSERT_TRUE(progress_until(ctx, [&] { return c.next[1] == 20 && c.next[2] == 20; }, 30));
+            EXPECT_EQ(hybrid_items(ctx), 2u); // one Source per sender
+            double t0 = now_s();
+            ASSERT_TRUE(progress_until(ctx, [&] { return hybrid_items(ctx) == 0; }, 30));
+            EXPECT_GE(now_s() - t0, 0.025) << "forgotten before 8 periods of 5 ms went by";
+        }
+        llc_stats_t st{};
+        llc_get_stats(ctx, &st);
+        EXPECT_EQ(st.rc_requests_sent, 0u);
+        finalize_ok(ctx);
+        check_counts_after_finalize(p, s, c);
+    });
+}
+
 // The sender-driven policy is still there: no requests, still switches.
 TEST(HybridReceiverDriven, SenderDriverSendsNoRequests)
 {
