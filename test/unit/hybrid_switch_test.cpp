@@ -288,6 +288,64 @@ TEST(HybridReceiverDriven, FinalizeCompletesWhileSwitchesAreInFlight)
     });
 }
 
+// Three senders stream equally hard to rank 0, whose node may hold one tcp
+// source.  The receiver driver keeps rank 0 at one tcp source (one
+// promotion in the whole job); the sender driver lets each sender promote
+// on its own, so rank 0 ends up with three.
+class HotReceiver : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(HotReceiver, IncomingTcpSourcesAndTheCap)
+{
+    const bool receiver = std::string(GetParam()) == "receiver";
+    JobOptions o = receiver_driven_job({0, 1, 2, 3}, "10", "20", "1");
+    for (auto &e : o.env)
+        if (e.first == "LLC_HYBRID_DRIVER")
+            e.second = GetParam();
+    LLC_EXPECT_JOB_OK(o, [receiver](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        Checker c;
+        c.me = p.rank;
+        c.next.assign(size_t(p.size), 0);
+        ASSERT_EQ(llc_am_register(ctx, kDataHandler, on_data, &c), LLC_OK);
+        Streamer s{ctx, p.rank, std::vector<uint32_t>(size_t(p.size), 0), {}};
+        double end = now_s() + 1.0;
+        while (now_s() < end && !::testing::Test::HasFailure()) {
+            if (p.rank != 0 && s.room())
+                s.send(0);
+            ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
+            s.reap();
+        }
+        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
+        llc_stats_t st{};
+        llc_get_stats(ctx, &st);
+        print_stats(p, st);
+        finalize_ok(ctx);
+        check_counts_after_finalize(p, s, c);
+        uint64_t promotions = st.rc_promotions;
+        ASSERT_EQ(TestProcess::put(&p, "promotions", &promotions, sizeof(promotions)), 0);
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        uint64_t total = 0;
+        for (int r = 0; r < p.size; r++) {
+            uint64_t v = 0;
+            size_t len = sizeof(v);
+            ASSERT_EQ(TestProcess::get(&p, r, "promotions", &v, &len), 0);
+            total += v;
+        }
+        if (receiver) {
+            EXPECT_EQ(total, 1u) << "rank 0 may hold one tcp source";
+            if (p.rank == 0) {
+                EXPECT_GE(st.rc_requests_sent, 1u);
+            }
+        } else {
+            EXPECT_EQ(total, 3u) << "each sender promotes on its own";
+        }
+    });
+}
+
+INSTANTIATE_TEST_SUITE_P(HybridReceiverDriven, HotReceiver, ::testing::Values("receiver", "sender"),
+                         [](const ::testing::TestParamInfo<const char *> &info) { return std::string(info.param); });
+
 uint64_t hybrid_items(llc_context_t *ctx)
 {
     std::vector<llc_mem_entry_t> rows(size_t(llc_mem_report(ctx, nullptr, 0)));
