@@ -6,6 +6,7 @@
 // and finalize completes with switches in flight.
 #include "test_util.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <list>
@@ -143,7 +144,9 @@ void print_stats(const TestProcess &p, const llc_stats_t &st)
 // Every rank streams to every other; the busiest source of each receiver
 // rotates every 60 ms (each sender's favourite destination rotates, a
 // permutation).  With one tcp slot per process, 10 ms periods and 2 %
-// datagram loss, receivers ask for promotions and demotions many times.
+// datagram loss, receivers ask for promotions and demotions many times
+// (about 30 each way per process in 2 s on an idle machine; the bounds
+// leave room for a loaded one).
 TEST(HybridReceiverDriven, RotatingBusiestSourceSwitchesBothWaysWithoutLossOrReordering)
 {
     JobOptions o = receiver_driven_job({0, 1, 2, 3}, "10", "20", "1");
@@ -157,7 +160,7 @@ TEST(HybridReceiverDriven, RotatingBusiestSourceSwitchesBothWaysWithoutLossOrReo
         Streamer s{ctx, p.rank, std::vector<uint32_t>(size_t(p.size), 0), {}};
         llc_stats_t st{};
         uint64_t max_active = 0;
-        double start = now_s(), end = start + 2.0;
+        double start = now_s(), end = start + 3.0;
         unsigned k = 0;
         while (now_s() < end && !::testing::Test::HasFailure()) {
             if (s.room()) {
@@ -289,15 +292,17 @@ TEST(HybridReceiverDriven, FinalizeCompletesWhileSwitchesAreInFlight)
 }
 
 // Three senders stream equally hard to rank 0, whose node may hold one tcp
-// source.  The receiver driver keeps rank 0 at one tcp source (one
-// promotion in the whole job); the sender driver lets each sender promote
-// on its own, so rank 0 ends up with three.
+// source.  After the streaming phase all processes stop at a barrier and
+// read their counters together: with the receiver driver at most one
+// sender is on tcp to rank 0 (two if an eviction is caught half-way: the
+// demoted and the promoted sender act on their requests independently);
+// with the sender driver each sender promoted itself, so three are.
 class HotReceiver : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(HotReceiver, IncomingTcpSourcesAndTheCap)
 {
     const bool receiver = std::string(GetParam()) == "receiver";
-    JobOptions o = receiver_driven_job({0, 1, 2, 3}, "10", "20", "1");
+    JobOptions o = receiver_driven_job({0, 1, 2, 3}, "50", "20", "1");
     for (auto &e : o.env)
         if (e.first == "LLC_HYBRID_DRIVER")
             e.second = GetParam();
@@ -309,37 +314,39 @@ TEST_P(HotReceiver, IncomingTcpSourcesAndTheCap)
         c.next.assign(size_t(p.size), 0);
         ASSERT_EQ(llc_am_register(ctx, kDataHandler, on_data, &c), LLC_OK);
         Streamer s{ctx, p.rank, std::vector<uint32_t>(size_t(p.size), 0), {}};
-        double end = now_s() + 1.0;
+        double end = now_s() + 1.5;
         while (now_s() < end && !::testing::Test::HasFailure()) {
             if (p.rank != 0 && s.room())
                 s.send(0);
             ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
             s.reap();
         }
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
+        ASSERT_EQ(TestProcess::fence(&p), 0); // nobody progresses between the fence and the reads
         llc_stats_t st{};
         llc_get_stats(ctx, &st);
         print_stats(p, st);
-        finalize_ok(ctx);
-        check_counts_after_finalize(p, s, c);
-        uint64_t promotions = st.rc_promotions;
-        ASSERT_EQ(TestProcess::put(&p, "promotions", &promotions, sizeof(promotions)), 0);
+        uint64_t on_tcp = st.rc_active;
+        ASSERT_EQ(TestProcess::put(&p, "on_tcp", &on_tcp, sizeof(on_tcp)), 0);
         ASSERT_EQ(TestProcess::fence(&p), 0);
         uint64_t total = 0;
         for (int r = 0; r < p.size; r++) {
             uint64_t v = 0;
             size_t len = sizeof(v);
-            ASSERT_EQ(TestProcess::get(&p, r, "promotions", &v, &len), 0);
+            ASSERT_EQ(TestProcess::get(&p, r, "on_tcp", &v, &len), 0);
             total += v;
         }
         if (receiver) {
-            EXPECT_EQ(total, 1u) << "rank 0 may hold one tcp source";
+            EXPECT_GE(total, 1u);
+            EXPECT_LE(total, 2u) << "rank 0 may hold one tcp source";
             if (p.rank == 0) {
                 EXPECT_GE(st.rc_requests_sent, 1u);
             }
         } else {
             EXPECT_EQ(total, 3u) << "each sender promotes on its own";
         }
+        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
+        finalize_ok(ctx);
+        check_counts_after_finalize(p, s, c);
     });
 }
 
@@ -362,7 +369,7 @@ uint64_t hybrid_items(llc_context_t *ctx)
 // llc_mem_report), none once their 8 periods of history are all quiet.
 TEST(HybridReceiverDriven, ReceiverForgetsQuietSources)
 {
-    JobOptions o = receiver_driven_job({0, 1, 2}, "5", "1000000", "1"); // never promoted
+    JobOptions o = receiver_driven_job({0, 1, 2}, "100", "1000000", "1"); // never promoted
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
@@ -379,11 +386,16 @@ TEST(HybridReceiverDriven, ReceiverForgetsQuietSources)
             // rank 0 forgets us; our own route to it is forgotten too (score decays to 0)
             ASSERT_TRUE(progress_until(ctx, [&] { return hybrid_items(ctx) == 0; }, 30));
         } else {
-            ASSERT_TRUE(progress_until(ctx, [&] { return c.next[1] == 20 && c.next[2] == 20; }, 30));
-            EXPECT_EQ(hybrid_items(ctx), 2u); // one Source per sender
+            uint64_t most = 0;
+            ASSERT_TRUE(progress_until(ctx, [&] {
+                most = std::max(most, hybrid_items(ctx));
+                return c.next[1] == 20 && c.next[2] == 20;
+            }, 30));
+            most = std::max(most, hybrid_items(ctx));
+            EXPECT_EQ(most, 2u); // one Source per sender
             double t0 = now_s();
             ASSERT_TRUE(progress_until(ctx, [&] { return hybrid_items(ctx) == 0; }, 30));
-            EXPECT_GE(now_s() - t0, 0.025) << "forgotten before 8 periods of 5 ms went by";
+            EXPECT_GE(now_s() - t0, 0.5) << "forgotten before 8 periods of 100 ms went by";
         }
         llc_stats_t st{};
         llc_get_stats(ctx, &st);
