@@ -331,7 +331,6 @@ void Context::on_switch_marker(int src)
 {
     if (auto it = sources_.find(src); it != sources_.end())
         it->second.seen = Arrival::Udp; // its tcp path is drained: what follows comes on udp
-
     if (!udp_)
         throw Error(LLC_ERR_PEER, "protocol error: rank " + std::to_string(src) +
                                       " sent a transport switch marker but this process has no udp transport "
