@@ -33,7 +33,9 @@ Usage: $PROG [options]
   --only LIST        comma list of MPIs to run: llc,mpich,ompi (default: all);
                      also llc-udp and llc-hybrid: the llc build with LLC_NET=udp
                      or LLC_NET=hybrid (the table then adds their latency and
-                     bandwidth relative to llc over tcp, the default)
+                     bandwidth relative to llc over tcp, the default), and
+                     llc-hybrid-receiver / llc-hybrid-sender: LLC_NET=hybrid with
+                     LLC_HYBRID_DRIVER=receiver / sender
   --modes LIST       intra,inter (default: both)
   --repeat R         run every case R times (default $repeat)
   --stat median|min  how the R latencies of a size are combined (default $stat;
@@ -100,13 +102,19 @@ LABEL[mpich]="Debian MPICH 4.0.2 (ch4:ucx)"
 LABEL[ompi]="Open MPI (Debian)"
 LABEL[llc-udp]="llc, LLC_NET=udp"
 LABEL[llc-hybrid]="llc, LLC_NET=hybrid"
-declare -A NETENV
+LABEL[llc-hybrid-receiver]="llc, hybrid, receiver-driven"
+LABEL[llc-hybrid-sender]="llc, hybrid, sender-driven"
+declare -A NETENV DRIVERENV
 NETENV[llc-udp]=udp
 NETENV[llc-hybrid]=hybrid
+NETENV[llc-hybrid-receiver]=hybrid
+NETENV[llc-hybrid-sender]=hybrid
+DRIVERENV[llc-hybrid-receiver]=receiver
+DRIVERENV[llc-hybrid-sender]=sender
 mpis=()
 for m in ${only//,/ }; do
     case $m in
-        llc|llc-udp|llc-hybrid)
+        llc|llc-udp|llc-hybrid|llc-hybrid-receiver|llc-hybrid-sender)
             if [ -z "$llc_prefix" ]; then
                 log "SKIP llc: no --llc-prefix given"
                 continue
@@ -179,7 +187,10 @@ pp_args=(--target "$target" --max "$maxsize" --settle "$settle")
 run_cmd() {  # mpi mode -> prints the command (one word per line)
     local m=$1 mode=$2 exe=$build/pingpong.$1
     # the launcher passes its environment to the ranks (hydra's default)
-    [ -z "${NETENV[$m]:-}" ] || printf '%s\n' env "LLC_NET=${NETENV[$m]}"
+    if [ -n "${NETENV[$m]:-}" ]; then
+        printf '%s\n' env "LLC_NET=${NETENV[$m]}"
+        [ -z "${DRIVERENV[$m]:-}" ] || printf '%s\n' "LLC_HYBRID_DRIVER=${DRIVERENV[$m]}"
+    fi
     if [ "$mode" = intra ]; then
         if [ "$m" = ompi ]; then
             printf '%s\n' "$NETNS" exec h0 "${LAUNCH[$m]}" --allow-run-as-root -n 2 "$exe" "${pp_args[@]}"
@@ -260,7 +271,8 @@ table=$out/results.md
     echo "Ratios: lat llc/best = llc latency / lowest latency of the other MPIs"
     echo "(< 1 means llc is faster); bw best/llc = highest other bandwidth / llc bandwidth"
     echo "(< 1 means llc is faster). n/a when llc or the others are missing."
-    echo "llc-udp, llc-hybrid: the llc build with LLC_NET=udp / hybrid; they are not"
+    echo "llc-udp, llc-hybrid(-receiver|-sender): the llc build with LLC_NET=udp / hybrid"
+    echo "(LLC_HYBRID_DRIVER=receiver|sender); they are not"
     echo "\"other MPIs\".  lat V/llc = V latency / llc (tcp) latency, bw llc/V = llc (tcp)"
     echo "bandwidth / V bandwidth: > 1 means V is slower than the default tcp path."
     echo

@@ -30,6 +30,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/stream_decoder.cpp \
 	src/llc/stream_decoder.hpp \
 	src/llc/string_hash.hpp \
+	src/llc/switch_policy.cpp \
+	src/llc/switch_policy.hpp \
 	src/llc/tcp_address.cpp \
 	src/llc/tcp_address.hpp \
 	src/llc/tcp_transport.cpp \
@@ -46,7 +48,7 @@ src_llc_libllc_la_SOURCES += \
 	src/llc/verbs_devices.cpp \
 	src/llc/verbs_devices.hpp \
 	src/llc/verbs_handles.hpp
-src_llc_libllc_la_LDFLAGS = -version-info 2:0:0
+src_llc_libllc_la_LDFLAGS = -version-info 3:0:0
 src_llc_libllc_la_LIBADD = $(VERBS_LIBS)
 
 ## memory accounting, hashed peer table, memory model, build information

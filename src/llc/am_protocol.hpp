@@ -24,7 +24,14 @@ enum class Kind : uint8_t {
     Goodbye = 6,  // sender is finalizing; no further records follow
     Switch = 7,   // hybrid: last record on the tcp path before the sender moves to udp
     SwitchAck = 8, // hybrid: sent on udp by the receiver of a Switch (the tcp path is drained)
-    StreamAck = 9  // tcp: sent back on an accepted connection; seq = bytes of the stream consumed so far
+    StreamAck = 9, // tcp: sent back on an accepted connection; seq = bytes of the stream consumed so far
+    SwitchRequest = 10 // hybrid, receiver-driven: sent on udp by a receiver to a source; seq = SwitchWant
+};
+
+// seq of a SwitchRequest: the path the receiver wants the source to send on.
+enum class SwitchWant : uint64_t {
+    Udp = 0, // DC class (the policy's DC channel or DC RDMA choice)
+    Tcp = 1  // RC class
 };
 
 struct WireHeader {
@@ -43,7 +50,7 @@ struct WireHeader {
 static_assert(sizeof(WireHeader) == 40, "wire header layout");
 static_assert(std::is_trivially_copyable<WireHeader>::value, "wire header is copied bytewise");
 
-inline bool kind_is_valid(uint8_t k) { return k >= uint8_t(Kind::Am) && k <= uint8_t(Kind::StreamAck); }
+inline bool kind_is_valid(uint8_t k) { return k >= uint8_t(Kind::Am) && k <= uint8_t(Kind::SwitchRequest); }
 // Whether payload_len bytes of payload follow in the stream.
 inline bool kind_streams_payload(Kind k) { return k == Kind::Am; }
 

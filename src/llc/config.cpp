@@ -39,8 +39,9 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_UDP_SOCKBUF", "4m", "SO_SNDBUF/SO_RCVBUF requested for the udp socket"},
         {"LLC_UDP_DROP_PERMILLE", "0", "testing: drop this many of every 1000 outgoing udp datagrams"},
         {"LLC_UDP_REORDER", "0", "testing: delay this many of every 1000 outgoing udp datagrams behind the next one"},
-        {"LLC_HYBRID_PERIOD_MS", "2000", "hybrid: length of one send-count period (ms)"},
-        {"LLC_HYBRID_PROMOTE_MSGS", "256", "hybrid: sends per period that promote a destination to tcp"},
+        {"LLC_HYBRID_DRIVER", "receiver", "hybrid: who decides switches: receiver (per-source receive history and cost model; asks the sender with a SwitchRequest) or sender (per-destination send counts)"},
+        {"LLC_HYBRID_PERIOD_MS", "2000", "hybrid: length of one counting period (ms): receive counts per source (receiver driver) or send counts per destination (sender driver)"},
+        {"LLC_HYBRID_PROMOTE_MSGS", "256", "hybrid: small messages per period (decayed history) that make a peer worth a tcp slot; the receiver driver needs fewer for larger messages"},
         {"LLC_MAX_RC_PER_NODE", "128", "hybrid: most tcp (RC-class) connections per node, split evenly among its processes"},
         {"LLC_KVS", "dist", "where endpoint addresses live: pmi (every process puts/gets through the bootstrap) or dist (KVS on the node leaders, bootstrap only for their addresses)"},
         {"LLC_KVS_TIMEOUT_MS", "10000", "dist: a KVS put/lookup whose server does not answer for this many ms fails (LLC_ERR_PEER)"},
@@ -175,6 +176,16 @@ Config Config::from_environment()
     read_unsigned("LLC_HYBRID_PERIOD_MS", c.hybrid_period_ms, 1, uint64_t(1) << 40);
     read_unsigned("LLC_HYBRID_PROMOTE_MSGS", c.hybrid_promote_msgs, 1, uint64_t(1) << 40);
     read_unsigned("LLC_MAX_RC_PER_NODE", c.max_rc_per_node, 0, uint64_t(1) << 30);
+    if (const char *driver = env_get("LLC_HYBRID_DRIVER"); driver && *driver) {
+        std::string d = driver;
+        if (d == "receiver")
+            c.hybrid_driver = HybridDriver::Receiver;
+        else if (d == "sender")
+            c.hybrid_driver = HybridDriver::Sender;
+        else
+            throw Error(LLC_ERR_INVALID, "environment variable LLC_HYBRID_DRIVER=\"" + d +
+                                             "\" is not valid: expected receiver or sender");
+    }
     if (const char *kvs = env_get("LLC_KVS"); kvs && *kvs) {
         std::string k = kvs;
         if (k == "pmi")

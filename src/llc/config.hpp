@@ -43,6 +43,11 @@ struct Config {
     uint64_t hybrid_period_ms = 2000;     // LLC_HYBRID_PERIOD_MS
     uint64_t hybrid_promote_msgs = 256;   // LLC_HYBRID_PROMOTE_MSGS
     uint64_t max_rc_per_node = 128;       // LLC_MAX_RC_PER_NODE
+    // Who decides the hybrid's switches (LLC_HYBRID_DRIVER): each receiver
+    // from its per-source receive history, asking the senders (SwitchRequest),
+    // or each sender from its per-destination send counts.
+    enum class HybridDriver { Receiver, Sender };
+    HybridDriver hybrid_driver = HybridDriver::Receiver;
 
     // Where endpoint addresses are published (doc/libllc.md, "Distributed KVS").
     enum class Kvs { Pmi, Dist };

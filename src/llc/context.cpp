@@ -127,6 +127,8 @@ void Context::create_transports()
         // The processes of a node do not share state yet: each gets its share of the node's cap.
         if (config_.max_rc_per_node > 0)
             rc_cap_ = std::max<size_t>(1, size_t(config_.max_rc_per_node) / local_ranks.size());
+        if (config_.net == Config::Net::Hybrid && config_.hybrid_driver == Config::HybridDriver::Receiver && udp_)
+            switch_policy_ = std::make_unique<SwitchPolicy>(CostModel{}, config_.hybrid_promote_msgs, rc_cap_);
     } catch (const Error &e) {
         failure = e;
     }
@@ -327,11 +329,71 @@ bool Context::advance_switches()
 
 void Context::on_switch_marker(int src)
 {
+    if (auto it = sources_.find(src); it != sources_.end())
+        it->second.seen = Arrival::Udp; // its tcp path is drained: what follows comes on udp
     if (!udp_)
         throw Error(LLC_ERR_PEER, "protocol error: rank " + std::to_string(src) +
                                       " sent a transport switch marker but this process has no udp transport "
                                       "(is LLC_NET the same on every process?)");
     udp_->send_control(src, Kind::SwitchAck);
+}
+
+void Context::on_switch_request(int src, uint64_t want)
+{
+    if (want != uint64_t(SwitchWant::Udp) && want != uint64_t(SwitchWant::Tcp))
+        throw Error(LLC_ERR_PEER, "protocol error: rank " + std::to_string(src) +
+                                      " asked for an unknown path (" + std::to_string(want) + ")");
+    if (node_of(src) == node_of(rank_))
+        throw Error(LLC_ERR_PEER, "protocol error: rank " + std::to_string(src) +
+                                      " on this node sent a transport switch request");
+    stats_.rc_requests_received++;
+    // Refusals are silent: the receiver does not wait for an answer, it sees
+    // where the messages keep arriving and may ask again later.
+    if (!switch_policy_ || policy_frozen_ || !tcp_) {
+        stats_.rc_requests_refused++; // sender-driven here, or finalizing
+        return;
+    }
+    Route &r = routes_[src];
+    bool on_tcp = r.path == Path::Tcp;
+    if (r.switching != Switching::None) {
+        stats_.rc_requests_refused++; // the next request comes after this switch
+        return;
+    }
+    if (want == uint64_t(SwitchWant::Tcp)) {
+        if (on_tcp)
+            return;
+        if (stats_.rc_active >= rc_cap_) {
+            // Send-side cap: every outgoing tcp slot is in use.  Give up the
+            // one to the destination this process sends least to, if src
+            // gets at least twice as much (its receiver will see the Switch
+            // marker); otherwise refuse.
+            int victim = least_busy_tcp_route();
+            uint64_t src_score = r.score + r.period_msgs;
+            if (victim < 0 || (routes_[victim].score + routes_[victim].period_msgs) * 2 > src_score) {
+                stats_.rc_requests_refused++;
+                return;
+            }
+            demote(victim, routes_[victim]);
+        }
+        promote(src, r);
+    } else if (on_tcp) {
+        demote(src, r);
+    }
+}
+
+int Context::least_busy_tcp_route() const
+{
+    int victim = -1;
+    uint64_t least = 0;
+    for (const auto &entry : routes_) {
+        const Route &v = entry.second;
+        uint64_t score = v.score + v.period_msgs;
+        if (v.switching == Switching::None && v.path == Path::Tcp && (victim < 0 || score < least)) {
+            victim = entry.first;
+            least = score;
+        }
+    }
+    return victim;
 }
 
 void Context::on_switch_ack(int src)
@@ -353,7 +415,17 @@ void Context::hybrid_tick(uint64_t now)
     if (config_.net != Config::Net::Hybrid || policy_frozen_ || now < next_tick_us_)
         return;
     next_tick_us_ = now + config_.hybrid_period_ms * 1000;
-    const uint64_t threshold = config_.hybrid_promote_msgs;
+    size_t active = age_routes();
+    if (switch_policy_)
+        receiver_tick();
+    else
+        sender_tick(active);
+}
+
+// Ends the send-count period of every route; forgets quiet udp ones.
+// Returns the routes on (or moving to) tcp.
+size_t Context::age_routes()
+{
     size_t active = 0;
     for (auto it = routes_.begin(); it != routes_.end();) {
         Route &r = it->second;
@@ -368,6 +440,13 @@ void Context::hybrid_tick(uint64_t now)
             active++;
         ++it;
     }
+    return active;
+}
+
+// LLC_HYBRID_DRIVER=sender: promote busy destinations, demote quiet ones.
+void Context::sender_tick(size_t active)
+{
+    const uint64_t threshold = config_.hybrid_promote_msgs;
     // Quiet tcp destinations go back to udp; the connection stays open for reuse.
     for (auto &entry : routes_) {
         Route &r = entry.second;
@@ -404,6 +483,61 @@ void Context::hybrid_tick(uint64_t now)
             break;
         demote(victim_rank, *victim);
         promote(c.second, r);
+    }
+}
+
+// ------------------------------------------------------------------ receiver-driven
+//
+// The receiver counts messages per source per period (ReceiveHistory), and
+// every period asks the SwitchPolicy which sources should move between the
+// RC class (tcp) and the DC class (udp), within its incoming cap (rc_cap_).
+// It asks each such source with a SwitchRequest on udp; the source runs the
+// switching protocol above (or refuses silently).  The receiver waits for
+// nothing: it learns where a source sends from the path its messages (or its
+// Switch marker) arrive on; an unanswered request expires after
+// kRequestPatience periods.
+
+void Context::count_arrival(int src, Arrival path, uint64_t bytes)
+{
+    Source &s = sources_[src];
+    s.history.record(bytes);
+    s.seen = path;
+}
+
+void Context::receiver_tick()
+{
+    period_++;
+    std::vector<SourceLoad> loads;
+    loads.reserve(sources_.size());
+    for (auto it = sources_.begin(); it != sources_.end();) {
+        Source &s = it->second;
+        s.history.close_period();
+        if (s.asked_period != 0 && (s.asked == s.seen || period_ - s.asked_period > kRequestPatience))
+            s.asked_period = 0; // granted, or refused (silently) / overtaken
+        bool pending = s.asked_period != 0;
+        // Forget a quiet source, unless it is on tcp and was never asked to leave it.
+        if (s.history.quiet() && !pending && (s.seen == Arrival::Udp || s.asked == Arrival::Udp)) {
+            it = sources_.erase(it);
+            continue;
+        }
+        Arrival where = pending ? s.asked : s.seen;
+        loads.push_back(SourceLoad{it->first, s.history.load(), s.history.mean_bytes(), where == Arrival::Tcp});
+        ++it;
+    }
+    for (const SwitchDecision &d : switch_policy_->decide(loads)) {
+        Arrival want = channel_is_rc(d.want) ? Arrival::Tcp : Arrival::Udp;
+        Source &s = sources_[d.source];
+        if (s.asked_period != 0 && s.asked == want)
+            continue;
+        try {
+            udp_->send_control(d.source, Kind::SwitchRequest,
+                               uint64_t(want == Arrival::Tcp ? SwitchWant::Tcp : SwitchWant::Udp));
+        } catch (const Error &) {
+            continue; // the source failed (reported by the transport): nothing to ask
+        }
+        s.asked = want;
+        s.asked_period = period_;
+        stats_.rc_requests_sent++;
     }
 }
 

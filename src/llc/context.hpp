@@ -8,6 +8,7 @@
 #include "llc.h"
 #include "outgoing_message.hpp"
 #include "progress_backoff.hpp"
+#include "switch_policy.hpp"
 
 #include <array>
 #include <deque>
@@ -63,6 +64,14 @@ public:
     // Hybrid switching handshake (see doc/libllc.md, "Hybrid").
     void on_switch_marker(int src); // a Switch record arrived on tcp from src
     void on_switch_ack(int src);    // a SwitchAck record arrived on udp from src
+    // Receiver-driven hybrid: a message from src arrived on this path.
+    enum class Arrival : uint8_t { Udp, Tcp };
+    void note_arrival(int src, Arrival path, uint64_t bytes)
+    {
+        if (switch_policy_)
+            count_arrival(src, path, bytes);
+    }
+    void on_switch_request(int src, uint64_t want); // a SwitchRequest arrived on udp from src
 
 private:
     friend struct MemWalk; // mem_accounting.cpp counts the members
@@ -91,12 +100,32 @@ private:
     void hybrid_tick(uint64_t now);
     void promote(int dest, Route &r);
     void demote(int dest, Route &r);
+    size_t age_routes();
+    int least_busy_tcp_route() const; // -1 if none is settled on tcp
+    void sender_tick(size_t active);
     std::unordered_map<int, Route> routes_;
     size_t switching_count_ = 0;
     size_t held_count_ = 0;
     size_t rc_cap_ = 0;          // per process: LLC_MAX_RC_PER_NODE / processes on this node
     uint64_t next_tick_us_ = 0;
     bool policy_frozen_ = false; // finalize: no new switches
+
+    // Receiver-driven hybrid (LLC_HYBRID_DRIVER=receiver): per source heard
+    // from recently (erased once its whole history is quiet).
+    struct Source {
+        ReceiveHistory history;
+        Arrival seen = Arrival::Udp;  // path of its latest message (Udp after its Switch marker)
+        Arrival asked = Arrival::Udp; // path last asked for
+        uint64_t asked_period = 0;    // period of that request; 0: none pending
+    };
+    // Periods a request may stay unanswered before the source counts by what
+    // arrives again (and may be asked again): the sender can refuse silently.
+    static constexpr uint64_t kRequestPatience = 3;
+    void count_arrival(int src, Arrival path, uint64_t bytes);
+    void receiver_tick();
+    std::unordered_map<int, Source> sources_;
+    std::unique_ptr<SwitchPolicy> switch_policy_; // set when this process is a receiver-driven hybrid
+    uint64_t period_ = 0;
 
     llc_context_t *handle_;
     int rank_ = 0;

@@ -219,6 +219,7 @@ MemWalk::StructSizes MemWalk::struct_sizes()
     s.udp_rx_buffer = UdpTransport::kRxBufBytes;
     s.udp_free_buffers = UdpTransport::kKeepFreeBuffers;
     s.hybrid_route = hash_node_size(static_cast<decltype(Context::routes_) *>(nullptr));
+    s.hybrid_source = hash_node_size(static_cast<decltype(Context::sources_) *>(nullptr));
     return s;
 }
 

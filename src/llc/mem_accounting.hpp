@@ -131,6 +131,7 @@ struct MemWalk {
         size_t udp_rx_buffer;    // the receive buffer (one per process)
         size_t udp_free_buffers; // most datagram buffers kept in the free pool
         size_t hybrid_route;     // hybrid: Context::Route with its hash node (per recently used destination)
+        size_t hybrid_source;    // receiver-driven hybrid: Context::Source (receive history) with its hash node
     };
     static StructSizes struct_sizes();
 };

@@ -43,6 +43,10 @@ void MemWalk::measure_hybrid(MemRegistry &r, const Context &c)
 {
     using M = MemComponent;
     r.add(M::HybridRoutes, heap_bytes(c.routes_), c.routes_.size());
+    // receiver-driven: per recently heard source, its receive history; the policy object
+    r.add(M::HybridRoutes, heap_bytes(c.sources_), c.sources_.size());
+    if (c.switch_policy_)
+        r.add(M::HybridRoutes, sizeof(*c.switch_policy_));
     for (const auto &entry : c.routes_) {
         if (const auto *held = entry.second.held.get()) {
             r.add(M::HybridRoutes, sizeof(*held) + heap_bytes(*held));

@@ -386,6 +386,7 @@ void TcpTransport::on_record(InConn &c, const IncomingRecord &rec)
     case Kind::Am:
         if (c.rank < 0 || w.src != c.rank)
             throw Error(LLC_ERR_PEER, "protocol error: message before hello or with a wrong source from " + describe(c));
+        ctx_.note_arrival(c.rank, Context::Arrival::Tcp, w.payload_len);
         ctx_.deliver(c.rank, w, rec.hdr, rec.payload, size_t(w.payload_len));
         break;
     case Kind::Goodbye:

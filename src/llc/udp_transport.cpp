@@ -216,12 +216,12 @@ int UdpTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)
     return LLC_INPROGRESS;
 }
 
-void UdpTransport::send_control(int dest, Kind kind)
+void UdpTransport::send_control(int dest, Kind kind, uint64_t seq)
 {
     Peer &p = peer_for(dest);
     if (p.failed)
         throw Error(p.failure_status, p.failure);
-    p.txs().queue.push_back(OutgoingMessage::make_control(kind, ctx_.rank(), 0));
+    p.txs().queue.push_back(OutgoingMessage::make_control(kind, ctx_.rank(), seq));
     pump(p);
 }
 
@@ -424,7 +424,11 @@ void UdpTransport::on_record(Peer &p, const IncomingRecord &rec)
                                       " in the udp stream from " + describe(p));
     switch (Kind(w.kind)) {
     case Kind::Am:
+        ctx_.note_arrival(p.rank, Context::Arrival::Udp, w.payload_len);
         ctx_.deliver(p.rank, w, rec.hdr, rec.payload, size_t(w.payload_len));
+        break;
+    case Kind::SwitchRequest:
+        ctx_.on_switch_request(p.rank, w.seq);
         break;
     case Kind::Goodbye:
         p.goodbye_rx = true;

@@ -57,8 +57,8 @@ public:
     void publish_address();               // bootstrap put (before the init fence)
 
     int send(int dest, std::unique_ptr<OutgoingMessage> msg);
-    // Queue a control record (e.g. SwitchAck) to dest on its stream.
-    void send_control(int dest, Kind kind);
+    // Queue a control record (e.g. SwitchAck; SwitchRequest with seq = SwitchWant) to dest on its stream.
+    void send_control(int dest, Kind kind, uint64_t seq = 0);
     // socket_ready = false: a poll() of this progress call found nothing to
     // read on the socket, so it is not read (the rest of the work still runs)
     bool progress(bool socket_ready = true);

@@ -323,6 +323,7 @@ TEST(MemReport, HybridCountsItsRoutesAndTheirHistory)
     JobOptions o = job({0, 1, 2}, 90);
     o.env = {{"LLC_TCP_ADDR", "127.0.0.1"},
              {"LLC_NET", "hybrid"},
+             {"LLC_HYBRID_DRIVER", "sender"}, // receivers keep no per-source state then
              {"LLC_HYBRID_PERIOD_MS", "200"},
              {"LLC_HYBRID_PROMOTE_MSGS", "1000000"}}; // never promoted
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {

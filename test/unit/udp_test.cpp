@@ -305,8 +305,9 @@ struct StreamSender {
 JobOptions hybrid_job(std::vector<int> nodes, unsigned timeout_s = 90)
 {
     JobOptions o = job(std::move(nodes), timeout_s);
-    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"}, {"LLC_NET", "hybrid"},        {"LLC_HYBRID_PERIOD_MS", "40"},
-             {"LLC_HYBRID_PROMOTE_MSGS", "30"}, {"LLC_UDP_RTO_US", "3000"}};
+    // These tests check the sender-driven policy (hybrid_switch_test.cpp: the receiver-driven one).
+    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"},     {"LLC_NET", "hybrid"},        {"LLC_HYBRID_DRIVER", "sender"},
+             {"LLC_HYBRID_PERIOD_MS", "40"}, {"LLC_HYBRID_PROMOTE_MSGS", "30"}, {"LLC_UDP_RTO_US", "3000"}};
     return o;
 }
 

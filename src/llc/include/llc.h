@@ -166,6 +166,10 @@ typedef struct llc_stats {
     uint64_t rc_promotions;       /* hybrid: destinations moved from udp to tcp */
     uint64_t rc_demotions;        /* hybrid: destinations moved from tcp back to udp */
     uint64_t rc_active;           /* hybrid: destinations currently on tcp */
+    /* receiver-driven hybrid (LLC_HYBRID_DRIVER=receiver); appended in 1.2 */
+    uint64_t rc_requests_sent;     /* SwitchRequests this process (as a receiver) sent to sources */
+    uint64_t rc_requests_received; /* SwitchRequests this process (as a sender) received */
+    uint64_t rc_requests_refused;  /* received ones it did not act on (cap full, switching, finalizing) */
 } llc_stats_t;
 int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out);
 

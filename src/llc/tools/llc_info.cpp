@@ -121,6 +121,7 @@ void print_sizes()
     std::printf("  %-34s %6zu\n", "udp receive buffer", s.udp_rx_buffer);
     std::printf("  %-34s %6zu\n", "udp free datagram buffers kept", s.udp_free_buffers);
     std::printf("  %-34s %6zu\n", "hybrid Route with its hash node", s.hybrid_route);
+    std::printf("  %-34s %6zu\n", "hybrid Source with its hash node", s.hybrid_source);
     std::printf("  n-sized tables per process: node_of_rank %zu + sequence numbers %zu + tcp rank table %zu"
                 " + shm rank table %zu = %zu bytes per rank of the job\n",
                 s.node_entry, 2 * s.seq_entry, s.pointer, s.pointer,

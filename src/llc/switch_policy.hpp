@@ -1,0 +1,125 @@
+// switch_policy.hpp - the receiver-driven hybrid's decision: which sources
+// should send on the RC class (tcp here) and which on the DC class (udp).
+//
+// Pure logic, no sockets and no clock: Context feeds it the receive history
+// of the sources it heard from recently, once per period, and turns its
+// decisions into SwitchRequest records (doc/libllc.md, "Hybrid").
+//
+// The paper chooses, per source, the path that minimizes latency among
+//   (a) DC channel (send/recv through shared receive buffers),
+//   (b) RC RDMA (a connection and a ring buffer per source), and
+//   (c) DC RDMA (a ring buffer per source, reached through DC).
+// CostModel puts a per-message cost on each as a function of the mean message
+// size.  Only two concrete paths exist in libllc: udp (DC channel) and tcp
+// (RC).  DC RDMA is modelled (it is what a DC-class source with large
+// messages would get) but maps to udp: it is not a separate path here.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace llc {
+
+enum class Channel : uint8_t { DcChannel, RcRdma, DcRdma };
+const char *channel_name(Channel c);
+// The concrete libllc path a channel maps to: RC RDMA is tcp, both DC kinds are udp.
+inline bool channel_is_rc(Channel c) { return c == Channel::RcRdma; }
+
+// Per-message cost (microseconds) of a path: fixed part plus bytes / bandwidth,
+// and the per-period cost of holding an RC slot (connection + ring buffer),
+// which only a busy enough source pays back.  Defaults: nominal InfiniBand-like
+// ratios (DC channel copies through shared buffers: half the bandwidth; DC RDMA
+// pays one more round of address/credit handling per message).
+struct CostModel {
+    double dc_channel_fixed_us = 1.2;
+    double dc_channel_bytes_per_us = 3000;
+    double rc_fixed_us = 1.0;
+    double rc_bytes_per_us = 6000;
+    double dc_rdma_fixed_us = 2.2;
+    double dc_rdma_bytes_per_us = 6000;
+
+    double per_message_us(Channel c, double mean_bytes) const;
+    // The cheaper DC-class channel for this mean size (DC channel or DC RDMA).
+    Channel best_dc(double mean_bytes) const;
+    // What one message saves on RC compared with the best DC-class channel (may be <= 0).
+    double rc_saving_us(double mean_bytes) const;
+};
+
+// Receive counts of one source in its most recent periods (a ring), with the
+// bytes of each period for the mean size.  kPeriods * 12 bytes per source.
+class ReceiveHistory {
+public:
+    static constexpr size_t kPeriods = 8;
+
+    void record(uint64_t bytes)
+    {
+        if (counts_[head_] != UINT32_MAX)
+            counts_[head_]++;
+        bytes_[head_] += bytes;
+    }
+    // Ends the current period: it becomes the most recent closed one.
+    void close_period();
+    // Messages in the period being counted now (not closed yet).
+    uint32_t current_count() const { return counts_[head_]; }
+    // Weighted load of the closed periods, newest first with weights 1, 1/2,
+    // 1/4 ...: the same quantity as the sender-driven score (score/2 + count
+    // every period), truncated to kPeriods - 1 periods.
+    double load() const;
+    // Mean message size over the closed periods (0 if none).
+    double mean_bytes() const;
+    // No message in any period kept.
+    bool quiet() const;
+
+private:
+    std::array<uint32_t, kPeriods> counts_{}; // saturating; counts_[head_] is the open period
+    std::array<uint64_t, kPeriods> bytes_{};
+    uint8_t head_ = 0;
+};
+
+// One source as the policy sees it.
+struct SourceLoad {
+    int source = -1;
+    double load = 0;       // ReceiveHistory::load(): messages per period, recent periods weighted more
+    double mean_bytes = 0;
+    bool on_rc = false;    // on tcp now, or a promotion was asked for and is pending
+};
+
+struct SwitchDecision {
+    int source = -1;
+    Channel want = Channel::DcChannel; // RcRdma: promote; DcChannel or DcRdma: demote (both go to udp)
+};
+
+class SwitchPolicy {
+public:
+    // promote_msgs: messages per period of the smallest size that make a DC
+    // source worth an RC slot (LLC_HYBRID_PROMOTE_MSGS); larger messages
+    // need fewer.  rc_cap: RC sources this receiver can hold.
+    SwitchPolicy(CostModel model, uint64_t promote_msgs, size_t rc_cap);
+
+    // What a source on RC saves per period, net of its slot's cost (< 0: not worth it).
+    double rc_gain(const SourceLoad &s) const;
+    // The channel this source would use if it had no RC slot.
+    Channel dc_choice(const SourceLoad &s) const { return model_.best_dc(s.mean_bytes); }
+
+    // The switches to ask for: demotions of RC sources that fell below the
+    // demotion level (hysteresis: a quarter of the promotion level), then
+    // promotions of the DC sources above the promotion level, busiest
+    // first, within the cap; when full, an RC source is evicted for a DC one
+    // whose saving is at least twice its own.  Sources already where they
+    // should be are not listed.
+    std::vector<SwitchDecision> decide(const std::vector<SourceLoad> &sources) const;
+
+    const CostModel &model() const { return model_; }
+    double slot_cost_us() const { return slot_cost_us_; }
+
+private:
+    double saving_per_period(const SourceLoad &s) const;
+
+    CostModel model_;
+    double slot_cost_us_; // per period: promote_msgs small messages' saving
+    size_t rc_cap_;
+};
+
+} // namespace llc
