@@ -216,6 +216,12 @@ TEST(MemReport, TcpPerPeerStateGrowsByTheRealPerPeerSize)
         EXPECT_EQ(r2["tcp_conn_state"].items, 2 * peers);
         EXPECT_EQ(r2["tcp_conn_state"].bytes, peers * (out_peer + in_peer));
         EXPECT_EQ(r2["tcp_conn_state"].bytes - r1["tcp_conn_state"].bytes, (peers - 1) * (out_peer + in_peer));
+        // rank -> connection: one hash node and list slot per destination sent to (plus the buckets)
+        EXPECT_EQ(r0["tcp_rank_table"].items, 0u);
+        EXPECT_EQ(r1["tcp_rank_table"].items, 1u);
+        EXPECT_EQ(r2["tcp_rank_table"].items, peers);
+        EXPECT_GE(r2["tcp_rank_table"].bytes, peers * (s.tcp_out_entry + s.pointer));
+        EXPECT_LE(r2["tcp_rank_table"].bytes, peers * (s.tcp_out_entry + s.pointer) + 16 * s.pointer);
         EXPECT_GT(r2["tcp_buffers"].bytes, 0u); // staging buffer after the first read
         EXPECT_EQ(r2["shm_segment"].bytes, 0u);
         EXPECT_EQ(r2["udp_buffers"].bytes, 0u); // LLC_NET=tcp: no udp transport
