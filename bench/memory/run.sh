@@ -120,7 +120,7 @@ if [ -n "${FIRST[llc]:-}" ]; then
             echo "|---|---|---|---|"
             awk -v n1="$n1" -v n2="$n2" '
                 FNR == 1 { f = (FILENAME ~ ("-np" n1 ".txt$")) ? 1 : 2 }
-                /^llc mem rank [0-9]+: / { c = $5; v[f, c] += $6; k[f, c]++; if (!(c in seen)) { seen[c] = 1; order[++nc] = c } }
+                /^llc mem rank [0-9]+: / && $5 != "note:" { c = $5; v[f, c] += $6; k[f, c]++; if (!(c in seen)) { seen[c] = 1; order[++nc] = c } }
                 END {
                     for (i = 1; i <= nc; i++) {
                         c = order[i]; a = k[1, c] ? v[1, c] / k[1, c] : 0; b = k[2, c] ? v[2, c] / k[2, c] : 0
