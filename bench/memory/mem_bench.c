@@ -1,13 +1,15 @@
 /* mem_bench - memory per process after MPI_Init and after all-pairs traffic.
  *
- *   mem_bench [-b BYTES] [-rounds R]
+ *   mem_bench [-b BYTES] [-rounds R] [-peers K]
  *
  * Every process reads its resident set size (VmRSS, and its parts RssAnon =
  * private memory and RssShmem = shared memory such as libllc's rings, from
  * /proc/self/status) right after MPI_Init, then exchanges
  * one message of BYTES (default 64) with every other process (R rounds of a
  * shifted ring exchange: in round k, send to rank+k, receive from rank-k, so
- * every pair talks), then reads it again.  Rank 0 prints one line per rank
+ * every pair talks; with -peers K only the rounds k = 1..K: every process
+ * talks to the K ranks after it and the K before it, whatever the job size),
+ * then reads it again.  Rank 0 prints one line per rank
  * and a summary line with the means over the processes; run.sh turns the
  * summaries of several job sizes into the growth per added peer.
  *
@@ -38,7 +40,7 @@ static long status_kb(const char *key)
 
 int main(int argc, char **argv)
 {
-    int rank, size, bytes = 64, rounds = 1;
+    int rank, size, bytes = 64, rounds = 1, peers = -1;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -47,9 +49,11 @@ int main(int argc, char **argv)
             bytes = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "-rounds"))
             rounds = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "-peers"))
+            peers = atoi(argv[i + 1]);
         else {
             if (rank == 0)
-                fprintf(stderr, "mem_bench: unknown option %s (usage: mem_bench [-b BYTES] [-rounds R])\n",
+                fprintf(stderr, "mem_bench: unknown option %s (usage: mem_bench [-b BYTES] [-rounds R] [-peers K])\n",
                         argv[i]);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
@@ -62,7 +66,7 @@ int main(int argc, char **argv)
     memset(sbuf, rank & 0xff, bytes > 0 ? bytes : 1);
     int bad = 0;
     for (int r = 0; r < rounds; r++)
-        for (int k = 1; k < size; k++) {
+        for (int k = 1; k < size && (peers < 0 || k <= peers); k++) {
             int to = (rank + k) % size, from = (rank - k + size) % size;
             MPI_Sendrecv(sbuf, bytes, MPI_BYTE, to, k, rbuf, bytes, MPI_BYTE, from, k, MPI_COMM_WORLD,
                          MPI_STATUS_IGNORE);

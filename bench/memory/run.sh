@@ -6,7 +6,7 @@
 # and the largest job).  For llc, LLC_MEM_REPORT=1 adds libllc's own count.
 #
 #   bench/memory/run.sh --llc-prefix DIR [--np "4 8 16 32 64"] [--hosts K | --ppn P]
-#                       [--only llc,mpich,ompi] [-o OUTDIR] [-- LLC_VAR=value ...]
+#                       [--only llc,mpich,ompi] [--peers K] [-o OUTDIR] [-- LLC_VAR=value ...]
 #     --hosts K   spread the ranks round-robin over K emulated hosts h0..h(K-1)
 #                 (creates them with maint/llc-netns up K, removes them after);
 #                 default 1 = one node (shared memory only)
@@ -14,6 +14,10 @@
 #                 runs on N/P hosts (the largest N/P are created once), so
 #                 adding ranks adds remote peers and not local ones
 #                 (the paper's setting: m processes per node, n nodes grow)
+#     --peers K   each rank talks only to the K ranks after and before it
+#                 (mem_bench -peers K) instead of to all: the connections
+#                 stay fixed as the job grows, so the growth is what the
+#                 ranks never talked to cost
 #     after --    environment settings for the llc runs (e.g. LLC_NET=udp)
 # Writes OUTDIR/<mpi>-np<N>.txt and OUTDIR/summary.md; shows progress.
 set -uo pipefail
@@ -22,6 +26,7 @@ TOP=$(cd "$HERE/../.." && pwd)
 LLC="" NPS="4 8 16 32 64" HOSTS=1 PPN=0 ONLY="llc,mpich,ompi"
 OUT=/tmp/mem-bench-$(date +%Y%m%d-%H%M%S)
 LLC_ENV=()
+BENCH_ARGS=()
 while [ $# -gt 0 ]; do
     case $1 in
         --llc-prefix) LLC=$(cd "$2" && pwd); shift 2 ;;
@@ -29,9 +34,10 @@ while [ $# -gt 0 ]; do
         --hosts) HOSTS=$2; shift 2 ;;
         --ppn) PPN=$2; shift 2 ;;
         --only) ONLY=$2; shift 2 ;;
+        --peers) BENCH_ARGS=(-peers "$2"); shift 2 ;;
         -o) OUT=$2; shift 2 ;;
         --) shift; LLC_ENV=("$@"); break ;;
-        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
         *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -80,7 +86,7 @@ for m in ${ONLY//,/ }; do
             [ $m = ompi ] && cmd+=(--allow-run-as-root --oversubscribe)
             cmd+=(-n "$np")
         fi
-        timeout -k 5 900 "${cmd[@]}" "$OUT/bin/mem_$m" > "$log" 2>&1
+        timeout -k 5 900 "${cmd[@]}" "$OUT/bin/mem_$m" "${BENCH_ARGS[@]}" > "$log" 2>&1
         rc=$?
         s=$(grep '^summary' "$log")
         if [ $rc -ne 0 ] || [ -z "$s" ]; then echo "FAILED (rc $rc, $log)"; continue; fi
@@ -94,7 +100,11 @@ for m in ${ONLY//,/ }; do
 done
 {
     echo
-    echo "Growth per added peer, after all-pairs traffic (slope between the smallest and largest job):"
+    if [ ${#BENCH_ARGS[@]} -gt 0 ]; then
+        echo "Growth per added peer, after traffic with the ${BENCH_ARGS[1]} ranks after and before each (slope between the smallest and largest job):"
+    else
+        echo "Growth per added peer, after all-pairs traffic (slope between the smallest and largest job):"
+    fi
     echo
     echo "| MPI | procs | RSS [B/peer] | private [B/peer] | libllc count [B/peer] |"
     echo "|---|---|---|---|---|"
@@ -120,7 +130,7 @@ if [ -n "${FIRST[llc]:-}" ]; then
             echo "|---|---|---|---|"
             awk -v n1="$n1" -v n2="$n2" '
                 FNR == 1 { f = (FILENAME ~ ("-np" n1 ".txt$")) ? 1 : 2 }
-                /^llc mem rank [0-9]+: / { c = $5; v[f, c] += $6; k[f, c]++; if (!(c in seen)) { seen[c] = 1; order[++nc] = c } }
+                /^llc mem rank [0-9]+: / && $5 != "note:" { c = $5; v[f, c] += $6; k[f, c]++; if (!(c in seen)) { seen[c] = 1; order[++nc] = c } }
                 END {
                     for (i = 1; i <= nc; i++) {
                         c = order[i]; a = k[1, c] ? v[1, c] / k[1, c] : 0; b = k[2, c] ? v[2, c] / k[2, c] : 0

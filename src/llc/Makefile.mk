@@ -17,6 +17,10 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/kvs.cpp \
 	src/llc/kvs.hpp \
 	src/llc/memory_mapping.hpp \
+	src/llc/node_map.cpp \
+	src/llc/node_map.hpp \
+	src/llc/node_map_segment.cpp \
+	src/llc/node_map_segment.hpp \
 	src/llc/outgoing_message.cpp \
 	src/llc/outgoing_message.hpp \
 	src/llc/progress_backoff.hpp \

@@ -28,6 +28,7 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_TCP_ADDR", "auto", "IPv4 address to publish for tcp (auto: first UP non-loopback IPv4 interface, else 127.0.0.1)"},
         {"LLC_MEM_REPORT", "0", "1: llc_finalize prints the memory table of llc_mem_report to stderr"},
         {"LLC_MAX_CONTEXTS", "1024", "gamma: most live per-peer contexts in a PeerTable (hashed rank table)"},
+        {"LLC_NODE_SHARED", "1", "1: the rank -> node table is held once per node, in shared memory created by the node leader; 0: every process keeps a private copy (also the fallback when shared memory fails; LLC_MEM_REPORT says which)"},
         {"LLC_NET", "tcp", "inter-node path: tcp (RC-class), udp (DC-class reliable datagrams), hybrid (udp, busy peers promoted to tcp) or verbs (RDMA device discovery only, no data path yet: falls back as LLC_VERBS_FALLBACK says)"},
         {"LLC_VERBS_FALLBACK", "tcp", "LLC_NET=verbs without a usable RDMA device: use tcp, udp or hybrid instead (said once on stderr by rank 0), or none: llc_init fails"},
         {"LLC_HYBRID", "0", "1: same as LLC_NET=hybrid"},
@@ -200,6 +201,7 @@ Config Config::from_environment()
     if (read_unsigned("LLC_KVS_CACHE", v, 0, uint64_t(1) << 24))
         c.kvs_cache = v;
     read_bool("LLC_MEM_REPORT", c.mem_report);
+    read_bool("LLC_NODE_SHARED", c.node_shared);
     if (read_unsigned("LLC_MAX_CONTEXTS", v, 1, uint64_t(1) << 24))
         c.max_contexts = v;
     return c;

@@ -23,6 +23,7 @@ struct Config {
     uint64_t tcp_peer_timeout_ms = 10000; // LLC_TCP_PEER_TIMEOUT_MS
     bool mem_report = false;              // LLC_MEM_REPORT
     size_t max_contexts = 1024;           // LLC_MAX_CONTEXTS (gamma: live per-peer contexts)
+    bool node_shared = true;              // LLC_NODE_SHARED: rank -> node table once per node (node_map.hpp)
 
     // Inter-node path (LLC_NET; LLC_HYBRID=1 is a synonym for LLC_NET=hybrid).
     enum class Net { Tcp, Udp, Hybrid };

@@ -58,8 +58,9 @@ Context::Context(const llc_init_params_t &params, llc_context_t *handle)
     backoff_ = ProgressBackoff(config_.spin_count, config_.idle_sleep_us);
     rank_ = params.rank;
     size_ = params.size;
-    node_of_rank_.assign(params.node_of_rank, params.node_of_rank + params.size);
     job_id_ = params.job_id;
+    // Leader: creates the node's shared table now; the others map it in create_transports.
+    node_map_ = NodeMap(params.node_of_rank, size_, rank_, job_id_, config_.node_shared);
     next_send_seq_.assign(size_, 0);
     next_recv_seq_.assign(size_, 0);
     self_ = std::make_unique<SelfTransport>(*this);
@@ -100,7 +101,7 @@ void Context::create_transports()
     std::vector<int> local_ranks;
     bool any_remote = false;
     for (int r = 0; r < size_; r++) {
-        if (node_of_rank_[r] == node_of_rank_[rank_])
+        if (node_map_.node_of(r) == node_map_.my_node())
             local_ranks.push_back(r);
         else
             any_remote = true;
@@ -113,7 +114,7 @@ void Context::create_transports()
         if (local_ranks.size() > 1)
             shm_ = std::make_unique<ShmTransport>(*this, job_id_, local_ranks);
         if (any_remote) {
-            kvs_ = std::make_unique<AddressBook>(config_, boot_, rank_, node_of_rank_, job_id_);
+            kvs_ = std::make_unique<AddressBook>(config_, boot_, rank_, node_map_, job_id_);
             kvs_->start(); // dist: a node leader's KVS server, its address through the bootstrap
             if (config_.net != Config::Net::Udp) {
                 tcp_ = std::make_unique<TcpTransport>(*this);
@@ -140,6 +141,13 @@ void Context::create_transports()
             failure = e;
         }
     }
+    if (!failure) {
+        try {
+            node_map_.attach(); // the leader's table (created before the first fence)
+        } catch (const Error &e) {
+            failure = e;
+        }
+    }
     if (!failure && shm_) {
         try {
             shm_->attach_peers();
@@ -148,6 +156,7 @@ void Context::create_transports()
         }
     }
     boot_.fence();
+    node_map_.release_name();
     if (shm_)
         shm_->unlink_own_segment();
     if (failure)
@@ -190,7 +199,7 @@ int Context::am_send(int dest, unsigned id, const void *hdr, size_t hdr_len, con
     if (dest == rank_) {
         rc = self_->send(std::move(msg));
         stats_.self_msgs++;
-    } else if (node_of_rank_[dest] == node_of_rank_[rank_]) {
+    } else if (node_map_.node_of(dest) == node_map_.my_node()) {
         rc = shm_->send(dest, std::move(msg));
         stats_.shm_msgs++;
     } else {

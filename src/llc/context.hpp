@@ -6,6 +6,7 @@
 #include "config.hpp"
 #include "lazy_array.hpp"
 #include "llc.h"
+#include "node_map.hpp"
 #include "outgoing_message.hpp"
 #include "progress_backoff.hpp"
 #include "switch_policy.hpp"
@@ -36,7 +37,7 @@ public:
     // --- the C API, one call each -------------------------------------
     int rank() const { return rank_; }
     int size() const { return size_; }
-    int node_of(int rank) const { return rank >= 0 && rank < size_ ? node_of_rank_[rank] : -1; }
+    int node_of(int rank) const { return rank >= 0 && rank < size_ ? node_map_.node_of(rank) : -1; }
     void register_handler(unsigned id, llc_am_handler_t handler, void *arg);
     int am_send(int dest, unsigned id, const void *hdr, size_t hdr_len, const llc_iov_t *iov,
                 int iovcnt, llc_completion_t cb, void *cb_arg);
@@ -50,6 +51,7 @@ public:
     // --- services for the transports ----------------------------------
     const Config &config() const { return config_; }
     const std::string &job_id() const { return job_id_; }
+    const NodeMap &node_map() const { return node_map_; }
     Bootstrap &bootstrap() { return boot_; }
     // Where the transports publish and look up endpoint addresses (LLC_KVS).
     AddressBook &addresses() { return *kvs_; }
@@ -130,7 +132,7 @@ private:
     llc_context_t *handle_;
     int rank_ = 0;
     int size_ = 0;
-    std::vector<int> node_of_rank_;
+    NodeMap node_map_; // rank -> node, node-shared (node_map.hpp)
     std::string job_id_;
     Config config_;
     Bootstrap boot_;

@@ -370,37 +370,33 @@ int kvs_request(const std::string &server, int server_rank, uint32_t job_tag, ch
 
 // ------------------------------------------------------------ address book
 
-AddressBook::AddressBook(const Config &config, Bootstrap &boot, int rank, const std::vector<int> &node_of_rank,
+AddressBook::AddressBook(const Config &config, Bootstrap &boot, int rank, const NodeMap &node_of_rank,
                          const std::string &job_id)
     : config_(config), boot_(boot), rank_(rank), dist_(config.kvs == Config::Kvs::Dist), job_tag_(kvs_job_tag(job_id))
 {
     if (!dist_)
         return;
     // Leader (lowest rank) of each node, in increasing node-id order.
-    const int n = int(node_of_rank.size());
+    const int n = node_of_rank.size();
     int max_node = 0;
-    for (int node : node_of_rank)
-        max_node = std::max(max_node, node);
+    for (int r = 0; r < n; r++)
+        max_node = std::max(max_node, node_of_rank.node_of(r));
     if (max_node < 4 * n) {
         std::vector<int> leader_by_node(size_t(max_node) + 1, -1); // temporary
         for (int r = n - 1; r >= 0; r--)
-            leader_by_node[size_t(node_of_rank[r])] = r;
+            leader_by_node[size_t(node_of_rank.node_of(r))] = r;
         for (int leader : leader_by_node)
             if (leader >= 0)
                 leaders_.push_back(leader);
     } else { // sparse node ids
         std::map<int, int> leader_of_node;
         for (int r = n - 1; r >= 0; r--)
-            leader_of_node[node_of_rank[r]] = r;
+            leader_of_node[node_of_rank.node_of(r)] = r;
         for (const auto &kv : leader_of_node)
             leaders_.push_back(kv.second);
     }
     leaders_.shrink_to_fit();
-    int my_node = node_of_rank[rank];
-    bool leader = true;
-    for (int r = 0; r < rank && leader; r++)
-        leader = node_of_rank[r] != my_node;
-    if (leader)
+    if (node_of_rank.leader() == rank)
         // The server is tcp; with LLC_NET=udp and LLC_UDP_ADDR set, that is the address the peers reach.
         server_ = std::make_unique<KvsServer>(config.net == Config::Net::Udp && !config.udp_addr.empty()
                                                   ? choose_publish_address(config.udp_addr, "LLC_UDP_ADDR")

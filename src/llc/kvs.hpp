@@ -13,6 +13,7 @@
 
 #include "bootstrap.hpp"
 #include "config.hpp"
+#include "node_map.hpp"
 #include "unique_fd.hpp"
 
 #include <atomic>
@@ -78,7 +79,7 @@ int kvs_request(const std::string &server, int server_rank, uint32_t job_tag, ch
 
 class AddressBook {
 public:
-    AddressBook(const Config &config, Bootstrap &boot, int rank, const std::vector<int> &node_of_rank,
+    AddressBook(const Config &config, Bootstrap &boot, int rank, const NodeMap &node_of_rank,
                 const std::string &job_id);
     ~AddressBook();
 

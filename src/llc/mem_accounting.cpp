@@ -24,9 +24,13 @@ constexpr uint32_t N = LLC_MEM_N_SIZED;
 const MemComponentInfo kInfo[size_t(MemComponent::Count)] = {
     {"context", "other", 0, "Context and transport objects, error text, completion list"},
     {"handler_table", "other", 0, "active-message handler slots (LLC_AM_MAX_HANDLERS)"},
-    {"rank_table", "communicator tables (rank translation)", N, "node_of_rank: rank -> node, n entries"},
+    {"rank_table", "communicator tables (rank translation)", N,
+     "rank -> node, n entries: the node-shared table if created here (node leader), else a private copy; 0 if mapped"},
+    {"rank_table_mapped", "communicator tables (rank translation)", N | LLC_MEM_SHARED,
+     "the node leader's rank -> node table mapped read-only here (the leader counts it)"},
     {"seq_numbers", "high-level contexts (VC/BoC)", N, "per-peer send and receive sequence numbers, 2 x n, resident pages"},
-    {"tcp_rank_table", "low-level contexts (rank -> QP table)", N, "tcp: rank -> connection table, n entries"},
+    {"tcp_rank_table", "low-level contexts (rank -> QP table)", 0,
+     "tcp: rank -> connection hash map and connection list, one entry per destination sent to"},
     {"tcp_conn_state", "low-level contexts (QPs)", 0, "tcp: per-connection objects, queues, stream decoders"},
     {"tcp_buffers", "communication buffers", 0, "tcp: staging buffer, reassembly buffers, poll set"},
     {"udp_peer_table", "low-level contexts (rank -> QP table)", 0,
@@ -41,7 +45,8 @@ const MemComponentInfo kInfo[size_t(MemComponent::Count)] = {
     {"shm_segment", "shared-memory comm", 0, "shm: own segment, one receive ring per local process"},
     {"shm_peer_mappings", "shared-memory comm", LLC_MEM_SHARED, "shm: peers' segments mapped here (their pages)"},
     {"shm_peer_state", "shared-memory comm", 0, "shm: per-local-peer objects, queues, stream decoders"},
-    {"shm_rank_table", "shared-memory comm (rank -> local index)", N, "shm: rank -> local peer table, n entries"},
+    {"shm_rank_table", "shared-memory comm (rank -> local index)", 0,
+     "shm: the node's ranks (m, binary-searched) and the local peer list (m - 1)"},
     {"shm_buffers", "communication buffers", 0, "shm: reassembly buffers, single-copy receive buffers"},
     {"send_queues", "communication buffers (packets in flight)", 0, "queued outgoing records with their copies"},
     {"self_transport", "other", 0, "self-send queue and gather buffer"},
@@ -97,6 +102,8 @@ std::string MemRegistry::format(int rank) const
     }
     std::snprintf(line, sizeof(line), "llc mem rank %d: %-18s %12" PRIu64 " B\n", rank, "total", total());
     text += line;
+    for (const std::string &note : notes_)
+        text += "llc mem rank " + std::to_string(rank) + ": note: " + note + "\n";
     return text;
 }
 
@@ -124,7 +131,13 @@ MemRegistry MemWalk::measure(const Context &c)
     r.add(M::Context, heap_bytes(c.job_id_) + heap_bytes(c.last_error_) + heap_bytes(c.progress_message_) +
                           heap_bytes(c.completions_));
     r.add(M::HandlerTable, sizeof(c.handlers_), c.handlers_.size());
-    r.add(M::RankTable, heap_bytes(c.node_of_rank_), c.node_of_rank_.size());
+    // The node-shared table is counted once per node: by the leader that
+    // created it; the others count their mapping as shared (not in the total).
+    const NodeMap &nm = c.node_map_;
+    r.add(M::RankTable, nm.private_bytes() + nm.created_bytes(), uint64_t(nm.size()));
+    r.add(M::RankTableMapped, nm.mapped_bytes(), nm.mapped_bytes() ? 1 : 0);
+    r.add(M::Context, heap_bytes(nm.private_reason()) + heap_bytes(nm.job_id_) + heap_bytes(nm.segment().name()));
+    r.add_note(nm.describe());
     // Lazily committed pages: what the kernel has made resident so far.
     r.add(M::SeqNumbers, c.next_send_seq_.resident_bytes() + c.next_recv_seq_.resident_bytes(),
           c.next_send_seq_.size() + c.next_recv_seq_.size());
@@ -166,8 +179,7 @@ MemRegistry MemWalk::measure(const Context &c)
         r.add(M::Context, sizeof(ShmTransport) + heap_bytes(s->job_id_));
         r.add(M::Context, heap_bytes(s->own_.name()));
         r.add(M::ShmSegment, s->own_.mapped_bytes(), s->local_ranks_.size());
-        r.add(M::ShmRankTable, heap_bytes(s->peer_by_rank_) + heap_bytes(s->peers_) + heap_bytes(s->local_ranks_),
-              s->peer_by_rank_.size());
+        r.add(M::ShmRankTable, heap_bytes(s->peers_) + heap_bytes(s->local_ranks_), s->local_ranks_.size());
         for (const auto &p : s->peers_) {
             r.add(M::ShmPeerMappings, p->segment.mapped_bytes(), 1);
             r.add(M::ShmPeerState, sizeof(*p) + heap_bytes(p->segment.name()) + heap_bytes(p->failure) +
@@ -205,6 +217,8 @@ MemWalk::StructSizes MemWalk::struct_sizes()
     s.pointer = sizeof(void *);
     s.pollfd = sizeof(pollfd);
     s.node_entry = sizeof(int);
+    s.node_map_header = NodeMapSegment::bytes_for(0);
+    s.tcp_out_entry = hash_node_size(static_cast<decltype(TcpTransport::out_) *>(nullptr));
     s.seq_entry = sizeof(uint64_t);
     s.ring_control = sizeof(RingControl);
     s.segment_header = (sizeof(SegmentHeader) + kCacheLine - 1) / kCacheLine * kCacheLine;

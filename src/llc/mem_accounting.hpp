@@ -33,9 +33,10 @@ class UdpTransport;
 enum class MemComponent : int {
     Context,         // the Context and transport objects, error strings, completion list
     HandlerTable,    // the 64 AM handler slots
-    RankTable,       // node_of_rank: rank -> node (n entries)
+    RankTable,       // NodeMap: rank -> node (n entries), counted once per node (by the leader) when shared
+    RankTableMapped, // NodeMap: the node leader's shared table mapped here (LLC_MEM_SHARED)
     SeqNumbers,      // next_send_seq_/next_recv_seq_: per-peer ordering state (2 x n)
-    TcpRankTable,    // tcp: rank -> connection pointer table (n entries)
+    TcpRankTable,    // tcp: rank -> connection hash map (entries for destinations sent to)
     TcpConnState,    // tcp: per-connection objects (out and in), their strings, queues, decoders
     TcpBuffers,      // tcp: staging buffer, decoder reassembly buffers, poll set
     UdpPeerTable,    // udp: rank -> peer hash table and the list of peers (entries for peers talked to)
@@ -46,7 +47,7 @@ enum class MemComponent : int {
     ShmSegment,      // shm: this process's segment (header + one receive ring per local process)
     ShmPeerMappings, // shm: the peers' segments mapped here (their pages; LLC_MEM_SHARED)
     ShmPeerState,    // shm: per-local-peer objects, queues, decoders
-    ShmRankTable,    // shm: rank -> local peer table (n entries) and local rank list
+    ShmRankTable,    // shm: the node's rank list (m) and the local peer list (m - 1)
     ShmBuffers,      // shm: decoder reassembly buffers, CMA receive buffers
     SendQueues,      // messages queued for sending (all transports), with copied headers/payloads
     SelfTransport,   // self: queue and gather buffer
@@ -81,11 +82,14 @@ public:
     uint64_t total() const;
     // Copy into the C API's entries; returns the component count.
     int export_to(llc_mem_entry_t *out, int max) const;
-    // One line per component, then a total line, each prefixed "llc mem rank R:".
+    // A line of text printed after the table (e.g. where the rank table lives).
+    void add_note(std::string note) { notes_.push_back(std::move(note)); }
+    // One line per component, then a total line, then the notes, each prefixed "llc mem rank R:".
     std::string format(int rank) const;
 
 private:
     std::array<Entry, size_t(MemComponent::Count)> entries_{};
+    std::vector<std::string> notes_;
 };
 
 // Walk a context (friend of Context, the transports, StreamDecoder and
@@ -118,6 +122,8 @@ struct MemWalk {
         size_t pointer;          // a table slot holding a pointer / unique_ptr
         size_t pollfd;
         size_t node_entry;       // node_of_rank entry
+        size_t node_map_header;  // header of the node-shared rank -> node segment (padded)
+        size_t tcp_out_entry;    // tcp: rank -> connection hash node (per destination sent to)
         size_t seq_entry;        // one sequence number
         size_t ring_control;     // RingControl (per ring, in the segment)
         size_t segment_header;   // segment header, padded to a cache line

@@ -2,7 +2,6 @@
 #include "mem_model.hpp"
 
 #include "mem_accounting.hpp"
-#include "peer_table.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -65,6 +64,16 @@ std::vector<ModelTerm> paper_designed(double nodes, const ModelParams &p)
     return t;
 }
 
+namespace {
+// rank -> node: one node-shared table per node (NodeMap; a private copy when
+// the node has a single process, which is the same bytes per node).
+ModelTerm rank_table_term(double n, double m, const MemWalk::StructSizes &s)
+{
+    return {"rank_table", double(s.node_entry) * n + (m > 1 ? double(s.node_map_header) : 0),
+            double(s.node_entry)};
+}
+} // namespace
+
 std::vector<ModelTerm> llc_model(double nodes, const ModelParams &p, bool capped)
 {
     const MemWalk::StructSizes s = MemWalk::struct_sizes();
@@ -81,7 +90,7 @@ std::vector<ModelTerm> llc_model(double nodes, const ModelParams &p, bool capped
     };
     add("context", double(s.context - s.handler_table + s.self_transport + s.tcp_transport + s.shm_transport), 0, 0, 0);
     add("handler_table", double(s.handler_table), 0, 0, 0);
-    add("rank_table", 0, double(s.node_entry), 0, 0);
+    t.push_back(rank_table_term(n, m, s));
     // Sequence numbers: two lazily committed n-entry arrays (LazyZeroArray).
     // With every peer used all pages are resident; capped, at most one page
     // per peer used (gamma remote + the local ones; worst case: all in
@@ -94,23 +103,18 @@ std::vector<ModelTerm> llc_model(double nodes, const ModelParams &p, bool capped
         t.push_back({"seq_numbers", m * 2.0 * (all_pages ? full : touched),
                      all_pages ? m * 2.0 * double(s.seq_entry) : 0});
     }
-    if (capped) { // rank -> connection through a PeerTable of min(gamma, remote) entries instead of out_ (n)
-        const double entries = std::min(p.gamma, std::max(remote, 1.0));
-        add("tcp_rank_table", nodes > 1 ? double(PeerTable<void *>(1).memory_bytes()) - PeerTable<void *>::slot_bytes() -
-                                              sizeof(int32_t) - PeerTable<void *>::ghost_bytes() +
-                                              entries * double(PeerTable<void *>::slot_bytes() + sizeof(int32_t) +
-                                                               PeerTable<void *>::ghost_bytes())
-                                        : 0,
-            0, ptr, k);
-    }
-    else
-        add("tcp_rank_table", 0, nodes > 1 ? ptr : 0, ptr, k); // out_ (n) and out_live_ (k)
+    // rank -> connection: a hash map with an entry per destination sent to
+    // (hash node + one bucket, libstdc++ keeps buckets >= elements) and the
+    // connection list.  Capped: at most gamma connected destinations (what
+    // evicting connections would give; tcp has no close handshake yet).
+    add("tcp_rank_table", 0, 0, double(s.tcp_out_entry) + 2 * ptr, k);
     add("tcp_conn_state", 0, 0,
         double(s.tcp_out_conn + s.empty_deque_heap + s.tcp_in_conn + s.stream_decoder), k);
     add("tcp_buffers", nodes > 1 ? kTcpStaging + double(s.pollfd) : 0, 0, ptr + 2.0 * double(s.pollfd), k);
     add("shm_segment", m > 1 ? double(s.segment_header) + m * (double(s.ring_control) + p.ring_bytes) : 0, 0, 0, 0);
     add("shm_peer_state", 0, 0, double(s.shm_peer + 2 * s.empty_deque_heap + s.stream_decoder), local_peers);
-    add("shm_rank_table", m > 1 ? 4 * m : 0, m > 1 ? ptr : 0, ptr, local_peers);
+    // the node's ranks (m ints, binary-searched) and the local peer list
+    add("shm_rank_table", m > 1 ? 4 * m : 0, 0, ptr, local_peers);
     // Uncapped, the per-peer terms grow with n too (k = n - m).
     if (!capped && nodes > 1) {
         for (ModelTerm &term : t) {
@@ -119,7 +123,7 @@ std::vector<ModelTerm> llc_model(double nodes, const ModelParams &p, bool capped
             else if (term.component == "tcp_buffers")
                 term.n_coeff = m * (ptr + 2.0 * double(s.pollfd));
             else if (term.component == "tcp_rank_table")
-                term.n_coeff = m * 2 * ptr;
+                term.n_coeff = m * (double(s.tcp_out_entry) + 2 * ptr);
         }
     }
     return t;
@@ -146,7 +150,7 @@ std::vector<ModelTerm> llc_udp_model(double nodes, const ModelParams &p)
                           s.shm_transport),
         0);
     add("handler_table", double(s.handler_table), 0);
-    add("rank_table", double(s.node_entry) * n, double(s.node_entry));
+    t.push_back(rank_table_term(n, m, s));
     // Every peer used: all pages of both sequence-number arrays are resident.
     add("seq_numbers", 2.0 * std::ceil(n * double(s.seq_entry) / page) * page, 2.0 * double(s.seq_entry));
     // Per peer: its hash node and list slot, and one bucket (libstdc++ keeps
@@ -159,7 +163,7 @@ std::vector<ModelTerm> llc_udp_model(double nodes, const ModelParams &p)
         inter ? double(s.udp_rx_buffer) + double(s.udp_free_buffers) * (double(s.udp_header) + p.udp_mtu + ptr) : 0, 0);
     add("shm_segment", m > 1 ? double(s.segment_header) + m * (double(s.ring_control) + p.ring_bytes) : 0, 0);
     add("shm_peer_state", double(s.shm_peer + 2 * s.empty_deque_heap + s.stream_decoder) * local_peers, 0);
-    add("shm_rank_table", m > 1 ? 4 * m + ptr * n + ptr * local_peers : 0, m > 1 ? ptr : 0);
+    add("shm_rank_table", m > 1 ? 4 * m + ptr * local_peers : 0, 0);
     return t;
 }
 

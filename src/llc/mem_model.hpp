@@ -32,10 +32,12 @@ std::vector<ModelTerm> paper_baseline(double nodes, const ModelParams &p);
 std::vector<ModelTerm> paper_designed(double nodes, const ModelParams &p);
 
 // libllc as built: every remote peer connected over tcp (all-pairs traffic),
-// or, with capped = true, at most gamma connected peers per process found
-// through a PeerTable of gamma entries instead of the n-entry tcp table (what
-// putting PeerTable in front of the tcp connections would give; the other
-// n-sized tables stay).  Kernel socket buffers are not included.
+// or, with capped = true, at most gamma connected peers per process (what
+// evicting idle connections would give; tcp has no close handshake for it
+// yet).  The rank -> node table is node-shared (once per node), the tcp and
+// shm rank tables hold entries for connected and local peers only; the
+// sequence numbers are the one n-sized per-process table left.  Kernel
+// socket buffers are not included.
 std::vector<ModelTerm> llc_model(double nodes, const ModelParams &p, bool capped);
 
 // libllc with LLC_NET=udp (the DC-class path): every remote peer talked to

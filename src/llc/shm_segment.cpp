@@ -4,7 +4,6 @@
 #include "errors.hpp"
 #include "string_hash.hpp"
 #include "llc.h"
-#include "unique_fd.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -26,14 +25,14 @@ size_t ShmSegment::header_bytes()
     return (sizeof(SegmentHeader) + kCacheLine - 1) / kCacheLine * kCacheLine;
 }
 
-std::string ShmSegment::name_for(const std::string &job_id, int rank)
+std::string shm_name_for(const std::string &job_id, const std::string &suffix)
 {
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "/llc-%016llx-%d", (unsigned long long)fnv1a64(job_id), rank);
-    return buf;
+    char buf[40];
+    std::snprintf(buf, sizeof(buf), "/llc-%016llx-", (unsigned long long)fnv1a64(job_id));
+    return buf + suffix;
 }
 
-ShmSegment ShmSegment::create(const std::string &name, int rank, uint32_t slots, size_t ring_bytes)
+UniqueFd shm_create_replacing(const std::string &name, const std::string &purpose)
 {
     UniqueFd fd(::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600));
     if (!fd.valid() && errno == EEXIST) {
@@ -42,7 +41,18 @@ ShmSegment ShmSegment::create(const std::string &name, int rank, uint32_t slots,
         fd.reset(::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600));
     }
     if (!fd.valid())
-        throw_errno(LLC_ERR_SYSTEM, "shm_open(" + name + ") for the shared-memory rings", errno);
+        throw_errno(LLC_ERR_SYSTEM, "shm_open(" + name + ") for " + purpose, errno);
+    return fd;
+}
+
+std::string ShmSegment::name_for(const std::string &job_id, int rank)
+{
+    return shm_name_for(job_id, std::to_string(rank));
+}
+
+ShmSegment ShmSegment::create(const std::string &name, int rank, uint32_t slots, size_t ring_bytes)
+{
+    UniqueFd fd = shm_create_replacing(name, "the shared-memory rings");
     ShmSegment seg;
     seg.name_ = name;
     seg.owner_ = true;

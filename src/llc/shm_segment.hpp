@@ -4,6 +4,7 @@
 
 #include "memory_mapping.hpp"
 #include "shm_ring.hpp"
+#include "unique_fd.hpp"
 
 #include <sys/types.h>
 
@@ -12,6 +13,13 @@
 #include <utility>
 
 namespace llc {
+
+// Segment names of a job: "/llc-<16 hex digits of hash(job_id)>-<suffix>".
+std::string shm_name_for(const std::string &job_id, const std::string &suffix);
+// shm_open(O_CREAT | O_EXCL) for reading and writing; a segment of the same
+// name left behind by a crashed job with the same id is replaced.  Throws
+// Error(LLC_ERR_SYSTEM) naming `purpose` on failure.
+UniqueFd shm_create_replacing(const std::string &name, const std::string &purpose);
 
 struct SegmentHeader {
     uint64_t magic;

@@ -18,11 +18,12 @@ namespace llc {
 ShmTransport::ShmTransport(Context &ctx, const std::string &job_id, const std::vector<int> &local_ranks)
     : ctx_(ctx), local_ranks_(local_ranks), job_id_(job_id)
 {
-    auto me = std::find(local_ranks_.begin(), local_ranks_.end(), ctx_.rank());
+    if (!std::is_sorted(local_ranks_.begin(), local_ranks_.end()))
+        throw Error(LLC_ERR_INVALID, "internal error: the node's ranks are not in ascending order");
+    auto me = std::lower_bound(local_ranks_.begin(), local_ranks_.end(), ctx_.rank());
     my_local_index_ = uint32_t(me - local_ranks_.begin());
     own_ = ShmSegment::create(ShmSegment::name_for(job_id_, ctx_.rank()), ctx_.rank(),
                               uint32_t(local_ranks_.size()), ctx_.config().shm_ring_bytes);
-    peer_by_rank_.assign(ctx_.size(), nullptr);
 }
 
 ShmTransport::~ShmTransport() = default;
@@ -48,17 +49,18 @@ void ShmTransport::attach_peers()
         Peer *raw = peer.get();
         peer->decoder = std::make_unique<StreamDecoder>(
             [this, raw](const IncomingRecord &rec) { on_record(*raw, rec); });
-        peer_by_rank_[r] = raw;
         peers_.push_back(std::move(peer));
     }
 }
 
 ShmTransport::Peer &ShmTransport::peer_for(int rank)
 {
-    Peer *p = peer_by_rank_[rank];
-    if (!p)
+    auto it = std::lower_bound(local_ranks_.begin(), local_ranks_.end(), rank);
+    size_t i = size_t(it - local_ranks_.begin());
+    size_t slot = i > my_local_index_ ? i - 1 : i;
+    if (it == local_ranks_.end() || *it != rank || i == my_local_index_ || slot >= peers_.size())
         throw Error(LLC_ERR_STATE, "no shared-memory connection to rank " + std::to_string(rank));
-    return *p;
+    return *peers_[slot];
 }
 
 int ShmTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)

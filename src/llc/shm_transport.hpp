@@ -64,11 +64,13 @@ private:
     void fail_peer(Peer &peer, int status, const std::string &message);
 
     Context &ctx_;
-    std::vector<int> local_ranks_;
+    std::vector<int> local_ranks_;                  // the node's ranks, ascending (m entries)
     uint32_t my_local_index_ = 0;
     ShmSegment own_;
-    std::vector<std::unique_ptr<Peer>> peers_;      // local peers (not self)
-    std::vector<Peer *> peer_by_rank_;              // size entries, null if not local
+    // Local peers (not self) in local_ranks_ order: the peer of local index i
+    // is peers_[i - (i > my_local_index_)].  A rank is found by binary search
+    // in local_ranks_: no table of the job's size.
+    std::vector<std::unique_ptr<Peer>> peers_;
     std::string job_id_;
 };
 

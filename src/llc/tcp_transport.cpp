@@ -69,7 +69,6 @@ TcpTransport::TcpTransport(Context &ctx) : ctx_(ctx)
     if (::getsockname(listener_.get(), reinterpret_cast<sockaddr *>(&sa), &len) != 0)
         throw_errno(LLC_ERR_SYSTEM, "getsockname() of the tcp listener", errno);
     my_addr_ = choose_publish_address(ctx_.config().tcp_addr) + ":" + std::to_string(ntohs(sa.sin_port));
-    out_.resize(ctx_.size());
 }
 
 TcpTransport::~TcpTransport() = default;
@@ -80,16 +79,23 @@ void TcpTransport::publish_address() { ctx_.addresses().publish(AddrKind::Tcp, m
 
 TcpTransport::OutConn &TcpTransport::out_conn(int dest)
 {
-    if (!out_[dest]) {
-        auto c = std::make_unique<OutConn>();
-        c->rank = dest;
-        c->addr = ctx_.addresses().lookup(dest, AddrKind::Tcp); // first contact only
-        c->queue.push_back(OutgoingMessage::make_control(Kind::Hello, ctx_.rank(), 0, my_addr_.data(), my_addr_.size()));
-        start_connect(*c);
-        out_live_.push_back(c.get());
-        out_[dest] = std::move(c);
+    auto found = out_.find(dest);
+    if (found != out_.end())
+        return *found->second;
+    auto c = std::make_unique<OutConn>();
+    c->rank = dest;
+    c->addr = ctx_.addresses().lookup(dest, AddrKind::Tcp); // first contact only
+    c->queue.push_back(OutgoingMessage::make_control(Kind::Hello, ctx_.rank(), 0, my_addr_.data(), my_addr_.size()));
+    start_connect(*c);
+    OutConn &conn = *c;
+    out_live_.push_back(&conn);
+    try {
+        out_.emplace(dest, std::move(c));
+    } catch (...) {
+        out_live_.pop_back();
+        throw;
     }
-    return *out_[dest];
+    return conn;
 }
 
 void TcpTransport::start_connect(OutConn &c)

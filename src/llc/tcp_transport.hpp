@@ -41,6 +41,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace llc {
@@ -127,8 +128,10 @@ private:
     Context &ctx_;
     UniqueFd listener_;
     std::string my_addr_;
-    std::vector<std::unique_ptr<OutConn>> out_;   // by rank, null until first send
-    std::vector<OutConn *> out_live_;            // created connections
+    // rank -> connection, an entry per destination sent to (created on first
+    // send, kept until finalize: evicting one needs a close handshake).
+    std::unordered_map<int, std::unique_ptr<OutConn>> out_;
+    std::vector<OutConn *> out_live_;            // the same connections, in creation order
     std::vector<std::unique_ptr<InConn>> in_;
     std::vector<pollfd> pollset_;
     ByteBuffer staging_;

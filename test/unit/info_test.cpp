@@ -342,10 +342,10 @@ TEST(MemModel, PaperTotalsAt2To20Nodes)
     EXPECT_DOUBLE_EQ(dn, 14 * m + 4 * c + 40);
 }
 
-// libllc's own model: the n-sized tables cost 36 bytes per rank per process
-// (node_of_rank 4, sequence numbers 16, two rank -> peer pointer tables 16;
-// with all peers connected also out_live_, 8), and the per-peer terms come
-// from the real structures.
+// libllc's own model: the n-sized tables are the node-shared rank -> node
+// table (4 bytes per rank per node) and the sequence numbers (16 per rank per
+// process); the tcp rank table grows only with connected peers (hash node,
+// bucket, list slot), and the per-peer terms come from the real structures.
 TEST(MemModel, LlcModelFromStructSizes)
 {
     llc::ModelParams p;
@@ -356,14 +356,22 @@ TEST(MemModel, LlcModelFromStructSizes)
     double n_coeff = 0;
     for (const auto &t : capped)
         n_coeff += t.n_coeff;
-    // capped: the tcp rank table is a PeerTable, so only node_of_rank, the
-    // sequence numbers and the shm rank table are n-sized.
-    EXPECT_DOUBLE_EQ(n_coeff, p.m * (s.node_entry + 2 * s.seq_entry + s.pointer));
+    // capped (at 2^10 nodes the sequence-number pages are all touched): the
+    // node's one rank -> node table and the sequence numbers are n-sized; no
+    // per-process rank table of shm or tcp is.
+    EXPECT_DOUBLE_EQ(n_coeff, s.node_entry + p.m * 2 * s.seq_entry);
     double n_coeff_all = 0;
     for (const auto &t : llc::llc_model(nodes, p, false))
         if (t.component != "tcp_conn_state" && t.component != "tcp_buffers")
             n_coeff_all += t.n_coeff;
-    EXPECT_DOUBLE_EQ(n_coeff_all, p.m * (s.node_entry + 2 * s.seq_entry + 3 * s.pointer));
+    EXPECT_DOUBLE_EQ(n_coeff_all, s.node_entry + p.m * (2 * s.seq_entry + s.tcp_out_entry + 2 * s.pointer));
+    for (const auto &t : all) {
+        if (t.component == "rank_table") { // once per node, not m times
+            EXPECT_DOUBLE_EQ(t.bytes, n * s.node_entry + s.node_map_header);
+        } else if (t.component == "shm_rank_table") { // m ranks and m - 1 peers per process
+            EXPECT_DOUBLE_EQ(t.bytes, p.m * (4 * p.m + (p.m - 1) * s.pointer));
+        }
+    }
     double per_peer = double(s.tcp_out_conn + s.empty_deque_heap + s.tcp_in_conn + s.stream_decoder);
     double conn_all = 0, conn_capped = 0;
     for (const auto &t : all)

@@ -156,7 +156,8 @@ TEST(Kvs, CacheEvictionRefetchesFromOwner)
         cfg.kvs = llc::Config::Kvs::Dist;
         cfg.kvs_cache = 2;
         cfg.kvs_timeout_ms = 5000;
-        llc::AddressBook book(cfg, boot, p.rank, p.nodes, p.job_id);
+        llc::NodeMap nodes(p.nodes.data(), p.size, p.rank, p.job_id, false); // a private copy
+        llc::AddressBook book(cfg, boot, p.rank, nodes, p.job_id);
         book.start();
         book.publish(llc::AddrKind::Tcp, "10.0.0.1:" + std::to_string(1000 + p.rank));
         book.publish(llc::AddrKind::Udp, "10.0.0.2:" + std::to_string(2000 + p.rank));
@@ -214,7 +215,8 @@ TEST(Kvs, MissingKeyFailsWithinTimeout)
         llc::Config cfg;
         cfg.kvs = llc::Config::Kvs::Dist;
         cfg.kvs_timeout_ms = 2000;
-        llc::AddressBook book(cfg, boot, p.rank, p.nodes, p.job_id);
+        llc::NodeMap nodes(p.nodes.data(), p.size, p.rank, p.job_id, false); // a private copy
+        llc::AddressBook book(cfg, boot, p.rank, nodes, p.job_id);
         book.start();
         book.publish(llc::AddrKind::Tcp, "10.0.0.1:1");
         boot.fence();

@@ -106,11 +106,14 @@ TEST(MemReport, TablesScaleWithJobSize)
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
         auto r = report(ctx);
-        EXPECT_EQ(r["rank_table"].bytes, 6 * sizeof(int));
+        EXPECT_EQ(r["rank_table"].bytes, 6 * sizeof(int)); // alone on its node: a private copy
+        EXPECT_EQ(r["rank_table"].items, 6u);
+        EXPECT_EQ(r["rank_table_mapped"].bytes, 0u);
         EXPECT_EQ(r["seq_numbers"].items, 2 * 6u);
         EXPECT_LE(r["seq_numbers"].bytes, 2 * uint64_t(sysconf(_SC_PAGESIZE)));
-        EXPECT_EQ(r["tcp_rank_table"].items, 6u);
-        EXPECT_GE(r["tcp_rank_table"].bytes, 6 * sizeof(void *));
+        // tcp: entries only for destinations sent to (none yet), not one per rank
+        EXPECT_EQ(r["tcp_rank_table"].items, 0u);
+        EXPECT_EQ(r["tcp_rank_table"].bytes, 0u);
         finalize_ok(ctx);
     });
 }
@@ -156,8 +159,8 @@ TEST(MemReport, MillionRankJobCountsTablesAndLazySequenceNumbers)
     ASSERT_EQ(init_rc, LLC_OK) << llc_last_error(nullptr);
     auto r = report(ctx);
     const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
-    EXPECT_EQ(r["rank_table"].bytes, uint64_t(size) * sizeof(int));
-    EXPECT_EQ(r["tcp_rank_table"].bytes, uint64_t(size) * sizeof(void *));
+    EXPECT_EQ(r["rank_table"].bytes, uint64_t(size) * sizeof(int)); // alone on its node: private
+    EXPECT_EQ(r["tcp_rank_table"].bytes, 0u);                        // no destination sent to
     EXPECT_EQ(r["seq_numbers"].items, 2u * size);
     EXPECT_EQ(r["seq_numbers"].bytes, 0u);
     EXPECT_EQ(r["shm_segment"].bytes, 0u);
@@ -213,6 +216,12 @@ TEST(MemReport, TcpPerPeerStateGrowsByTheRealPerPeerSize)
         EXPECT_EQ(r2["tcp_conn_state"].items, 2 * peers);
         EXPECT_EQ(r2["tcp_conn_state"].bytes, peers * (out_peer + in_peer));
         EXPECT_EQ(r2["tcp_conn_state"].bytes - r1["tcp_conn_state"].bytes, (peers - 1) * (out_peer + in_peer));
+        // rank -> connection: one hash node and list slot per destination sent to (plus the buckets)
+        EXPECT_EQ(r0["tcp_rank_table"].items, 0u);
+        EXPECT_EQ(r1["tcp_rank_table"].items, 1u);
+        EXPECT_EQ(r2["tcp_rank_table"].items, peers);
+        EXPECT_GE(r2["tcp_rank_table"].bytes, peers * (s.tcp_out_entry + s.pointer));
+        EXPECT_LE(r2["tcp_rank_table"].bytes, peers * (s.tcp_out_entry + s.pointer) + 16 * s.pointer);
         EXPECT_GT(r2["tcp_buffers"].bytes, 0u); // staging buffer after the first read
         EXPECT_EQ(r2["shm_segment"].bytes, 0u);
         EXPECT_EQ(r2["udp_buffers"].bytes, 0u); // LLC_NET=tcp: no udp transport
@@ -307,15 +316,22 @@ TEST(MemReport, PrintedAtFinalizeWhenAsked)
         std::string prefix = "llc mem rank " + std::to_string(p.rank) + ": ";
         std::istringstream in(text);
         std::string line;
-        int lines = 0;
+        int lines = 0, notes = 0;
         bool total = false;
         while (std::getline(in, line)) {
             EXPECT_EQ(line.rfind(prefix, 0), 0u) << line;
             lines++;
             total |= line.find(prefix + "total") == 0;
+            notes += line.find(prefix + "note: rank -> node table") == 0;
         }
-        EXPECT_EQ(lines, int(llc::MemComponent::Count) + 1);
+        // the components, the total, and a note saying where the rank table lives
+        EXPECT_EQ(lines, int(llc::MemComponent::Count) + 2);
+        EXPECT_EQ(notes, 1);
         EXPECT_TRUE(total);
+        // ranks 0 and 1 share node 0 (rank 0 created the table), rank 2 is alone on node 1
+        const char *where = p.rank == 0 ? "created by this process" : p.rank == 1 ? "mapped read-only from node leader rank 0"
+                                                                                  : "private to this process: alone on its node";
+        EXPECT_NE(text.find(where), std::string::npos) << text;
         EXPECT_NE(text.find("shm_segment"), std::string::npos);
     });
 }

@@ -386,9 +386,9 @@ TEST(MemModel, UdpModelUsesTheUdpPerPeerSizes)
     EXPECT_DOUBLE_EQ(by_name["udp_buffers"].bytes,
                      m * (double(s.udp_rx_buffer) + double(s.udp_free_buffers) * (double(s.udp_header) + p.udp_mtu +
                                                                                   double(s.pointer))));
-    // n-sized: node_of_rank, sequence numbers, shm rank table, and the idle udp peer.
-    EXPECT_DOUBLE_EQ(n_coeff, m * double(s.node_entry + 2 * s.seq_entry + s.pointer + s.udp_peer +
-                                         s.udp_peer_entry + s.pointer));
+    // n-sized: the node-shared rank -> node table (once per node), sequence numbers, and the idle udp peer.
+    EXPECT_DOUBLE_EQ(n_coeff, double(s.node_entry) + m * double(2 * s.seq_entry + s.udp_peer + s.udp_peer_entry +
+                                                                s.pointer));
     // Fewer peers than gamma: all of them busy.
     auto small = llc::llc_udp_model(4, p);
     for (const auto &t : small) {

@@ -160,6 +160,7 @@ std::string join_lines(const std::vector<std::string> &lines)
 std::vector<std::string> run_job(const JobOptions &options, const std::function<void(TestProcess &)> &body)
 {
     int size = int(options.nodes.size());
+    int children = options.processes > 0 && options.processes < size ? options.processes : size;
     size_t bytes = sizeof(TestProcess::Shared);
     void *mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED)
@@ -170,7 +171,7 @@ std::vector<std::string> run_job(const JobOptions &options, const std::function<
     pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
     pthread_mutex_init(&shared->lock, &attr);
     pthread_mutexattr_destroy(&attr);
-    shared->size = size;
+    shared->size = children;
     shared->arrived = shared->departed = shared->nentries = 0;
     shared->generation = 0;
     shared->puts = shared->gets = shared->fences = 0;
@@ -178,8 +179,8 @@ std::vector<std::string> run_job(const JobOptions &options, const std::function<
     std::string job_id = "gtest-" + std::to_string(getpid()) + "-" + std::to_string(job_counter++);
     std::fflush(stdout);
     std::fflush(stderr);
-    std::vector<pid_t> pids(size, -1);
-    for (int r = 0; r < size; r++) {
+    std::vector<pid_t> pids(size_t(children), -1);
+    for (int r = 0; r < children; r++) {
         pid_t pid = fork();
         if (pid == 0) {
             alarm(options.timeout_s);
@@ -202,7 +203,7 @@ std::vector<std::string> run_job(const JobOptions &options, const std::function<
         pids[r] = pid;
     }
     std::vector<std::string> failures;
-    for (int r = 0; r < size; r++) {
+    for (int r = 0; r < children; r++) {
         int status = 0;
         if (pids[r] < 0) {
             failures.push_back("rank " + std::to_string(r) + ": fork failed");

@@ -26,6 +26,8 @@ struct BootstrapCounts {
 
 struct JobOptions {
     std::vector<int> nodes;                                // node_of_rank; its size is the job size
+    int processes = 0;                                     // children to fork, ranks 0..processes-1 (0: all);
+                                                           // the other ranks never run (fences count the children)
     unsigned timeout_s = 60;                               // alarm() in every child
     std::vector<std::pair<std::string, std::string>> env;  // set in the children before the body
     BootstrapCounts *counts = nullptr;                     // if set, receives the job's bootstrap call counts
@@ -60,7 +62,7 @@ private:
     std::map<std::pair<int, std::string>, std::string> overrides_;
 };
 
-// Fork nodes.size() children running body; returns one line per failed child
+// Fork nodes.size() (or options.processes) children running body; returns one line per failed child
 // (empty when all exited 0).
 std::vector<std::string> run_job(const JobOptions &options, const std::function<void(TestProcess &)> &body);
 

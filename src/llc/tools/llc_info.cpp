@@ -122,10 +122,12 @@ void print_sizes()
     std::printf("  %-34s %6zu\n", "udp free datagram buffers kept", s.udp_free_buffers);
     std::printf("  %-34s %6zu\n", "hybrid Route with its hash node", s.hybrid_route);
     std::printf("  %-34s %6zu\n", "hybrid Source with its hash node", s.hybrid_source);
-    std::printf("  n-sized tables per process: node_of_rank %zu + sequence numbers %zu + tcp rank table %zu"
-                " + shm rank table %zu = %zu bytes per rank of the job\n",
-                s.node_entry, 2 * s.seq_entry, s.pointer, s.pointer,
-                s.node_entry + 2 * s.seq_entry + 2 * s.pointer);
+    std::printf("  %-34s %6zu\n", "tcp rank -> connection hash node", s.tcp_out_entry);
+    std::printf("  %-34s %6zu\n", "node-shared rank table header", s.node_map_header);
+    std::printf("  n-sized tables: sequence numbers %zu bytes per rank of the job per process (lazily committed"
+                " pages); rank -> node %zu bytes per rank per node (node-shared, LLC_NODE_SHARED=1; per process"
+                " when private)\n",
+                2 * s.seq_entry, s.node_entry);
 }
 
 } // namespace
