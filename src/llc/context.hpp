@@ -63,6 +63,9 @@ public:
     // Hybrid switching handshake (see doc/libllc.md, "Hybrid").
     void on_switch_marker(int src); // a Switch record arrived on tcp from src
     void on_switch_ack(int src);    // a SwitchAck record arrived on udp from src
+    // udp may drop its state for dest: no hybrid route of dest is on tcp,
+    // switching or holding sends (always true unless LLC_NET=hybrid).
+    bool udp_state_droppable(int dest) const;
 
 private:
     friend struct MemWalk; // mem_accounting.cpp counts the members

@@ -45,7 +45,9 @@ void set_buffer_size(int fd, int force_opt, int opt, size_t bytes)
 } // namespace
 
 UdpTransport::UdpTransport(Context &ctx)
-    : ctx_(ctx), mtu_(ctx.config().udp_mtu), window_(size_t(ctx.config().udp_window))
+    : ctx_(ctx), mtu_(ctx.config().udp_mtu), window_(size_t(ctx.config().udp_window)),
+      evict_idle_us_(ctx.config().udp_evict_idle_ms * 1000),
+      peers_(ctx.config().max_contexts, [this](int, std::unique_ptr<Peer> &p) { on_evict(*p); })
 {
     sock_.reset(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!sock_.valid())
@@ -116,30 +118,47 @@ std::string UdpTransport::describe(const Peer &p) const
 
 // ------------------------------------------------------------- peer state
 
-UdpTransport::Peer *UdpTransport::find(int rank) const
+UdpTransport::Peer *UdpTransport::find(int rank)
 {
-    auto it = peers_.find(rank);
-    return it == peers_.end() ? nullptr : it->second.get();
+    std::unique_ptr<Peer> *p = peers_.find(rank);
+    return p ? p->get() : nullptr;
+}
+
+const UdpTransport::Peer *UdpTransport::peek(int rank) const
+{
+    const std::unique_ptr<Peer> *p = peers_.peek(rank);
+    return p ? p->get() : nullptr;
 }
 
 UdpTransport::Peer &UdpTransport::add_peer(int rank, const sockaddr_in *from)
 {
-    auto p = std::make_unique<Peer>();
-    p->rank = rank;
-    if (from) {
-        p->addr = *from; // the datagram's source: no bootstrap lookup needed
-    } else {
-        std::string text = ctx_.addresses().lookup(rank, AddrKind::Udp); // first contact only
-        if (!parse_ip_port(text, p->addr))
-            throw Error(LLC_ERR_BOOTSTRAP, "rank " + std::to_string(rank) + " published a malformed udp address \"" +
-                                               text + "\"");
-    }
-    p->last_heard_us = monotonic_us();
-    Peer &ref = *p;
-    live_.push_back(p.get());
-    peers_.emplace(rank, std::move(p));
+    auto make = [&](int) {
+        auto p = std::make_unique<Peer>();
+        p->rank = rank;
+        if (from) {
+            p->addr = *from; // the datagram's source: no bootstrap lookup needed
+        } else {
+            std::string text = ctx_.addresses().lookup(rank, AddrKind::Udp); // first contact only
+            if (!parse_ip_port(text, p->addr))
+                throw Error(LLC_ERR_BOOTSTRAP, "rank " + std::to_string(rank) + " published a malformed udp address \"" +
+                                                   text + "\"");
+        }
+        return p;
+    };
+    const uint64_t now = monotonic_us();
+    const uint64_t overflows = peers_.overflows();
+    Peer &ref = *peers_.get_or_create(rank, make,
+                                      [this, now](int, const std::unique_ptr<Peer> &q) { return evictable(*q, now); });
+    if (peers_.overflows() != overflows)
+        ctx_.counters().udp_cap_overflows++;
+    ref.inc = next_inc_++;
+    if (next_inc_ == 0)
+        next_inc_ = 1; // 0 means "unknown" on the wire
+    ref.last_heard_us = now;
+    ref.failed = failures_.count(rank) != 0;
+    live_.push_back(&ref);
     ctx_.counters().udp_peers = peers_.size();
-    if (finalizing_) {
+    if (finalizing_ && !ref.failed) {
         ref.txs().queue.push_back(OutgoingMessage::make_control(Kind::Goodbye, ctx_.rank(), 0));
         ref.goodbye_sent = true;
     }
@@ -153,10 +172,192 @@ UdpTransport::Peer &UdpTransport::peer_for(int rank)
     return add_peer(rank, nullptr);
 }
 
-bool UdpTransport::failed(int dest) const
+bool UdpTransport::failed(int dest) const { return failures_.count(dest) != 0; }
+
+void UdpTransport::throw_failure(int dest) const
 {
-    Peer *p = find(dest);
-    return p && p->failed;
+    const Failure &f = failures_.at(dest);
+    throw Error(f.status, f.message);
+}
+
+// ------------------------------------------------------- eviction (the cap)
+//
+// A Peer may be dropped only when dropping loses nothing: all our datagrams
+// to it acknowledged (so delivered), nothing queued, nothing received early
+// or half a record decoded, no acknowledgement owed, no goodbye exchanged,
+// no hybrid switch or tcp route for it, and nothing heard from or sent to it
+// for LLC_UDP_EVICT_IDLE_MS (a peer with unacknowledged data retransmits well
+// within that, so an idle peer has none; and a stray old datagram is unlikely
+// to still be in the network).  A failed peer may always go: its failure
+// stays in failures_.
+
+bool UdpTransport::evictable(const Peer &p, uint64_t now) const
+{
+    if (finalizing_)
+        return false;
+    if (p.failed)
+        return true;
+    if (!p.tx_idle() || !p.ooo.empty() || p.ack_pending || p.goodbye_sent || p.goodbye_rx)
+        return false;
+    if (p.decoder && !p.decoder->at_record_boundary())
+        return false;
+    uint64_t last = std::max(p.last_heard_us, p.last_tx_us);
+    if (now < last || now - last < evict_idle_us_)
+        return false;
+    return ctx_.udp_state_droppable(p.rank);
+}
+
+// Called by the table just before the Peer is destroyed.  The peer is told
+// (Forget, repeated until answered) so that it drops the incarnation pair
+// too: otherwise it could wait at finalize for a goodbye we will never send.
+void UdpTransport::on_evict(Peer &p)
+{
+    ctx_.counters().udp_evictions++;
+    if (!p.failed && p.peer_inc != 0 && !p.peer_forgot) {
+        PendingForget f;
+        f.rank = p.rank;
+        f.addr = p.addr;
+        f.header.magic = kUdpMagic;
+        f.header.type = uint8_t(UdpType::Forget);
+        f.header.src = ctx_.rank();
+        f.header.job_tag = job_tag_;
+        f.header.src_inc = p.inc;
+        f.header.dst_inc = p.peer_inc;
+        f.header.psn = p.next_psn; // all of them acknowledged
+        f.header.ack = p.rx_next;  // all of them delivered
+        f.first_us = f.sent_us = monotonic_us();
+        raw_send(reinterpret_cast<const char *>(&f.header), sizeof(f.header), f.addr);
+        forgets_.push_back(f);
+    }
+    if (p.tx)
+        for (auto &pkt : p.tx->unacked)
+            put_buffer(std::move(pkt.buf));
+    live_.erase(std::find(live_.begin(), live_.end(), &p));
+}
+
+bool UdpTransport::resend_forgets(uint64_t now)
+{
+    bool did = false;
+    const uint64_t give_up = ctx_.config().udp_peer_timeout_ms * 1000;
+    for (auto it = forgets_.begin(); it != forgets_.end();) {
+        PendingForget &f = *it;
+        if (now - f.first_us > give_up) {
+            it = forgets_.erase(it); // the peer is gone or not progressing: nothing of ours depends on it
+            continue;
+        }
+        uint64_t rto = std::min<uint64_t>(ctx_.config().udp_rto_us, kMaxRtoUs)
+                       << std::min<unsigned>(f.retries, kMaxBackoffShift);
+        if (now - f.sent_us >= rto && raw_send(reinterpret_cast<const char *>(&f.header), sizeof(f.header), f.addr)) {
+            f.sent_us = now;
+            if (f.retries < 0xffff)
+                f.retries++;
+            did = true;
+        }
+        ++it;
+    }
+    return did;
+}
+
+void UdpTransport::send_forget_ack(const UdpHeader &forget, const sockaddr_in &to)
+{
+    UdpHeader h{};
+    h.magic = kUdpMagic;
+    h.type = uint8_t(UdpType::ForgetAck);
+    h.src = ctx_.rank();
+    h.job_tag = job_tag_;
+    h.dst_inc = forget.src_inc;
+    raw_send(reinterpret_cast<const char *>(&h), sizeof(h), to);
+}
+
+void UdpTransport::on_forget_ack(const UdpHeader &h)
+{
+    auto it = std::find_if(forgets_.begin(), forgets_.end(), [&](const PendingForget &f) {
+        return f.rank == h.src && f.header.src_inc == h.dst_inc;
+    });
+    if (it != forgets_.end())
+        forgets_.erase(it);
+}
+
+// The peer dropped its state for the incarnation pair (h.src_inc, h.dst_inc).
+void UdpTransport::on_forget(const UdpHeader &h, const sockaddr_in &from)
+{
+    Peer *p = find(h.src);
+    if (p && !p->failed && !p->peer_forgot && p->peer_inc == h.src_inc && h.dst_inc == p->inc)
+        forget_live(*p, h);
+    send_forget_ack(h, from); // also for a repeated or stale Forget, so the peer stops
+}
+
+void UdpTransport::forget_live(Peer &p, const UdpHeader &forget)
+{
+    // It had every datagram of ours below forget.ack and had sent forget.psn
+    // datagrams, all acknowledged by us.
+    if (p.rx_next != forget.psn) {
+        fail_peer(p, LLC_ERR_PEER, "protocol error: " + describe(p) + " dropped its udp state after sending " +
+                                       std::to_string(forget.psn) + " datagrams, but " +
+                                       std::to_string(p.rx_next) + " arrived here");
+        return;
+    }
+    on_ack(p, forget.ack, 0);
+    restart_streams(p); // what it never received goes again, numbered from 0, to its next incarnation
+    p.peer_forgot = true;
+}
+
+// Both psn streams of the pair start again at 0 (the peer has a new
+// incarnation, or dropped the old one).  The receive side holds nothing:
+// the peer only drops its state once we acknowledged all it sent.  Datagrams
+// of ours it never acknowledged are renumbered and sent again.
+void UdpTransport::restart_streams(Peer &p)
+{
+    if (!p.ooo.empty() || (p.decoder && !p.decoder->at_record_boundary())) {
+        fail_peer(p, LLC_ERR_PEER, "protocol error: " + describe(p) +
+                                       " restarted its udp stream while a message from it was incomplete");
+        return;
+    }
+    ctx_.counters().udp_peer_restarts++;
+    p.rx_next = 0;
+    p.decoder.reset();
+    uint64_t psn = 0;
+    if (p.tx) {
+        for (TxPacket &pkt : p.tx->unacked) {
+            pkt.psn = psn++;
+            pkt.sent_us = 0; // pump sends it again
+            pkt.retries = 0;
+            pkt.sacked = false;
+            pkt.fast_done = false;
+        }
+    }
+    p.next_psn = psn;
+    p.recover_psn = 0;
+}
+
+// Decides whether a datagram belongs to the current incarnation pair.
+// Returns false when it is to be dropped.
+bool UdpTransport::reconcile_incarnation(Peer &p, const UdpHeader &h)
+{
+    const bool data = h.type == uint8_t(UdpType::Data);
+    if (h.src_inc == 0)
+        return false;
+    if (h.src_inc < p.peer_inc || (p.peer_forgot && h.src_inc == p.peer_inc)) {
+        if (data)
+            ctx_.counters().udp_duplicates++; // of a Peer it has since dropped
+        return false;
+    }
+    if (h.src_inc > p.peer_inc) {
+        if (p.peer_inc != 0 && !p.peer_forgot)
+            restart_streams(p); // it dropped its state and made a new one
+        if (p.failed)
+            return false;
+        p.peer_inc = h.src_inc;
+        p.peer_forgot = false;
+    }
+    if (h.dst_inc != 0 && h.dst_inc != p.inc) {
+        // Sent to an older Peer of ours (we dropped it): not ours to deliver;
+        // our answer tells the peer our incarnation, so it restarts.
+        if (data)
+            p.ack_pending = true;
+        return false;
+    }
+    return true;
 }
 
 std::unique_ptr<char[]> UdpTransport::get_buffer()
@@ -180,8 +381,7 @@ void UdpTransport::fail_peer(Peer &p, int status, const std::string &message)
     if (p.failed)
         return;
     p.failed = true;
-    p.failure_status = status;
-    p.failure = message;
+    failures_.emplace(p.rank, Failure{status, message});
     if (p.tx) {
         for (auto &m : p.tx->queue)
             ctx_.defer_completion(*m, LLC_ERR_PEER);
@@ -200,12 +400,12 @@ int UdpTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)
 {
     Peer &p = peer_for(dest);
     if (p.failed)
-        throw Error(p.failure_status, p.failure);
+        throw_failure(dest);
     OutgoingMessage *m = msg.get();
     p.txs().queue.push_back(std::move(msg));
     pump(p);
     if (p.failed)
-        throw Error(p.failure_status, p.failure);
+        throw_failure(dest);
     if (p.tx->queue.empty() || p.tx->queue.back().get() != m)
         return LLC_OK; // every byte is in datagrams now (kept for retransmission)
     if (m->payload_len() <= ctx_.config().copy_max) {
@@ -220,13 +420,20 @@ void UdpTransport::send_control(int dest, Kind kind)
 {
     Peer &p = peer_for(dest);
     if (p.failed)
-        throw Error(p.failure_status, p.failure);
+        throw_failure(dest);
     p.txs().queue.push_back(OutgoingMessage::make_control(kind, ctx_.rank(), 0));
     pump(p);
 }
 
+void UdpTransport::stamp(const Peer &p, UdpHeader &h) const
+{
+    h.src_inc = p.inc;
+    h.dst_inc = p.peer_forgot ? 0 : p.peer_inc;
+}
+
 void UdpTransport::fill_ack(const Peer &p, UdpHeader &h) const
 {
+    stamp(p, h);
     h.ack = p.rx_next;
     h.sack = 0;
     for (const auto &e : p.ooo) {
@@ -284,6 +491,7 @@ bool UdpTransport::transmit(Peer &p, TxPacket &pkt)
 {
     UdpHeader h;
     std::memcpy(&h, pkt.buf.get(), sizeof(h));
+    h.psn = pkt.psn; // renumbered when the streams restart
     fill_ack(p, h);
     std::memcpy(pkt.buf.get(), &h, sizeof(h));
     if (!raw_send(pkt.buf.get(), sizeof(UdpHeader) + pkt.len, p.addr))
@@ -326,7 +534,7 @@ bool UdpTransport::pump(Peer &p)
         h.type = uint8_t(UdpType::Data);
         h.src = ctx_.rank();
         h.job_tag = job_tag_;
-        h.len = pkt.len;
+        h.len = uint16_t(pkt.len);
         h.psn = pkt.psn;
         std::memcpy(pkt.buf.get(), &h, sizeof(h));
         p.last_tx_us = monotonic_us();
@@ -461,19 +669,32 @@ void UdpTransport::on_datagram(const char *buf, size_t len, const sockaddr_in &f
     if (h.magic != kUdpMagic || h.job_tag != job_tag_ || h.src < 0 || h.src >= ctx_.size() ||
         h.src == ctx_.rank())
         return; // not ours (another job, a stale port): ignore
+    if (h.type == uint8_t(UdpType::Forget)) {
+        on_forget(h, from);
+        return;
+    }
+    if (h.type == uint8_t(UdpType::ForgetAck)) {
+        on_forget_ack(h);
+        return;
+    }
     bool data = h.type == uint8_t(UdpType::Data);
     if (data ? h.len != len - sizeof(UdpHeader) : h.type != uint8_t(UdpType::Ack))
         return;
     Peer *p = find(h.src);
     if (!p) {
-        if (!data)
+        if (!data || failed(h.src))
             return;
         p = &add_peer(h.src, &from);
     }
     if (p->failed)
         return;
     p->last_heard_us = monotonic_us();
-    on_ack(*p, h.ack, h.sack);
+    if (!reconcile_incarnation(*p, h))
+        return;
+    if (finalizing_ && !p->goodbye_sent)
+        queue_goodbye(*p); // a peer that had dropped its state for us talks again
+    if (h.dst_inc == p->inc)
+        on_ack(*p, h.ack, h.sack);
     if (!data)
         return;
     const char *payload = buf + sizeof(UdpHeader);
@@ -635,12 +856,19 @@ bool UdpTransport::progress(bool socket_ready)
     for (Peer *p : live_)
         if (p->ack_pending && !p->failed)
             send_ack(*p);
+    if (!forgets_.empty())
+        did |= resend_forgets(now);
     flush_held();
     if (errors_pending_)
         drain_errors();
     if (now >= next_sweep_us_) {
         next_sweep_us_ = now + kIdleReleaseUs;
         release_idle(now);
+        if (peers_.size() > peers_.capacity()) {
+            // back under the cap once the peers that overflowed it may go
+            peers_.trim([this, now](int, const std::unique_ptr<Peer> &q) { return evictable(*q, now); });
+            ctx_.counters().udp_peers = peers_.size();
+        }
     }
     return did;
 }
@@ -675,31 +903,38 @@ bool UdpTransport::has_pending_sends() const
             continue;
         return true;
     }
-    return have_held_;
+    return have_held_ || !forgets_.empty();
 }
 
 bool UdpTransport::drained_towards(int dest) const
 {
-    Peer *p = find(dest);
+    const Peer *p = peek(dest);
     return !p || p->failed || p->tx_idle();
+}
+
+void UdpTransport::queue_goodbye(Peer &p)
+{
+    p.txs().queue.push_back(OutgoingMessage::make_control(Kind::Goodbye, ctx_.rank(), 0));
+    p.goodbye_sent = true;
+    pump(p);
 }
 
 void UdpTransport::say_goodbye()
 {
     finalizing_ = true;
     for (Peer *p : live_) {
-        if (p->failed || p->goodbye_sent)
+        // A peer that dropped its state for us (and we owe nothing) will not
+        // say goodbye either: it has nothing of ours and sends us nothing.
+        if (p->failed || p->goodbye_sent || (p->peer_forgot && p->tx_idle()))
             continue;
-        p->txs().queue.push_back(OutgoingMessage::make_control(Kind::Goodbye, ctx_.rank(), 0));
-        p->goodbye_sent = true;
-        pump(*p);
+        queue_goodbye(*p);
     }
 }
 
 bool UdpTransport::incoming_quiet() const
 {
     for (const Peer *p : live_)
-        if (!p->failed && !p->goodbye_rx)
+        if (!p->failed && !p->goodbye_rx && !(p->peer_forgot && !p->goodbye_sent))
             return false;
     return true;
 }

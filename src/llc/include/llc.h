@@ -166,6 +166,10 @@ typedef struct llc_stats {
     uint64_t rc_promotions;       /* hybrid: destinations moved from udp to tcp */
     uint64_t rc_demotions;        /* hybrid: destinations moved from tcp back to udp */
     uint64_t rc_active;           /* hybrid: destinations currently on tcp */
+    /* udp peer cap (LLC_MAX_CONTEXTS); appended after 1.1 */
+    uint64_t udp_evictions;       /* udp peer states dropped to stay under the cap */
+    uint64_t udp_cap_overflows;   /* peers created above the cap because no state could be dropped */
+    uint64_t udp_peer_restarts;   /* psn streams restarted because a peer re-created its state */
 } llc_stats_t;
 int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out);
 
