@@ -47,7 +47,8 @@ void set_buffer_size(int fd, int force_opt, int opt, size_t bytes)
 UdpTransport::UdpTransport(Context &ctx)
     : ctx_(ctx), mtu_(ctx.config().udp_mtu), window_(size_t(ctx.config().udp_window)),
       evict_idle_us_(ctx.config().udp_evict_idle_ms * 1000),
-      peers_(ctx.config().max_contexts, [this](int, std::unique_ptr<Peer> &p) { on_evict(*p); })
+      peers_(ctx.config().max_contexts, [this](int, std::unique_ptr<Peer> &p) { on_evict(*p); }),
+      ghosts_(std::max(kMinGhosts, kGhostsPerSlot * ctx.config().max_contexts))
 {
     sock_.reset(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!sock_.valid())
@@ -151,9 +152,15 @@ UdpTransport::Peer &UdpTransport::add_peer(int rank, const sockaddr_in *from)
                                       [this, now](int, const std::unique_ptr<Peer> &q) { return evictable(*q, now); });
     if (peers_.overflows() != overflows)
         ctx_.counters().udp_cap_overflows++;
-    ref.inc = next_inc_++;
-    if (next_inc_ == 0)
-        next_inc_ = 1; // 0 means "unknown" on the wire
+    ref.inc = next_incarnation();
+    Ghost &g = ghost_of(rank);
+    if (g.rank == rank) {
+        // We had state for it before: its old incarnation is over (a late
+        // datagram of it is dropped), a newer one starts new streams.
+        ref.peer_inc = g.peer_inc;
+        ref.peer_forgot = true;
+        g = Ghost{};
+    }
     ref.last_heard_us = now;
     ref.failed = failures_.count(rank) != 0;
     live_.push_back(&ref);
@@ -169,6 +176,8 @@ UdpTransport::Peer &UdpTransport::peer_for(int rank)
 {
     if (Peer *p = find(rank))
         return *p;
+    if (failed(rank))
+        throw_failure(rank); // no new state for a failed rank
     return add_peer(rank, nullptr);
 }
 
@@ -210,9 +219,24 @@ bool UdpTransport::evictable(const Peer &p, uint64_t now) const
 // Called by the table just before the Peer is destroyed.  The peer is told
 // (Forget, repeated until answered) so that it drops the incarnation pair
 // too: otherwise it could wait at finalize for a goodbye we will never send.
+uint32_t UdpTransport::next_incarnation()
+{
+    uint32_t inc = next_inc_++;
+    if (next_inc_ == 0)
+        next_inc_ = 1; // 0 means "unknown" on the wire
+    return inc;
+}
+
+UdpTransport::Ghost &UdpTransport::ghost_of(int rank)
+{
+    return ghosts_[size_t(uint32_t(rank)) % ghosts_.size()]; // no collision among ghosts_.size() consecutive ranks
+}
+
 void UdpTransport::on_evict(Peer &p)
 {
     ctx_.counters().udp_evictions++;
+    if (p.peer_inc != 0)
+        ghost_of(p.rank) = Ghost{p.rank, p.peer_inc};
     if (!p.failed && p.peer_inc != 0 && !p.peer_forgot) {
         PendingForget f;
         f.rank = p.rank;
@@ -299,6 +323,9 @@ void UdpTransport::forget_live(Peer &p, const UdpHeader &forget)
     }
     on_ack(p, forget.ack, 0);
     restart_streams(p); // what it never received goes again, numbered from 0, to its next incarnation
+    // A new incarnation of ours too: a late datagram of the old pair (which
+    // names our old one) cannot be taken for the new streams.
+    p.inc = next_incarnation();
     p.peer_forgot = true;
 }
 
@@ -314,6 +341,7 @@ void UdpTransport::restart_streams(Peer &p)
         return;
     }
     ctx_.counters().udp_peer_restarts++;
+    if (getenv("DBGU")) fprintf(stderr, "DBG r%d restart peer %d inc %u peer_inc %u forgot %d unacked %zu rx_next %llu\n", ctx_.rank(), p.rank, p.inc, p.peer_inc, p.peer_forgot, p.tx ? p.tx->unacked.size() : 0, (unsigned long long)p.rx_next);
     p.rx_next = 0;
     p.decoder.reset();
     uint64_t psn = 0;
@@ -337,14 +365,33 @@ bool UdpTransport::reconcile_incarnation(Peer &p, const UdpHeader &h)
     const bool data = h.type == uint8_t(UdpType::Data);
     if (h.src_inc == 0)
         return false;
-    if (h.src_inc < p.peer_inc || (p.peer_forgot && h.src_inc == p.peer_inc)) {
+    if (h.src_inc < p.peer_inc) {
         if (data)
             ctx_.counters().udp_duplicates++; // of a Peer it has since dropped
         return false;
     }
+    if (p.peer_forgot && h.src_inc == p.peer_inc) {
+        // The pair (peer_inc, old incarnation of ours) is over.  Only a
+        // datagram addressed to our current incarnation is new: the peer
+        // kept its Peer and has learned our new one (and restarted).
+        if (h.dst_inc != p.inc) {
+            if (data) {
+                ctx_.counters().udp_duplicates++;
+                p.ack_pending = true; // tells it our incarnation
+            }
+            return false;
+        }
+        p.peer_forgot = false;
+    }
     if (h.src_inc > p.peer_inc) {
-        if (p.peer_inc != 0 && !p.peer_forgot)
-            restart_streams(p); // it dropped its state and made a new one
+        if (p.peer_inc != 0 && !p.peer_forgot) {
+            // It dropped its state and made a new one.  Which of our
+            // unacknowledged datagrams it delivered before that only its
+            // Forget says (it repeats it until answered): wait for it.
+            if (p.tx && !p.tx->unacked.empty())
+                return false;
+            restart_streams(p);
+        }
         if (p.failed)
             return false;
         p.peer_inc = h.src_inc;
@@ -864,6 +911,7 @@ bool UdpTransport::progress(bool socket_ready)
     if (now >= next_sweep_us_) {
         next_sweep_us_ = now + kIdleReleaseUs;
         release_idle(now);
+        if (getenv("DBGU")) for (Peer *q : live_) fprintf(stderr, "DBG r%d sweep peer %d evictable %d txidle %d ooo %zu ackp %d gb %d%d dec %d idle %llu\n", ctx_.rank(), q->rank, evictable(*q, now), q->tx_idle(), q->ooo.size(), q->ack_pending, q->goodbye_sent, q->goodbye_rx, q->decoder ? q->decoder->at_record_boundary() : -1, (unsigned long long)(now - std::max(q->last_heard_us, q->last_tx_us)));
         if (peers_.size() > peers_.capacity()) {
             // back under the cap once the peers that overflowed it may go
             peers_.trim([this, now](int, const std::unique_ptr<Peer> &q) { return evictable(*q, now); });

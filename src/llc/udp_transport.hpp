@@ -93,17 +93,20 @@ public:
     // may be evicted.
     static size_t idle_peer_bytes() { return sizeof(Peer); }
     // Fixed per slot of the capped table: the slot, the bucket head, the
-    // predictor's ghost entry and a pointer in the iteration list.
+    // predictor's ghost entry, the incarnation ghosts and a pointer in the
+    // iteration list.
     static size_t table_slot_bytes()
     {
         return PeerTable<std::unique_ptr<Peer>>::slot_bytes() + sizeof(int32_t) +
-               PeerTable<std::unique_ptr<Peer>>::ghost_bytes() + sizeof(Peer *);
+               PeerTable<std::unique_ptr<Peer>>::ghost_bytes() + kGhostsPerSlot * sizeof(Ghost) + sizeof(Peer *);
     }
 
 private:
     friend struct MemWalk; // mem_accounting.cpp / mem_walk_udp.cpp count the members
     static constexpr size_t kRxBufBytes = 65536;   // rxbuf_: one receive buffer per process
     static constexpr size_t kKeepFreeBuffers = 64; // free_bufs_: most datagram buffers kept for reuse
+    static constexpr size_t kGhostsPerSlot = 4;
+    static constexpr size_t kMinGhosts = 64;
 
     struct TxPacket {
         uint64_t psn = 0;
@@ -158,6 +161,13 @@ private:
         int status = 0;
         std::string message;
     };
+    // What is left of an evicted Peer: the peer's incarnation, so that a
+    // stray datagram of it (older than the eviction) is not taken for the
+    // start of a new stream.  Direct-mapped by rank; a collision overwrites.
+    struct Ghost {
+        int32_t rank = -1;
+        uint32_t peer_inc = 0;
+    };
     // A Forget not yet answered (its Peer is gone).
     struct PendingForget {
         int rank = -1;
@@ -183,6 +193,8 @@ private:
     bool resend_forgets(uint64_t now);
     void send_forget_ack(const UdpHeader &forget, const sockaddr_in &to);
     void stamp(const Peer &p, UdpHeader &h) const;
+    Ghost &ghost_of(int rank);
+    uint32_t next_incarnation();
     [[noreturn]] void throw_failure(int dest) const;
     void queue_goodbye(Peer &p);
     bool pump(Peer &p);
@@ -219,6 +231,7 @@ private:
     PeerTable<std::unique_ptr<Peer>> peers_; // at most LLC_MAX_CONTEXTS while they may be evicted
     std::vector<Peer *> live_; // peers_ in creation order (stable iteration)
     std::unordered_map<int, Failure> failures_; // failed ranks only; survives eviction
+    std::vector<Ghost> ghosts_;                 // kGhostsPerSlot x LLC_MAX_CONTEXTS (at least kMinGhosts)
     std::vector<PendingForget> forgets_;
     std::vector<std::unique_ptr<char[]>> free_bufs_;
     std::unique_ptr<char[]> rxbuf_;
