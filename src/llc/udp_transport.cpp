@@ -31,6 +31,7 @@ constexpr uint64_t kLingerRtos = 64;    // see has_pending_sends
 constexpr uint64_t kMaxRtoUs = 200000;
 constexpr uint64_t kMaxLingerUs = 2000000;
 constexpr uint64_t kFastRetransmitDistance = 3;
+constexpr uint64_t kForgetWaitUs = 8 * kMaxRtoUs; // a peer's Forget takes a few of its retransmissions at most
 constexpr uint64_t kIdleReleaseUs = 1000000; // send queues / decoder of a peer idle this long are freed
 
 void set_buffer_size(int fd, int force_opt, int opt, size_t bytes)
@@ -193,7 +194,7 @@ void UdpTransport::throw_failure(int dest) const
 //
 // A Peer may be dropped only when dropping loses nothing: all our datagrams
 // to it acknowledged (so delivered), nothing queued, nothing received early
-// or half a record decoded, no acknowledgement owed, no goodbye exchanged,
+// or half a record decoded, no acknowledgement owed, not finalizing ourselves,
 // no hybrid switch or tcp route for it, and nothing heard from or sent to it
 // for LLC_UDP_EVICT_IDLE_MS (a peer with unacknowledged data retransmits well
 // within that, so an idle peer has none; and a stray old datagram is unlikely
@@ -206,7 +207,9 @@ bool UdpTransport::evictable(const Peer &p, uint64_t now) const
         return false;
     if (p.failed)
         return true;
-    if (!p.tx_idle() || !p.ooo.empty() || p.ack_pending || p.goodbye_sent || p.goodbye_rx)
+    // (A peer that said goodbye may go: it sends nothing after it, and our
+    // Forget tells it not to wait for our goodbye.)
+    if (!p.tx_idle() || !p.ooo.empty() || p.ack_pending)
         return false;
     if (p.decoder && !p.decoder->at_record_boundary())
         return false;
@@ -388,8 +391,15 @@ bool UdpTransport::reconcile_incarnation(Peer &p, const UdpHeader &h)
             // It dropped its state and made a new one.  Which of our
             // unacknowledged datagrams it delivered before that only its
             // Forget says (it repeats it until answered): wait for it.
-            if (p.tx && !p.tx->unacked.empty())
-                return false;
+            // (Bounded: without an answer for kForgetWaitUs, restart anyway.)
+            uint64_t now = monotonic_us();
+            if (p.tx && !p.tx->unacked.empty()) {
+                if (p.newer_peer_seen_us == 0)
+                    p.newer_peer_seen_us = now;
+                if (now - p.newer_peer_seen_us < kForgetWaitUs)
+                    return false;
+            }
+            p.newer_peer_seen_us = 0;
             restart_streams(p);
         }
         if (p.failed)
@@ -981,8 +991,10 @@ void UdpTransport::say_goodbye()
 
 bool UdpTransport::incoming_quiet() const
 {
+    // A peer that dropped its state for us sends nothing more without
+    // making new state first (which clears peer_forgot).
     for (const Peer *p : live_)
-        if (!p->failed && !p->goodbye_rx && !(p->peer_forgot && !p->goodbye_sent))
+        if (!p->failed && !p->goodbye_rx && !p->peer_forgot)
             return false;
     return true;
 }

@@ -149,6 +149,7 @@ private:
         uint64_t last_heard_us = 0;
         uint64_t oldest_unacked_since_us = 0; // when the peer was last seen making progress on our data
         uint64_t goodbye_rx_us = 0;
+        uint64_t newer_peer_seen_us = 0; // waiting for the Forget of its old incarnation since
         bool ack_pending = false;
         bool peer_forgot = false; // the peer evicted its state for us (Forget) and has sent nothing since
         // finalize

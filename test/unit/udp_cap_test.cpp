@@ -136,6 +136,7 @@ struct CapCase {
     const char *cap;
     const char *drop_permille;
     const char *reorder_permille;
+    const char *evict_idle_ms;
     int processes;
 };
 
@@ -156,6 +157,7 @@ TEST_P(UdpCap, RotatingPeersGetEveryMessageExactlyOnceInOrder)
     JobOptions o = cap_job(nodes, c.cap);
     o.env.push_back({"LLC_UDP_DROP_PERMILLE", c.drop_permille});
     o.env.push_back({"LLC_UDP_REORDER", c.reorder_permille});
+    o.env.push_back({"LLC_UDP_EVICT_IDLE_MS", c.evict_idle_ms});
     const bool lossy = std::string(c.drop_permille) != "0";
     LLC_EXPECT_JOB_OK(o, [&](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
@@ -219,9 +221,9 @@ TEST_P(UdpCap, RotatingPeersGetEveryMessageExactlyOnceInOrder)
 }
 
 INSTANTIATE_TEST_SUITE_P(Udp, UdpCap,
-                         ::testing::Values(CapCase{"Cap2Clean", "2", "0", "0", 6},
-                                           CapCase{"Cap2Drop5pct", "2", "50", "0", 6},
-                                           CapCase{"Cap3DropAndReorder", "3", "30", "100", 7}),
+                         ::testing::Values(CapCase{"Cap2Clean", "2", "0", "0", "0", 6},
+                                           CapCase{"Cap2Drop5pct", "2", "50", "0", "100", 6},
+                                           CapCase{"Cap3DropAndReorder", "3", "30", "100", "100", 7}),
                          [](const ::testing::TestParamInfo<CapCase> &info) { return std::string(info.param.name); });
 
 // Cap 1.  Rank 1 does not call llc_progress for a while, so rank 0's
