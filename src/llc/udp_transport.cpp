@@ -311,6 +311,14 @@ void UdpTransport::on_forget(const UdpHeader &h, const sockaddr_in &from)
     Peer *p = find(h.src);
     if (p && !p->failed && !p->peer_forgot && p->peer_inc == h.src_inc && h.dst_inc == p->inc)
         forget_live(*p, h);
+    // Both sides dropped the pair: ours need not be answered any more (the
+    // peer may finish before it would be).
+    forgets_.erase(std::remove_if(forgets_.begin(), forgets_.end(),
+                                  [&](const PendingForget &f) {
+                                      return f.rank == h.src && f.header.src_inc == h.dst_inc &&
+                                             f.header.dst_inc == h.src_inc;
+                                  }),
+                   forgets_.end());
     send_forget_ack(h, from); // also for a repeated or stale Forget, so the peer stops
 }
 
@@ -344,7 +352,6 @@ void UdpTransport::restart_streams(Peer &p)
         return;
     }
     ctx_.counters().udp_peer_restarts++;
-    if (getenv("DBGU")) fprintf(stderr, "DBG r%d restart peer %d inc %u peer_inc %u forgot %d unacked %zu rx_next %llu\n", ctx_.rank(), p.rank, p.inc, p.peer_inc, p.peer_forgot, p.tx ? p.tx->unacked.size() : 0, (unsigned long long)p.rx_next);
     p.rx_next = 0;
     p.decoder.reset();
     uint64_t psn = 0;
@@ -840,6 +847,13 @@ void UdpTransport::drain_errors()
 
 void UdpTransport::on_unreachable(const sockaddr_in &addr)
 {
+    // The process is gone: nobody is left to answer our Forgets.
+    forgets_.erase(std::remove_if(forgets_.begin(), forgets_.end(),
+                                  [&](const PendingForget &f) {
+                                      return f.addr.sin_addr.s_addr == addr.sin_addr.s_addr &&
+                                             f.addr.sin_port == addr.sin_port;
+                                  }),
+                   forgets_.end());
     for (Peer *p : live_) {
         if (p->failed || p->addr.sin_addr.s_addr != addr.sin_addr.s_addr || p->addr.sin_port != addr.sin_port)
             continue;
@@ -921,7 +935,6 @@ bool UdpTransport::progress(bool socket_ready)
     if (now >= next_sweep_us_) {
         next_sweep_us_ = now + kIdleReleaseUs;
         release_idle(now);
-        if (getenv("DBGU")) for (Peer *q : live_) fprintf(stderr, "DBG r%d sweep peer %d evictable %d txidle %d ooo %zu ackp %d gb %d%d dec %d idle %llu\n", ctx_.rank(), q->rank, evictable(*q, now), q->tx_idle(), q->ooo.size(), q->ack_pending, q->goodbye_sent, q->goodbye_rx, q->decoder ? q->decoder->at_record_boundary() : -1, (unsigned long long)(now - std::max(q->last_heard_us, q->last_tx_us)));
         if (peers_.size() > peers_.capacity()) {
             // back under the cap once the peers that overflowed it may go
             peers_.trim([this, now](int, const std::unique_ptr<Peer> &q) { return evictable(*q, now); });
@@ -961,7 +974,13 @@ bool UdpTransport::has_pending_sends() const
             continue;
         return true;
     }
-    return have_held_ || !forgets_.empty();
+    // A Forget nobody answers during finalize: the peer had nothing of ours
+    // pending and already left (the answer can be lost after it left, as
+    // with the last acknowledgement): linger as for a Goodbye, then stop.
+    for (const PendingForget &f : forgets_)
+        if (!finalizing_ || now - std::max(f.first_us, finalize_us_) <= kMaxLingerUs)
+            return true;
+    return have_held_;
 }
 
 bool UdpTransport::drained_towards(int dest) const
@@ -980,6 +999,7 @@ void UdpTransport::queue_goodbye(Peer &p)
 void UdpTransport::say_goodbye()
 {
     finalizing_ = true;
+    finalize_us_ = monotonic_us();
     for (Peer *p : live_) {
         // A peer that dropped its state for us (and we owe nothing) will not
         // say goodbye either: it has nothing of ours and sends us nothing.

@@ -237,6 +237,7 @@ private:
     std::vector<std::unique_ptr<char[]>> free_bufs_;
     std::unique_ptr<char[]> rxbuf_;
     bool finalizing_ = false;
+    uint64_t finalize_us_ = 0;
     bool errors_pending_ = false; // an ICMP error was reported: read the error queue
     uint64_t next_sweep_us_ = 0;
     // loss injection (LLC_UDP_DROP_PERMILLE / LLC_UDP_REORDER)
