@@ -31,6 +31,10 @@ constexpr uint64_t kLingerRtos = 64;    // see has_pending_sends
 constexpr uint64_t kMaxRtoUs = 200000;
 constexpr uint64_t kMaxLingerUs = 2000000;
 constexpr uint64_t kFastRetransmitDistance = 3;
+// UdpHeader::flags: the sender's Peer for us has forgotten an older pair
+// (it is new after an eviction, or got our Forget): a datagram of ours it
+// dropped may have been delivered by its old Peer.
+constexpr uint8_t kFlagPairForgotten = 1;
 constexpr uint64_t kForgetWaitUs = 8 * kMaxRtoUs; // a peer's Forget takes a few of its retransmissions at most
 constexpr uint64_t kIdleReleaseUs = 1000000; // send queues / decoder of a peer idle this long are freed
 
@@ -309,7 +313,10 @@ void UdpTransport::on_forget_ack(const UdpHeader &h)
 void UdpTransport::on_forget(const UdpHeader &h, const sockaddr_in &from)
 {
     Peer *p = find(h.src);
-    if (p && !p->failed && !p->peer_forgot && p->peer_inc == h.src_inc && h.dst_inc == p->inc)
+    // (peer_inc 0: we never heard from that incarnation, all its
+    // acknowledgements were lost, but it had our datagrams.)
+    if (p && !p->failed && !p->peer_forgot && (p->peer_inc == h.src_inc || p->peer_inc == 0) &&
+        h.dst_inc == p->inc)
         forget_live(*p, h);
     // Both sides dropped the pair: ours need not be answered any more (the
     // peer may finish before it would be).
@@ -337,7 +344,9 @@ void UdpTransport::forget_live(Peer &p, const UdpHeader &forget)
     // A new incarnation of ours too: a late datagram of the old pair (which
     // names our old one) cannot be taken for the new streams.
     p.inc = next_incarnation();
+    p.peer_inc = forget.src_inc;
     p.peer_forgot = true;
+    p.newer_peer_seen_us = 0;
 }
 
 // Both psn streams of the pair start again at 0 (the peer has a new
@@ -394,21 +403,25 @@ bool UdpTransport::reconcile_incarnation(Peer &p, const UdpHeader &h)
         p.peer_forgot = false;
     }
     if (h.src_inc > p.peer_inc) {
-        if (p.peer_inc != 0 && !p.peer_forgot) {
-            // It dropped its state and made a new one.  Which of our
-            // unacknowledged datagrams it delivered before that only its
-            // Forget says (it repeats it until answered): wait for it.
-            // (Bounded: without an answer for kForgetWaitUs, restart anyway.)
+        // It dropped its state and made a new one.  Which of our
+        // unacknowledged datagrams it delivered before that only its Forget
+        // says (it repeats it until answered): wait for it.  Also when we
+        // never learnt its old incarnation (all its acknowledgements lost)
+        // and it says it forgot a pair.  (Bounded: without an answer for
+        // kForgetWaitUs, go on anyway.)
+        const bool old_pair_live = p.peer_inc != 0 && !p.peer_forgot;
+        const bool fate_unknown = p.tx && !p.tx->unacked.empty() &&
+                                  (old_pair_live || (p.peer_inc == 0 && (h.flags & kFlagPairForgotten)));
+        if (fate_unknown) {
             uint64_t now = monotonic_us();
-            if (p.tx && !p.tx->unacked.empty()) {
-                if (p.newer_peer_seen_us == 0)
-                    p.newer_peer_seen_us = now;
-                if (now - p.newer_peer_seen_us < kForgetWaitUs)
-                    return false;
-            }
-            p.newer_peer_seen_us = 0;
-            restart_streams(p);
+            if (p.newer_peer_seen_us == 0)
+                p.newer_peer_seen_us = now;
+            if (now - p.newer_peer_seen_us < kForgetWaitUs)
+                return false;
         }
+        p.newer_peer_seen_us = 0;
+        if (old_pair_live)
+            restart_streams(p);
         if (p.failed)
             return false;
         p.peer_inc = h.src_inc;
@@ -493,6 +506,7 @@ void UdpTransport::stamp(const Peer &p, UdpHeader &h) const
 {
     h.src_inc = p.inc;
     h.dst_inc = p.peer_forgot ? 0 : p.peer_inc;
+    h.flags = p.peer_forgot ? kFlagPairForgotten : 0;
 }
 
 void UdpTransport::fill_ack(const Peer &p, UdpHeader &h) const
