@@ -313,10 +313,12 @@ void UdpTransport::on_forget_ack(const UdpHeader &h)
 void UdpTransport::on_forget(const UdpHeader &h, const sockaddr_in &from)
 {
     Peer *p = find(h.src);
-    // (peer_inc 0: we never heard from that incarnation, all its
-    // acknowledgements were lost, but it had our datagrams.)
-    if (p && !p->failed && !p->peer_forgot && (p->peer_inc == h.src_inc || p->peer_inc == 0) &&
-        h.dst_inc == p->inc)
+    // (No pair known here, peer_inc 0 or forgotten: we never heard from that
+    // incarnation, all its acknowledgements were lost, but it had our
+    // datagrams.)
+    const bool live_pair = p && !p->peer_forgot && p->peer_inc == h.src_inc;
+    const bool no_pair = p && (p->peer_inc == 0 || (p->peer_forgot && h.src_inc > p->peer_inc));
+    if (p && !p->failed && (live_pair || no_pair) && h.dst_inc == p->inc)
         forget_live(*p, h);
     // Both sides dropped the pair: ours need not be answered any more (the
     // peer may finish before it would be).
@@ -410,8 +412,9 @@ bool UdpTransport::reconcile_incarnation(Peer &p, const UdpHeader &h)
         // and it says it forgot a pair.  (Bounded: without an answer for
         // kForgetWaitUs, go on anyway.)
         const bool old_pair_live = p.peer_inc != 0 && !p.peer_forgot;
+        const bool no_pair = p.peer_inc == 0 || p.peer_forgot; // we learnt no incarnation of it since ours began
         const bool fate_unknown = p.tx && !p.tx->unacked.empty() &&
-                                  (old_pair_live || (p.peer_inc == 0 && (h.flags & kFlagPairForgotten)));
+                                  (old_pair_live || (no_pair && (h.flags & kFlagPairForgotten)));
         if (fate_unknown) {
             uint64_t now = monotonic_us();
             if (p.newer_peer_seen_us == 0)

@@ -222,8 +222,9 @@ TEST_P(UdpCap, RotatingPeersGetEveryMessageExactlyOnceInOrder)
 
 INSTANTIATE_TEST_SUITE_P(Udp, UdpCap,
                          ::testing::Values(CapCase{"Cap2Clean", "2", "0", "0", "0", 6},
-                                           CapCase{"Cap2Drop5pct", "2", "50", "0", "100", 6},
-                                           CapCase{"Cap3DropAndReorder", "3", "30", "100", "100", 7}),
+                                           CapCase{"Cap2Drop5pct", "2", "50", "0", "0", 6},
+                                           CapCase{"Cap3DropAndReorder", "3", "30", "100", "0", 7},
+                                           CapCase{"Cap2Drop5pctIdle100ms", "2", "50", "0", "100", 6}),
                          [](const ::testing::TestParamInfo<CapCase> &info) { return std::string(info.param.name); });
 
 // Cap 1.  Rank 1 does not call llc_progress for a while, so rank 0's
