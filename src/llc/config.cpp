@@ -37,6 +37,7 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_UDP_WINDOW", "64", "unacknowledged datagrams per udp peer (flow control)"},
         {"LLC_UDP_RTO_US", "5000", "minimum udp retransmission timeout (us)"},
         {"LLC_UDP_PEER_TIMEOUT_MS", "10000", "a udp peer that acknowledges nothing for this long is dead (LLC_ERR_PEER)"},
+        {"LLC_UDP_EVICT_IDLE_MS", "3200", "a udp peer idle this long may have its state evicted when more than LLC_MAX_CONTEXTS peers are live (bounds the life of a stray old datagram, like TCP's TIME_WAIT)"},
         {"LLC_UDP_SOCKBUF", "4m", "SO_SNDBUF/SO_RCVBUF requested for the udp socket"},
         {"LLC_UDP_DROP_PERMILLE", "0", "testing: drop this many of every 1000 outgoing udp datagrams"},
         {"LLC_UDP_REORDER", "0", "testing: delay this many of every 1000 outgoing udp datagrams behind the next one"},
@@ -170,6 +171,7 @@ Config Config::from_environment()
     read_unsigned("LLC_UDP_WINDOW", c.udp_window, 2, 4096);
     read_unsigned("LLC_UDP_RTO_US", c.udp_rto_us, 100, 10000000);
     read_unsigned("LLC_UDP_PEER_TIMEOUT_MS", c.udp_peer_timeout_ms, 10, uint64_t(1) << 40);
+    read_unsigned("LLC_UDP_EVICT_IDLE_MS", c.udp_evict_idle_ms, 0, uint64_t(1) << 40);
     if (read_unsigned("LLC_UDP_SOCKBUF", v, 0, uint64_t(1) << 30))
         c.udp_sockbuf = v;
     read_unsigned("LLC_UDP_DROP_PERMILLE", c.udp_drop_permille, 0, 1000);

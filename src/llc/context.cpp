@@ -419,6 +419,15 @@ void Context::on_switch_ack(int src)
     release_held(src, r);
 }
 
+bool Context::udp_state_droppable(int dest) const
+{
+    auto it = routes_.find(dest);
+    if (it == routes_.end())
+        return true;
+    const Route &r = it->second;
+    return r.path == Path::Udp && r.switching == Switching::None && !r.held;
+}
+
 void Context::hybrid_tick(uint64_t now)
 {
     if (config_.net != Config::Net::Hybrid || policy_frozen_ || now < next_tick_us_)

@@ -74,6 +74,9 @@ public:
             count_arrival(src, path, bytes);
     }
     void on_switch_request(int src, uint64_t want); // a SwitchRequest arrived on udp from src
+    // udp may drop its state for dest: no hybrid route of dest is on tcp,
+    // switching or holding sends (always true unless LLC_NET=hybrid).
+    bool udp_state_droppable(int dest) const;
 
 private:
     friend struct MemWalk; // mem_accounting.cpp counts the members

@@ -34,7 +34,7 @@ const MemComponentInfo kInfo[size_t(MemComponent::Count)] = {
     {"tcp_conn_state", "low-level contexts (QPs)", 0, "tcp: per-connection objects, queues, stream decoders"},
     {"tcp_buffers", "communication buffers", 0, "tcp: staging buffer, reassembly buffers, poll set"},
     {"udp_peer_table", "low-level contexts (rank -> QP table)", 0,
-     "udp: rank -> peer hash table and peer list, one entry per peer talked to"},
+     "udp: capped rank -> peer table (LLC_MAX_CONTEXTS slots), peer list, failed ranks, pending Forgets"},
     {"udp_peer_state", "low-level contexts (QPs)", 0, "udp: per-peer objects, send-side objects with queues, decoders"},
     {"udp_unacked", "communication buffers (packets in flight)", 0,
      "udp: datagram buffers sent, not yet acknowledged (retransmission)"},
@@ -225,7 +225,7 @@ MemWalk::StructSizes MemWalk::struct_sizes()
     s.outgoing_message = sizeof(OutgoingMessage);
     s.udp_transport = sizeof(UdpTransport);
     s.udp_peer = sizeof(UdpTransport::Peer);
-    s.udp_peer_entry = hash_node_size(static_cast<decltype(UdpTransport::peers_) *>(nullptr)) + sizeof(void *);
+    s.udp_peer_entry = UdpTransport::table_slot_bytes();
     s.udp_tx = sizeof(UdpTransport::Tx) + heap_bytes(decltype(UdpTransport::Tx::unacked)()) +
                heap_bytes(decltype(UdpTransport::Tx::queue)());
     s.udp_tx_packet = sizeof(UdpTransport::TxPacket);

@@ -153,12 +153,12 @@ std::vector<ModelTerm> llc_udp_model(double nodes, const ModelParams &p)
     t.push_back(rank_table_term(n, m, s));
     // Every peer used: all pages of both sequence-number arrays are resident.
     add("seq_numbers", 2.0 * std::ceil(n * double(s.seq_entry) / page) * page, 2.0 * double(s.seq_entry));
-    // Per peer: its hash node and list slot, and one bucket (libstdc++ keeps
-    // at least as many buckets as elements).
-    add("udp_peer_table", double(s.udp_peer_entry + s.pointer) * remote,
-        inter ? double(s.udp_peer_entry + s.pointer) : 0);
-    add("udp_peer_state", double(s.udp_peer) * remote + busy_extra * active,
-        inter ? double(s.udp_peer) + (active < p.gamma ? busy_extra : 0) : 0);
+    // The capped peer table (LLC_MAX_CONTEXTS = gamma slots, allocated up
+    // front) and at most gamma live Peers: idle ones are evicted to make room.
+    const double live = std::min(remote, p.gamma);
+    add("udp_peer_table", inter ? double(s.udp_peer_entry) * p.gamma : 0, 0);
+    add("udp_peer_state", double(s.udp_peer) * live + busy_extra * active,
+        inter && remote < p.gamma ? double(s.udp_peer) + busy_extra : 0);
     add("udp_buffers",
         inter ? double(s.udp_rx_buffer) + double(s.udp_free_buffers) * (double(s.udp_header) + p.udp_mtu + ptr) : 0, 0);
     add("shm_segment", m > 1 ? double(s.segment_header) + m * (double(s.ring_control) + p.ring_bytes) : 0, 0);

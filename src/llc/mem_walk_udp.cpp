@@ -15,12 +15,20 @@ void MemWalk::measure_udp(MemRegistry &r, const UdpTransport &u)
     const uint64_t datagram = sizeof(UdpHeader) + u.mtu_;
 
     r.add(M::Context, sizeof(UdpTransport) + heap_bytes(u.my_addr_));
-    r.add(M::UdpPeerTable, heap_bytes(u.peers_) + heap_bytes(u.live_), u.peers_.size());
+    // The capped table's fixed arrays (slots, bucket heads, predictor ghosts:
+    // sized by LLC_MAX_CONTEXTS, more slots only after an overflow), the
+    // iteration list, the failed ranks and the Forgets not yet answered.
+    r.add(M::UdpPeerTable, u.peers_.memory_bytes() - sizeof(u.peers_) + heap_bytes(u.live_) +
+                               heap_bytes(u.forgets_) + heap_bytes(u.ghosts_),
+          u.peers_.size());
+    r.add(M::UdpPeerTable, heap_bytes(u.failures_), u.failures_.size());
+    for (const auto &f : u.failures_)
+        r.add(M::UdpPeerTable, heap_bytes(f.second.message));
     r.add(M::UdpBuffers, (u.rxbuf_ ? UdpTransport::kRxBufBytes : 0) + heap_bytes(u.free_bufs_) + u.held_.capacity());
     r.add(M::UdpBuffers, u.free_bufs_.size() * datagram, u.free_bufs_.size());
 
     for (const UdpTransport::Peer *p : u.live_) {
-        r.add(M::UdpPeerState, sizeof(*p) + heap_bytes(p->failure), 1);
+        r.add(M::UdpPeerState, sizeof(*p), 1);
         if (const UdpTransport::Tx *t = p->tx.get()) {
             r.add(M::UdpPeerState, sizeof(*t) + heap_bytes(t->unacked) + heap_bytes(t->queue));
             for (const UdpTransport::TxPacket &pkt : t->unacked)

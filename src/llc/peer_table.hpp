@@ -33,6 +33,12 @@
 //     hash, a collision overwrites).  When the rank comes back, its reuse
 //     interval is updated with the gap since L, as if it had stayed; so a
 //     peer evicted once under pressure is recognised as periodic.
+//   * Entries that must not go (an owner's "busy" state): get_or_create with
+//     a may_evict predicate only evicts an entry it accepts (the predictor
+//     picks among those).  When none may go, the table grows past its
+//     capacity instead of failing (counted in overflows()); trim() evicts
+//     the excess once entries may go again.  Slots added that way stay
+//     allocated (on the free list) for reuse.
 #pragma once
 
 #include <cstddef>
@@ -53,6 +59,7 @@ public:
     {
         if (capacity == 0)
             throw std::invalid_argument("PeerTable capacity must be at least 1");
+        capacity_ = capacity;
         slots_.resize(capacity);
         heads_.assign(buckets ? buckets : capacity, kNone);
         ghosts_.resize(capacity);
@@ -61,8 +68,9 @@ public:
         free_ = 0;
     }
 
-    size_t capacity() const { return slots_.size(); }
+    size_t capacity() const { return capacity_; }
     size_t size() const { return live_; }
+    uint64_t overflows() const { return overflows_; }
     size_t buckets() const { return heads_.size(); }
     uint64_t evictions() const { return evictions_; }
     uint64_t hits() const { return hits_; }
@@ -88,6 +96,14 @@ public:
     // Value for rank; when absent, evicts (if full) and inserts make(rank).
     template <class Make> T &get_or_create(int rank, Make &&make)
     {
+        return get_or_create(rank, std::forward<Make>(make), [](int, const T &) { return true; });
+    }
+    // The same, but only an entry for which may_evict(rank, value) holds is
+    // evicted; when the table is full and none may go, it grows past its
+    // capacity (overflows() counts that).  A reference returned earlier may
+    // be invalidated by such growth.
+    template <class Make, class MayEvict> T &get_or_create(int rank, Make &&make, MayEvict &&may_evict)
+    {
         int32_t i = locate(rank);
         if (i != kNone) {
             hits_++;
@@ -96,8 +112,15 @@ public:
         }
         misses_++;
         T value = make(rank); // first, so a throwing make leaves the table as it was
+        if (live_ >= capacity_) {
+            int32_t v = victim(may_evict);
+            if (v != kNone)
+                evict(v);
+            else
+                overflows_++;
+        }
         if (free_ == kNone)
-            evict(victim());
+            grow();
         i = free_;
         Slot &s = slots_[size_t(i)];
         free_ = s.next;
@@ -136,8 +159,23 @@ public:
     // The rank the next eviction would remove (-1 when the table is empty).
     int predicted_victim() const
     {
-        int32_t v = victim();
+        int32_t v = victim([](int, const T &) { return true; });
         return v == kNone ? -1 : slots_[size_t(v)].rank;
+    }
+
+    // After an overflow: evict entries that may_evict accepts until the
+    // table is back at its capacity.  Returns how many were evicted.
+    template <class MayEvict> size_t trim(MayEvict &&may_evict)
+    {
+        size_t n = 0;
+        while (live_ > capacity_) {
+            int32_t v = victim(may_evict);
+            if (v == kNone)
+                break;
+            evict(v);
+            n++;
+        }
+        return n;
     }
 
     // Bytes held: the object, the slot array and the bucket heads.
@@ -207,16 +245,16 @@ private:
         uint64_t age = clock_ - s.last_use;
         if (s.interval != 0 && age <= s.interval)
             return s.interval - age;
-        return age + slots_.size();
+        return age + capacity_;
     }
 
-    int32_t victim() const
+    template <class MayEvict> int32_t victim(MayEvict &&may_evict) const
     {
         int32_t best = kNone;
         uint64_t best_d = 0;
         for (size_t i = 0; i < slots_.size(); i++) {
             const Slot &s = slots_[i];
-            if (!s.live)
+            if (!s.live || !may_evict(s.rank, s.value))
                 continue;
             uint64_t d = predicted_distance(s);
             if (best == kNone || d > best_d ||
@@ -236,6 +274,14 @@ private:
         evictions_++;
         ghosts_[ghost_index(s.rank)] = Ghost{s.rank, s.last_use, s.interval};
         unlink(i);
+    }
+
+    // One more slot past the capacity, onto the free list.
+    void grow()
+    {
+        slots_.emplace_back();
+        slots_.back().next = free_;
+        free_ = int32_t(slots_.size() - 1);
     }
 
     void unlink(int32_t i)
@@ -258,9 +304,10 @@ private:
     std::vector<int32_t> heads_;
     std::vector<Ghost> ghosts_;
     int32_t free_ = kNone;
+    size_t capacity_ = 0;
     size_t live_ = 0;
     uint64_t clock_ = 0;
-    uint64_t evictions_ = 0, hits_ = 0, misses_ = 0;
+    uint64_t evictions_ = 0, hits_ = 0, misses_ = 0, overflows_ = 0;
     EvictHook on_evict_;
 };
 

@@ -31,6 +31,11 @@ constexpr uint64_t kLingerRtos = 64;    // see has_pending_sends
 constexpr uint64_t kMaxRtoUs = 200000;
 constexpr uint64_t kMaxLingerUs = 2000000;
 constexpr uint64_t kFastRetransmitDistance = 3;
+// UdpHeader::flags: the sender's Peer for us has forgotten an older pair
+// (it is new after an eviction, or got our Forget): a datagram of ours it
+// dropped may have been delivered by its old Peer.
+constexpr uint8_t kFlagPairForgotten = 1;
+constexpr uint64_t kForgetWaitUs = 8 * kMaxRtoUs; // a peer's Forget takes a few of its retransmissions at most
 constexpr uint64_t kIdleReleaseUs = 1000000; // send queues / decoder of a peer idle this long are freed
 
 void set_buffer_size(int fd, int force_opt, int opt, size_t bytes)
@@ -45,7 +50,10 @@ void set_buffer_size(int fd, int force_opt, int opt, size_t bytes)
 } // namespace
 
 UdpTransport::UdpTransport(Context &ctx)
-    : ctx_(ctx), mtu_(ctx.config().udp_mtu), window_(size_t(ctx.config().udp_window))
+    : ctx_(ctx), mtu_(ctx.config().udp_mtu), window_(size_t(ctx.config().udp_window)),
+      evict_idle_us_(ctx.config().udp_evict_idle_ms * 1000),
+      peers_(ctx.config().max_contexts, [this](int, std::unique_ptr<Peer> &p) { on_evict(*p); }),
+      ghosts_(std::max(kMinGhosts, kGhostsPerSlot * ctx.config().max_contexts))
 {
     sock_.reset(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!sock_.valid())
@@ -116,30 +124,53 @@ std::string UdpTransport::describe(const Peer &p) const
 
 // ------------------------------------------------------------- peer state
 
-UdpTransport::Peer *UdpTransport::find(int rank) const
+UdpTransport::Peer *UdpTransport::find(int rank)
 {
-    auto it = peers_.find(rank);
-    return it == peers_.end() ? nullptr : it->second.get();
+    std::unique_ptr<Peer> *p = peers_.find(rank);
+    return p ? p->get() : nullptr;
+}
+
+const UdpTransport::Peer *UdpTransport::peek(int rank) const
+{
+    const std::unique_ptr<Peer> *p = peers_.peek(rank);
+    return p ? p->get() : nullptr;
 }
 
 UdpTransport::Peer &UdpTransport::add_peer(int rank, const sockaddr_in *from)
 {
-    auto p = std::make_unique<Peer>();
-    p->rank = rank;
-    if (from) {
-        p->addr = *from; // the datagram's source: no bootstrap lookup needed
-    } else {
-        std::string text = ctx_.addresses().lookup(rank, AddrKind::Udp); // first contact only
-        if (!parse_ip_port(text, p->addr))
-            throw Error(LLC_ERR_BOOTSTRAP, "rank " + std::to_string(rank) + " published a malformed udp address \"" +
-                                               text + "\"");
+    auto make = [&](int) {
+        auto p = std::make_unique<Peer>();
+        p->rank = rank;
+        if (from) {
+            p->addr = *from; // the datagram's source: no bootstrap lookup needed
+        } else {
+            std::string text = ctx_.addresses().lookup(rank, AddrKind::Udp); // first contact only
+            if (!parse_ip_port(text, p->addr))
+                throw Error(LLC_ERR_BOOTSTRAP, "rank " + std::to_string(rank) + " published a malformed udp address \"" +
+                                                   text + "\"");
+        }
+        return p;
+    };
+    const uint64_t now = monotonic_us();
+    const uint64_t overflows = peers_.overflows();
+    Peer &ref = *peers_.get_or_create(rank, make,
+                                      [this, now](int, const std::unique_ptr<Peer> &q) { return evictable(*q, now); });
+    if (peers_.overflows() != overflows)
+        ctx_.counters().udp_cap_overflows++;
+    ref.inc = next_incarnation();
+    Ghost &g = ghost_of(rank);
+    if (g.rank == rank) {
+        // We had state for it before: its old incarnation is over (a late
+        // datagram of it is dropped), a newer one starts new streams.
+        ref.peer_inc = g.peer_inc;
+        ref.peer_forgot = true;
+        g = Ghost{};
     }
-    p->last_heard_us = monotonic_us();
-    Peer &ref = *p;
-    live_.push_back(p.get());
-    peers_.emplace(rank, std::move(p));
+    ref.last_heard_us = now;
+    ref.failed = failures_.count(rank) != 0;
+    live_.push_back(&ref);
     ctx_.counters().udp_peers = peers_.size();
-    if (finalizing_) {
+    if (finalizing_ && !ref.failed) {
         ref.txs().queue.push_back(OutgoingMessage::make_control(Kind::Goodbye, ctx_.rank(), 0));
         ref.goodbye_sent = true;
     }
@@ -150,13 +181,263 @@ UdpTransport::Peer &UdpTransport::peer_for(int rank)
 {
     if (Peer *p = find(rank))
         return *p;
+    if (failed(rank))
+        throw_failure(rank); // no new state for a failed rank
     return add_peer(rank, nullptr);
 }
 
-bool UdpTransport::failed(int dest) const
+bool UdpTransport::failed(int dest) const { return failures_.count(dest) != 0; }
+
+void UdpTransport::throw_failure(int dest) const
 {
-    Peer *p = find(dest);
-    return p && p->failed;
+    const Failure &f = failures_.at(dest);
+    throw Error(f.status, f.message);
+}
+
+// ------------------------------------------------------- eviction (the cap)
+//
+// A Peer may be dropped only when dropping loses nothing: all our datagrams
+// to it acknowledged (so delivered), nothing queued, nothing received early
+// or half a record decoded, no acknowledgement owed, not finalizing ourselves,
+// no hybrid switch or tcp route for it, and nothing heard from or sent to it
+// for LLC_UDP_EVICT_IDLE_MS (a peer with unacknowledged data retransmits well
+// within that, so an idle peer has none; and a stray old datagram is unlikely
+// to still be in the network).  A failed peer may always go: its failure
+// stays in failures_.
+
+bool UdpTransport::evictable(const Peer &p, uint64_t now) const
+{
+    if (finalizing_)
+        return false;
+    if (p.failed)
+        return true;
+    // (A peer that said goodbye may go: it sends nothing after it, and our
+    // Forget tells it not to wait for our goodbye.)
+    if (!p.tx_idle() || !p.ooo.empty() || p.ack_pending)
+        return false;
+    if (p.decoder && !p.decoder->at_record_boundary())
+        return false;
+    uint64_t last = std::max(p.last_heard_us, p.last_tx_us);
+    if (now < last || now - last < evict_idle_us_)
+        return false;
+    return ctx_.udp_state_droppable(p.rank);
+}
+
+// Called by the table just before the Peer is destroyed.  The peer is told
+// (Forget, repeated until answered) so that it drops the incarnation pair
+// too: otherwise it could wait at finalize for a goodbye we will never send.
+uint32_t UdpTransport::next_incarnation()
+{
+    uint32_t inc = next_inc_++;
+    if (next_inc_ == 0)
+        next_inc_ = 1; // 0 means "unknown" on the wire
+    return inc;
+}
+
+UdpTransport::Ghost &UdpTransport::ghost_of(int rank)
+{
+    return ghosts_[size_t(uint32_t(rank)) % ghosts_.size()]; // no collision among ghosts_.size() consecutive ranks
+}
+
+void UdpTransport::on_evict(Peer &p)
+{
+    ctx_.counters().udp_evictions++;
+    if (p.peer_inc != 0)
+        ghost_of(p.rank) = Ghost{p.rank, p.peer_inc};
+    if (!p.failed && p.peer_inc != 0 && !p.peer_forgot) {
+        PendingForget f;
+        f.rank = p.rank;
+        f.addr = p.addr;
+        f.header.magic = kUdpMagic;
+        f.header.type = uint8_t(UdpType::Forget);
+        f.header.src = ctx_.rank();
+        f.header.job_tag = job_tag_;
+        f.header.src_inc = p.inc;
+        f.header.dst_inc = p.peer_inc;
+        f.header.psn = p.next_psn; // all of them acknowledged
+        f.header.ack = p.rx_next;  // all of them delivered
+        f.first_us = f.sent_us = monotonic_us();
+        raw_send(reinterpret_cast<const char *>(&f.header), sizeof(f.header), f.addr);
+        forgets_.push_back(f);
+    }
+    if (p.tx)
+        for (auto &pkt : p.tx->unacked)
+            put_buffer(std::move(pkt.buf));
+    live_.erase(std::find(live_.begin(), live_.end(), &p));
+}
+
+bool UdpTransport::resend_forgets(uint64_t now)
+{
+    bool did = false;
+    const uint64_t give_up = ctx_.config().udp_peer_timeout_ms * 1000;
+    for (auto it = forgets_.begin(); it != forgets_.end();) {
+        PendingForget &f = *it;
+        if (now - f.first_us > give_up) {
+            it = forgets_.erase(it); // the peer is gone or not progressing: nothing of ours depends on it
+            continue;
+        }
+        uint64_t rto = std::min<uint64_t>(ctx_.config().udp_rto_us, kMaxRtoUs)
+                       << std::min<unsigned>(f.retries, kMaxBackoffShift);
+        if (now - f.sent_us >= rto && raw_send(reinterpret_cast<const char *>(&f.header), sizeof(f.header), f.addr)) {
+            f.sent_us = now;
+            if (f.retries < 0xffff)
+                f.retries++;
+            did = true;
+        }
+        ++it;
+    }
+    return did;
+}
+
+void UdpTransport::send_forget_ack(const UdpHeader &forget, const sockaddr_in &to)
+{
+    UdpHeader h{};
+    h.magic = kUdpMagic;
+    h.type = uint8_t(UdpType::ForgetAck);
+    h.src = ctx_.rank();
+    h.job_tag = job_tag_;
+    h.dst_inc = forget.src_inc;
+    raw_send(reinterpret_cast<const char *>(&h), sizeof(h), to);
+}
+
+void UdpTransport::on_forget_ack(const UdpHeader &h)
+{
+    auto it = std::find_if(forgets_.begin(), forgets_.end(), [&](const PendingForget &f) {
+        return f.rank == h.src && f.header.src_inc == h.dst_inc;
+    });
+    if (it != forgets_.end())
+        forgets_.erase(it);
+}
+
+// The peer dropped its state for the incarnation pair (h.src_inc, h.dst_inc).
+void UdpTransport::on_forget(const UdpHeader &h, const sockaddr_in &from)
+{
+    Peer *p = find(h.src);
+    // (No pair known here, peer_inc 0 or forgotten: we never heard from that
+    // incarnation, all its acknowledgements were lost, but it had our
+    // datagrams.)
+    const bool live_pair = p && !p->peer_forgot && p->peer_inc == h.src_inc;
+    const bool no_pair = p && (p->peer_inc == 0 || (p->peer_forgot && h.src_inc > p->peer_inc));
+    if (p && !p->failed && (live_pair || no_pair) && h.dst_inc == p->inc)
+        forget_live(*p, h);
+    // Both sides dropped the pair: ours need not be answered any more (the
+    // peer may finish before it would be).
+    forgets_.erase(std::remove_if(forgets_.begin(), forgets_.end(),
+                                  [&](const PendingForget &f) {
+                                      return f.rank == h.src && f.header.src_inc == h.dst_inc &&
+                                             f.header.dst_inc == h.src_inc;
+                                  }),
+                   forgets_.end());
+    send_forget_ack(h, from); // also for a repeated or stale Forget, so the peer stops
+}
+
+void UdpTransport::forget_live(Peer &p, const UdpHeader &forget)
+{
+    // It had every datagram of ours below forget.ack and had sent forget.psn
+    // datagrams, all acknowledged by us.
+    if (p.rx_next != forget.psn) {
+        fail_peer(p, LLC_ERR_PEER, "protocol error: " + describe(p) + " dropped its udp state after sending " +
+                                       std::to_string(forget.psn) + " datagrams, but " +
+                                       std::to_string(p.rx_next) + " arrived here");
+        return;
+    }
+    on_ack(p, forget.ack, 0);
+    restart_streams(p); // what it never received goes again, numbered from 0, to its next incarnation
+    // A new incarnation of ours too: a late datagram of the old pair (which
+    // names our old one) cannot be taken for the new streams.
+    p.inc = next_incarnation();
+    p.peer_inc = forget.src_inc;
+    p.peer_forgot = true;
+    p.newer_peer_seen_us = 0;
+}
+
+// Both psn streams of the pair start again at 0 (the peer has a new
+// incarnation, or dropped the old one).  The receive side holds nothing:
+// the peer only drops its state once we acknowledged all it sent.  Datagrams
+// of ours it never acknowledged are renumbered and sent again.
+void UdpTransport::restart_streams(Peer &p)
+{
+    if (!p.ooo.empty() || (p.decoder && !p.decoder->at_record_boundary())) {
+        fail_peer(p, LLC_ERR_PEER, "protocol error: " + describe(p) +
+                                       " restarted its udp stream while a message from it was incomplete");
+        return;
+    }
+    ctx_.counters().udp_peer_restarts++;
+    p.rx_next = 0;
+    p.decoder.reset();
+    uint64_t psn = 0;
+    if (p.tx) {
+        for (TxPacket &pkt : p.tx->unacked) {
+            pkt.psn = psn++;
+            pkt.sent_us = 0; // pump sends it again
+            pkt.retries = 0;
+            pkt.sacked = false;
+            pkt.fast_done = false;
+        }
+    }
+    p.next_psn = psn;
+    p.recover_psn = 0;
+}
+
+// Decides whether a datagram belongs to the current incarnation pair.
+// Returns false when it is to be dropped.
+bool UdpTransport::reconcile_incarnation(Peer &p, const UdpHeader &h)
+{
+    const bool data = h.type == uint8_t(UdpType::Data);
+    if (h.src_inc == 0)
+        return false;
+    if (h.src_inc < p.peer_inc) {
+        if (data)
+            ctx_.counters().udp_duplicates++; // of a Peer it has since dropped
+        return false;
+    }
+    if (p.peer_forgot && h.src_inc == p.peer_inc) {
+        // The pair (peer_inc, old incarnation of ours) is over.  Only a
+        // datagram addressed to our current incarnation is new: the peer
+        // kept its Peer and has learned our new one (and restarted).
+        if (h.dst_inc != p.inc) {
+            if (data) {
+                ctx_.counters().udp_duplicates++;
+                p.ack_pending = true; // tells it our incarnation
+            }
+            return false;
+        }
+        p.peer_forgot = false;
+    }
+    if (h.src_inc > p.peer_inc) {
+        // It dropped its state and made a new one.  Which of our
+        // unacknowledged datagrams it delivered before that only its Forget
+        // says (it repeats it until answered): wait for it.  Also when we
+        // never learnt its old incarnation (all its acknowledgements lost)
+        // and it says it forgot a pair.  (Bounded: without an answer for
+        // kForgetWaitUs, go on anyway.)
+        const bool old_pair_live = p.peer_inc != 0 && !p.peer_forgot;
+        const bool no_pair = p.peer_inc == 0 || p.peer_forgot; // we learnt no incarnation of it since ours began
+        const bool fate_unknown = p.tx && !p.tx->unacked.empty() &&
+                                  (old_pair_live || (no_pair && (h.flags & kFlagPairForgotten)));
+        if (fate_unknown) {
+            uint64_t now = monotonic_us();
+            if (p.newer_peer_seen_us == 0)
+                p.newer_peer_seen_us = now;
+            if (now - p.newer_peer_seen_us < kForgetWaitUs)
+                return false;
+        }
+        p.newer_peer_seen_us = 0;
+        if (old_pair_live)
+            restart_streams(p);
+        if (p.failed)
+            return false;
+        p.peer_inc = h.src_inc;
+        p.peer_forgot = false;
+    }
+    if (h.dst_inc != 0 && h.dst_inc != p.inc) {
+        // Sent to an older Peer of ours (we dropped it): not ours to deliver;
+        // our answer tells the peer our incarnation, so it restarts.
+        if (data)
+            p.ack_pending = true;
+        return false;
+    }
+    return true;
 }
 
 std::unique_ptr<char[]> UdpTransport::get_buffer()
@@ -180,8 +461,7 @@ void UdpTransport::fail_peer(Peer &p, int status, const std::string &message)
     if (p.failed)
         return;
     p.failed = true;
-    p.failure_status = status;
-    p.failure = message;
+    failures_.emplace(p.rank, Failure{status, message});
     if (p.tx) {
         for (auto &m : p.tx->queue)
             ctx_.defer_completion(*m, LLC_ERR_PEER);
@@ -200,12 +480,12 @@ int UdpTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)
 {
     Peer &p = peer_for(dest);
     if (p.failed)
-        throw Error(p.failure_status, p.failure);
+        throw_failure(dest);
     OutgoingMessage *m = msg.get();
     p.txs().queue.push_back(std::move(msg));
     pump(p);
     if (p.failed)
-        throw Error(p.failure_status, p.failure);
+        throw_failure(dest);
     if (p.tx->queue.empty() || p.tx->queue.back().get() != m)
         return LLC_OK; // every byte is in datagrams now (kept for retransmission)
     if (m->payload_len() <= ctx_.config().copy_max) {
@@ -220,13 +500,21 @@ void UdpTransport::send_control(int dest, Kind kind, uint64_t seq)
 {
     Peer &p = peer_for(dest);
     if (p.failed)
-        throw Error(p.failure_status, p.failure);
+        throw_failure(dest);
     p.txs().queue.push_back(OutgoingMessage::make_control(kind, ctx_.rank(), seq));
     pump(p);
 }
 
+void UdpTransport::stamp(const Peer &p, UdpHeader &h) const
+{
+    h.src_inc = p.inc;
+    h.dst_inc = p.peer_forgot ? 0 : p.peer_inc;
+    h.flags = p.peer_forgot ? kFlagPairForgotten : 0;
+}
+
 void UdpTransport::fill_ack(const Peer &p, UdpHeader &h) const
 {
+    stamp(p, h);
     h.ack = p.rx_next;
     h.sack = 0;
     for (const auto &e : p.ooo) {
@@ -284,6 +572,7 @@ bool UdpTransport::transmit(Peer &p, TxPacket &pkt)
 {
     UdpHeader h;
     std::memcpy(&h, pkt.buf.get(), sizeof(h));
+    h.psn = pkt.psn; // renumbered when the streams restart
     fill_ack(p, h);
     std::memcpy(pkt.buf.get(), &h, sizeof(h));
     if (!raw_send(pkt.buf.get(), sizeof(UdpHeader) + pkt.len, p.addr))
@@ -326,7 +615,7 @@ bool UdpTransport::pump(Peer &p)
         h.type = uint8_t(UdpType::Data);
         h.src = ctx_.rank();
         h.job_tag = job_tag_;
-        h.len = pkt.len;
+        h.len = uint16_t(pkt.len);
         h.psn = pkt.psn;
         std::memcpy(pkt.buf.get(), &h, sizeof(h));
         p.last_tx_us = monotonic_us();
@@ -465,19 +754,32 @@ void UdpTransport::on_datagram(const char *buf, size_t len, const sockaddr_in &f
     if (h.magic != kUdpMagic || h.job_tag != job_tag_ || h.src < 0 || h.src >= ctx_.size() ||
         h.src == ctx_.rank())
         return; // not ours (another job, a stale port): ignore
+    if (h.type == uint8_t(UdpType::Forget)) {
+        on_forget(h, from);
+        return;
+    }
+    if (h.type == uint8_t(UdpType::ForgetAck)) {
+        on_forget_ack(h);
+        return;
+    }
     bool data = h.type == uint8_t(UdpType::Data);
     if (data ? h.len != len - sizeof(UdpHeader) : h.type != uint8_t(UdpType::Ack))
         return;
     Peer *p = find(h.src);
     if (!p) {
-        if (!data)
+        if (!data || failed(h.src))
             return;
         p = &add_peer(h.src, &from);
     }
     if (p->failed)
         return;
     p->last_heard_us = monotonic_us();
-    on_ack(*p, h.ack, h.sack);
+    if (!reconcile_incarnation(*p, h))
+        return;
+    if (finalizing_ && !p->goodbye_sent)
+        queue_goodbye(*p); // a peer that had dropped its state for us talks again
+    if (h.dst_inc == p->inc)
+        on_ack(*p, h.ack, h.sack);
     if (!data)
         return;
     const char *payload = buf + sizeof(UdpHeader);
@@ -566,6 +868,13 @@ void UdpTransport::drain_errors()
 
 void UdpTransport::on_unreachable(const sockaddr_in &addr)
 {
+    // The process is gone: nobody is left to answer our Forgets.
+    forgets_.erase(std::remove_if(forgets_.begin(), forgets_.end(),
+                                  [&](const PendingForget &f) {
+                                      return f.addr.sin_addr.s_addr == addr.sin_addr.s_addr &&
+                                             f.addr.sin_port == addr.sin_port;
+                                  }),
+                   forgets_.end());
     for (Peer *p : live_) {
         if (p->failed || p->addr.sin_addr.s_addr != addr.sin_addr.s_addr || p->addr.sin_port != addr.sin_port)
             continue;
@@ -639,12 +948,19 @@ bool UdpTransport::progress(bool socket_ready)
     for (Peer *p : live_)
         if (p->ack_pending && !p->failed)
             send_ack(*p);
+    if (!forgets_.empty())
+        did |= resend_forgets(now);
     flush_held();
     if (errors_pending_)
         drain_errors();
     if (now >= next_sweep_us_) {
         next_sweep_us_ = now + kIdleReleaseUs;
         release_idle(now);
+        if (peers_.size() > peers_.capacity()) {
+            // back under the cap once the peers that overflowed it may go
+            peers_.trim([this, now](int, const std::unique_ptr<Peer> &q) { return evictable(*q, now); });
+            ctx_.counters().udp_peers = peers_.size();
+        }
     }
     return did;
 }
@@ -679,31 +995,47 @@ bool UdpTransport::has_pending_sends() const
             continue;
         return true;
     }
+    // A Forget nobody answers during finalize: the peer had nothing of ours
+    // pending and already left (the answer can be lost after it left, as
+    // with the last acknowledgement): linger as for a Goodbye, then stop.
+    for (const PendingForget &f : forgets_)
+        if (!finalizing_ || now - std::max(f.first_us, finalize_us_) <= kMaxLingerUs)
+            return true;
     return have_held_;
 }
 
 bool UdpTransport::drained_towards(int dest) const
 {
-    Peer *p = find(dest);
+    const Peer *p = peek(dest);
     return !p || p->failed || p->tx_idle();
+}
+
+void UdpTransport::queue_goodbye(Peer &p)
+{
+    p.txs().queue.push_back(OutgoingMessage::make_control(Kind::Goodbye, ctx_.rank(), 0));
+    p.goodbye_sent = true;
+    pump(p);
 }
 
 void UdpTransport::say_goodbye()
 {
     finalizing_ = true;
+    finalize_us_ = monotonic_us();
     for (Peer *p : live_) {
-        if (p->failed || p->goodbye_sent)
+        // A peer that dropped its state for us (and we owe nothing) will not
+        // say goodbye either: it has nothing of ours and sends us nothing.
+        if (p->failed || p->goodbye_sent || (p->peer_forgot && p->tx_idle()))
             continue;
-        p->txs().queue.push_back(OutgoingMessage::make_control(Kind::Goodbye, ctx_.rank(), 0));
-        p->goodbye_sent = true;
-        pump(*p);
+        queue_goodbye(*p);
     }
 }
 
 bool UdpTransport::incoming_quiet() const
 {
+    // A peer that dropped its state for us sends nothing more without
+    // making new state first (which clears peer_forgot).
     for (const Peer *p : live_)
-        if (!p->failed && !p->goodbye_rx)
+        if (!p->failed && !p->goodbye_rx && !p->peer_forgot)
             return false;
     return true;
 }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "outgoing_message.hpp"
+#include "peer_table.hpp"
 #include "stream_decoder.hpp"
 #include "unique_fd.hpp"
 
@@ -33,22 +34,32 @@ namespace llc {
 class Context;
 
 // Datagram header (host byte order, like the record format).
+//
+// Incarnations: each side's per-peer state (a Peer) has a 32-bit incarnation
+// id, from a per-process counter, so a newer Peer for the same rank always
+// has a larger id.  The psn streams of a pair belong to the pair of
+// incarnations (src_inc, dst_inc); when either side re-creates its Peer (after
+// an eviction) both streams restart at psn 0.  See doc/libllc.md, "UDP".
 struct UdpHeader {
     uint32_t magic;
     uint8_t type;       // UdpType
     uint8_t flags;      // reserved, 0
-    uint16_t reserved;
+    uint16_t len;       // stream bytes following the header (Data only; LLC_UDP_MTU <= 65000)
     int32_t src;        // sender's rank
     uint32_t job_tag;   // hash of the job id: stray datagrams of another job are ignored
-    uint32_t len;       // stream bytes following the header (Data only)
-    uint32_t pad;
-    uint64_t psn;       // Data: packet sequence number (0, 1, 2, ... per ordered pair)
+    uint32_t src_inc;   // incarnation of the sender's Peer for the receiver
+    uint32_t dst_inc;   // the receiver's incarnation as the sender knows it (0: unknown)
+    uint64_t psn;       // Data: packet sequence number (0, 1, 2, ... per ordered pair and incarnation pair)
+                        // Forget: the sender's next psn when it dropped its state
     uint64_t ack;       // every psn < ack from the receiver of this datagram has arrived
     uint64_t sack;      // bit i: psn ack+1+i has arrived too
 };
 static_assert(sizeof(UdpHeader) == 48, "udp header layout");
 
-enum class UdpType : uint8_t { Data = 1, Ack = 2 };
+// Forget: the sender evicted its Peer for the receiver (everything it sent
+// was acknowledged, everything it received delivered); the receiver forgets
+// the incarnation pair too and answers ForgetAck.  Repeated until answered.
+enum class UdpType : uint8_t { Data = 1, Ack = 2, Forget = 3, ForgetAck = 4 };
 
 class UdpTransport {
 public:
@@ -75,14 +86,27 @@ public:
     bool incoming_quiet() const;
 
     size_t peer_count() const { return peers_.size(); }
+    size_t peer_cap() const { return peers_.capacity(); }
     // Bytes of state kept for a peer that has been idle for a while: the
-    // Peer object, its hash-table node and its slot in the iteration list.
-    static size_t idle_peer_bytes() { return sizeof(Peer) + sizeof(void *) * 3 + sizeof(int) + sizeof(size_t) + sizeof(Peer *); }
+    // Peer object (its table slot and list entry are preallocated, see
+    // table_slot_bytes).  At most LLC_MAX_CONTEXTS of them exist when they
+    // may be evicted.
+    static size_t idle_peer_bytes() { return sizeof(Peer); }
+    // Fixed per slot of the capped table: the slot, the bucket head, the
+    // predictor's ghost entry, the incarnation ghosts and a pointer in the
+    // iteration list.
+    static size_t table_slot_bytes()
+    {
+        return PeerTable<std::unique_ptr<Peer>>::slot_bytes() + sizeof(int32_t) +
+               PeerTable<std::unique_ptr<Peer>>::ghost_bytes() + kGhostsPerSlot * sizeof(Ghost) + sizeof(Peer *);
+    }
 
 private:
     friend struct MemWalk; // mem_accounting.cpp / mem_walk_udp.cpp count the members
     static constexpr size_t kRxBufBytes = 65536;   // rxbuf_: one receive buffer per process
     static constexpr size_t kKeepFreeBuffers = 64; // free_bufs_: most datagram buffers kept for reuse
+    static constexpr size_t kGhostsPerSlot = 4;
+    static constexpr size_t kMinGhosts = 64;
 
     struct TxPacket {
         uint64_t psn = 0;
@@ -101,6 +125,8 @@ private:
     };
     struct Peer {
         int rank = -1;
+        uint32_t inc = 0;      // our incarnation (never 0)
+        uint32_t peer_inc = 0; // the peer's incarnation our psn streams belong to (0: none yet)
         sockaddr_in addr{};
         // sending
         uint64_t next_psn = 0;
@@ -120,22 +146,58 @@ private:
         uint64_t rx_next = 0;
         std::map<uint64_t, std::vector<char>> ooo; // datagrams that arrived early
         std::unique_ptr<StreamDecoder> decoder;    // on first data
-        bool ack_pending = false;
         uint64_t last_heard_us = 0;
         uint64_t oldest_unacked_since_us = 0; // when the peer was last seen making progress on our data
+        uint64_t goodbye_rx_us = 0;
+        uint64_t newer_peer_seen_us = 0; // waiting for the Forget of its old incarnation since
+        bool ack_pending = false;
+        bool peer_forgot = false; // the peer evicted its state for us (Forget) and has sent nothing since
         // finalize
         bool goodbye_sent = false;
         bool goodbye_rx = false;
-        uint64_t goodbye_rx_us = 0;
-        // failure
+        // failure (the message is in failures_, which outlives eviction)
         bool failed = false;
-        int failure_status = 0;
-        std::string failure;
+    };
+    struct Failure {
+        int status = 0;
+        std::string message;
+    };
+    // What is left of an evicted Peer: the peer's incarnation, so that a
+    // stray datagram of it (older than the eviction) is not taken for the
+    // start of a new stream.  Direct-mapped by rank; a collision overwrites.
+    struct Ghost {
+        int32_t rank = -1;
+        uint32_t peer_inc = 0;
+    };
+    // A Forget not yet answered (its Peer is gone).
+    struct PendingForget {
+        int rank = -1;
+        sockaddr_in addr{};
+        UdpHeader header{};
+        uint64_t first_us = 0, sent_us = 0;
+        uint16_t retries = 0;
     };
 
     Peer &peer_for(int rank);
-    Peer *find(int rank) const;
+    Peer *find(int rank);             // counts as a use (eviction predictor)
+    const Peer *peek(int rank) const; // does not
     Peer &add_peer(int rank, const sockaddr_in *from);
+    // Eviction (LLC_MAX_CONTEXTS): only a peer with nothing in flight either
+    // way, idle for LLC_UDP_EVICT_IDLE_MS, not on a hybrid switch, may go.
+    bool evictable(const Peer &p, uint64_t now) const;
+    void on_evict(Peer &p);
+    void forget_live(Peer &p, const UdpHeader &forget);
+    void restart_streams(Peer &p);
+    bool reconcile_incarnation(Peer &p, const UdpHeader &h);
+    void on_forget(const UdpHeader &h, const sockaddr_in &from);
+    void on_forget_ack(const UdpHeader &h);
+    bool resend_forgets(uint64_t now);
+    void send_forget_ack(const UdpHeader &forget, const sockaddr_in &to);
+    void stamp(const Peer &p, UdpHeader &h) const;
+    Ghost &ghost_of(int rank);
+    uint32_t next_incarnation();
+    [[noreturn]] void throw_failure(int dest) const;
+    void queue_goodbye(Peer &p);
     bool pump(Peer &p);
     bool transmit(Peer &p, TxPacket &pkt);
     void fill_ack(const Peer &p, UdpHeader &h) const;
@@ -165,11 +227,17 @@ private:
     uint32_t job_tag_ = 0;
     size_t mtu_;           // stream bytes per datagram
     size_t window_;
-    std::unordered_map<int, std::unique_ptr<Peer>> peers_;
+    uint64_t evict_idle_us_;
+    uint32_t next_inc_ = 1; // incarnation of the next Peer created
+    PeerTable<std::unique_ptr<Peer>> peers_; // at most LLC_MAX_CONTEXTS while they may be evicted
     std::vector<Peer *> live_; // peers_ in creation order (stable iteration)
+    std::unordered_map<int, Failure> failures_; // failed ranks only; survives eviction
+    std::vector<Ghost> ghosts_;                 // kGhostsPerSlot x LLC_MAX_CONTEXTS (at least kMinGhosts)
+    std::vector<PendingForget> forgets_;
     std::vector<std::unique_ptr<char[]>> free_bufs_;
     std::unique_ptr<char[]> rxbuf_;
     bool finalizing_ = false;
+    uint64_t finalize_us_ = 0;
     bool errors_pending_ = false; // an ICMP error was reported: read the error queue
     uint64_t next_sweep_us_ = 0;
     // loss injection (LLC_UDP_DROP_PERMILLE / LLC_UDP_REORDER)

@@ -181,7 +181,8 @@ std::vector<int> others_of(const TestProcess &p)
 // object (Tx with its two deques) for each peer sent to, a StreamDecoder for
 // each peer received from; the Tx and the decoder are released after a
 // second without traffic, leaving exactly the Peer.  udp_peer_table is the
-// hash table and list of those peers.
+// capped table (LLC_MAX_CONTEXTS slots, allocated with the transport) and the
+// list of those peers.
 TEST(MemReport, UdpPerPeerStateGrowsByTheUdpPerPeerSize)
 {
     LLC_EXPECT_JOB_OK(udp_mem_job({0, 1, 2, 3}, "16384"), [](TestProcess &p) {
@@ -190,13 +191,14 @@ TEST(MemReport, UdpPerPeerStateGrowsByTheUdpPerPeerSize)
         std::vector<int> got(size_t(p.size), 0), expect(size_t(p.size), 0);
         ASSERT_EQ(llc_am_register(ctx, 1, count_handler, &got), LLC_OK);
         const llc::MemWalk::StructSizes s = llc::MemWalk::struct_sizes();
-        const uint64_t node = s.udp_peer_entry - sizeof(void *); // the hash node alone
+        // the table's fixed arrays: per slot the slot, a bucket head and a ghost (LLC_MAX_CONTEXTS = 1024)
+        const uint64_t table = 1024 * (s.udp_peer_entry - sizeof(void *));
         const uint64_t datagram = s.udp_header + 16384;
 
         auto r0 = report(ctx);
         ASSERT_EQ(TestProcess::fence(&p), 0); // nobody sends before this
         EXPECT_EQ(r0["udp_peer_state"].bytes, 0u);
-        EXPECT_EQ(r0["udp_peer_table"].bytes, 0u);
+        EXPECT_EQ(r0["udp_peer_table"].bytes, table);
         EXPECT_EQ(r0["udp_peer_table"].items, 0u);
         EXPECT_EQ(r0["udp_buffers"].bytes, s.udp_rx_buffer); // the receive buffer only
         EXPECT_EQ(r0["udp_unacked"].bytes, 0u);
@@ -212,7 +214,7 @@ TEST(MemReport, UdpPerPeerStateGrowsByTheUdpPerPeerSize)
         EXPECT_EQ(r1["udp_peer_state"].items, 2u);
         EXPECT_EQ(r1["udp_peer_state"].bytes, 2 * s.udp_peer + s.udp_tx + s.stream_decoder);
         EXPECT_EQ(r1["udp_peer_table"].items, 2u);
-        EXPECT_EQ(r1["udp_peer_table"].bytes, hash_table_heap(2, node) + pointer_list_heap(2));
+        EXPECT_EQ(r1["udp_peer_table"].bytes, table + pointer_list_heap(2));
         EXPECT_EQ(r1["udp_unacked"].items, 0u);
         EXPECT_EQ(r1["udp_unacked"].bytes, 0u);
         EXPECT_EQ(r1["send_queues"].items, 0u);
@@ -231,7 +233,7 @@ TEST(MemReport, UdpPerPeerStateGrowsByTheUdpPerPeerSize)
         EXPECT_EQ(r2["udp_peer_state"].bytes - r1["udp_peer_state"].bytes,
                   peers * busy_peer - (2 * s.udp_peer + s.udp_tx + s.stream_decoder));
         EXPECT_EQ(r2["udp_peer_table"].items, peers);
-        EXPECT_EQ(r2["udp_peer_table"].bytes, hash_table_heap(peers, node) + pointer_list_heap(peers));
+        EXPECT_EQ(r2["udp_peer_table"].bytes, table + pointer_list_heap(peers));
         EXPECT_EQ(r2["udp_unacked"].items, 0u);
         // The round had one datagram per peer in flight at once; all are back in
         // the free pool (a one-datagram record is decoded in place, so the
@@ -380,15 +382,17 @@ TEST(MemModel, UdpModelUsesTheUdpPerPeerSizes)
     EXPECT_EQ(by_name.count("tcp_rank_table"), 0u);
     EXPECT_EQ(by_name.count("tcp_conn_state"), 0u);
     ASSERT_GT(remote, p.gamma);
+    // Capped: at most gamma Peers, the table's gamma slots allocated up front.
     EXPECT_DOUBLE_EQ(by_name["udp_peer_state"].bytes,
-                     m * (remote * double(s.udp_peer) + p.gamma * double(s.udp_tx + s.stream_decoder)));
-    EXPECT_DOUBLE_EQ(by_name["udp_peer_table"].bytes, m * remote * double(s.udp_peer_entry + s.pointer));
+                     m * (p.gamma * double(s.udp_peer) + p.gamma * double(s.udp_tx + s.stream_decoder)));
+    EXPECT_DOUBLE_EQ(by_name["udp_peer_table"].bytes, m * p.gamma * double(s.udp_peer_entry));
     EXPECT_DOUBLE_EQ(by_name["udp_buffers"].bytes,
                      m * (double(s.udp_rx_buffer) + double(s.udp_free_buffers) * (double(s.udp_header) + p.udp_mtu +
                                                                                   double(s.pointer))));
-    // n-sized: the node-shared rank -> node table (once per node), sequence numbers, and the idle udp peer.
-    EXPECT_DOUBLE_EQ(n_coeff, double(s.node_entry) + m * double(2 * s.seq_entry + s.udp_peer + s.udp_peer_entry +
-                                                                s.pointer));
+    // n-sized: the node-shared rank -> node table (once per node) and the
+    // sequence numbers; the udp peers are capped and the shm rank table is
+    // sized by the local peers, so nothing per rank beyond that.
+    EXPECT_DOUBLE_EQ(n_coeff, double(s.node_entry) + m * double(2 * s.seq_entry));
     // Fewer peers than gamma: all of them busy.
     auto small = llc::llc_udp_model(4, p);
     for (const auto &t : small) {

@@ -147,6 +147,41 @@ TEST(PeerTable, ThrowingFactoryLeavesTableUnchanged)
     EXPECT_EQ(t.evictions(), 0u);
 }
 
+// Only entries the owner lets go are evicted; when none may go the table
+// grows past its capacity (counted), and trim() gives the room back later.
+TEST(PeerTable, BusyEntriesAreNeverEvictedOverflowIsCountedAndTrimmed)
+{
+    std::set<int> busy;
+    std::vector<int> evicted;
+    PeerTable<Value> t(2, [&](int rank, Value &) { evicted.push_back(rank); });
+    auto may_evict = [&](int rank, const Value &) { return busy.count(rank) == 0; };
+    auto make = [](int rank) { return Value{rank, 0}; };
+    t.get_or_create(10, make, may_evict);
+    t.get_or_create(11, make, may_evict);
+    busy = {10};
+    t.get_or_create(12, make, may_evict); // 10 is older but busy: 11 goes
+    EXPECT_EQ(evicted, std::vector<int>({11}));
+    EXPECT_TRUE(t.contains(10));
+    busy = {10, 12};
+    t.get_or_create(13, make, may_evict); // nobody may go: above the cap
+    EXPECT_EQ(t.size(), 3u);
+    EXPECT_EQ(t.overflows(), 1u);
+    EXPECT_EQ(t.capacity(), 2u);
+    for (int r : {10, 12, 13})
+        EXPECT_EQ(t.peek(r)->rank, r);
+    EXPECT_EQ(t.trim(may_evict), 1u); // 13 (not busy) is the only one that may go
+    EXPECT_EQ(evicted, std::vector<int>({11, 13}));
+    EXPECT_EQ(t.size(), 2u);
+    busy.clear();
+    EXPECT_EQ(t.trim(may_evict), 0u); // at the cap: nothing to do
+    // the slot added by the overflow is reused, not leaked
+    t.get_or_create(14, make, may_evict);
+    t.get_or_create(15, make, may_evict);
+    EXPECT_EQ(t.size(), 2u);
+    EXPECT_EQ(t.overflows(), 1u);
+    EXPECT_TRUE(t.contains(14) && t.contains(15));
+}
+
 TEST(LazyZeroArray, CommitsOnlyWrittenPages)
 {
     const size_t page = size_t(sysconf(_SC_PAGESIZE));

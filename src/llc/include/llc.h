@@ -170,6 +170,10 @@ typedef struct llc_stats {
     uint64_t rc_requests_sent;     /* SwitchRequests this process (as a receiver) sent to sources */
     uint64_t rc_requests_received; /* SwitchRequests this process (as a sender) received */
     uint64_t rc_requests_refused;  /* received ones it did not act on (cap full, switching, finalizing) */
+    /* udp peer cap (LLC_MAX_CONTEXTS); appended in 1.2 */
+    uint64_t udp_evictions;       /* udp peer states dropped to stay under the cap */
+    uint64_t udp_cap_overflows;   /* peers created above the cap because no state could be dropped */
+    uint64_t udp_peer_restarts;   /* psn streams restarted because a peer re-created its state */
 } llc_stats_t;
 int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out);
 

@@ -114,7 +114,7 @@ void print_sizes()
     std::printf("  %-34s %6zu\n", "shm segment header", s.segment_header);
     std::printf("  %-34s %6zu\n", "UdpTransport", s.udp_transport);
     std::printf("  %-34s %6zu\n", "udp Peer (per peer talked to)", s.udp_peer);
-    std::printf("  %-34s %6zu\n", "  its hash node and list slot", s.udp_peer_entry);
+    std::printf("  %-34s %6zu\n", "  its slot in the capped table", s.udp_peer_entry);
     std::printf("  %-34s %6zu\n", "udp Tx + empty deques (busy peer)", s.udp_tx);
     std::printf("  %-34s %6zu\n", "udp TxPacket (per unacked datagram)", s.udp_tx_packet);
     std::printf("  %-34s %6zu\n", "udp datagram header", s.udp_header);

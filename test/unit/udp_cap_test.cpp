@@ -1,0 +1,332 @@
+// udp_cap_test.cpp - the udp transport under a small peer cap
+// (LLC_MAX_CONTEXTS): peers rotate, so per-peer state is evicted and
+// re-created all the time (new incarnations, restarted psn streams, Forget
+// exchanges), with and without datagram loss; a peer with unacknowledged
+// data is never evicted (the cap overflows instead); a failed peer stays
+// failed once its state is gone.
+#include "test_util.hpp"
+#include "udp_transport.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <list>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace llctest;
+
+namespace {
+
+constexpr unsigned kCapHandler = 3;
+
+struct CapHeader {
+    uint32_t src;
+    uint32_t dst;
+    uint32_t seq; // per ordered pair, from 0
+    uint32_t len;
+};
+
+uint64_t payload_seed(uint32_t src, uint32_t dst, uint32_t seq)
+{
+    return (uint64_t(src) << 40) ^ (uint64_t(dst) << 20) ^ seq;
+}
+
+size_t payload_size(uint32_t seq)
+{
+    if (seq % 4 == 3)
+        return 20000 + size_t(mix64(seq) % 40000); // several datagrams (LLC_UDP_MTU 16k)
+    return size_t(mix64(seq) % 300);
+}
+
+// What one process received: per source the next expected sequence number.
+struct Inbox {
+    int me = -1;
+    std::vector<uint32_t> next_seq;
+    unsigned long long received = 0, bad = 0;
+    std::string first_problem;
+
+    void problem(const std::string &what)
+    {
+        if (bad++ == 0)
+            first_problem = what;
+    }
+};
+
+void on_cap_message(llc_context_t *, void *arg, int src, const void *hdr, size_t hdr_len, const void *data,
+                    size_t len)
+{
+    Inbox &in = *static_cast<Inbox *>(arg);
+    CapHeader h{};
+    if (hdr_len != sizeof(h)) {
+        in.problem("header of " + std::to_string(hdr_len) + " bytes");
+        return;
+    }
+    std::memcpy(&h, hdr, sizeof(h));
+    if (int(h.src) != src || int(h.dst) != in.me) {
+        in.problem("message " + std::to_string(h.src) + "->" + std::to_string(h.dst) + " arrived at rank " +
+                   std::to_string(in.me) + " from rank " + std::to_string(src));
+        return;
+    }
+    uint32_t &expect = in.next_seq[size_t(src)];
+    if (h.seq != expect) {
+        in.problem("from rank " + std::to_string(src) + ": message " + std::to_string(h.seq) + " where " +
+                   std::to_string(expect) + " was due (lost, duplicated or reordered)");
+        expect = h.seq + 1;
+        return;
+    }
+    expect++;
+    if (len != h.len || len != payload_size(h.seq) || !check_pattern(data, len, payload_seed(h.src, h.dst, h.seq)))
+        in.problem("from rank " + std::to_string(src) + ": message " + std::to_string(h.seq) + " has wrong bytes");
+    in.received++;
+}
+
+// Keeps payloads alive until the library is done with them (a send that
+// returned LLC_INPROGRESS calls back).
+struct Outbox {
+    std::list<std::vector<char>> payloads;
+    std::vector<uint32_t> next_seq;
+    unsigned long long callbacks_owed = 0, callbacks = 0, callback_errors = 0;
+};
+
+int send_one(llc_context_t *ctx, Outbox &out, int me, int dst)
+{
+    CapHeader h{uint32_t(me), uint32_t(dst), out.next_seq[size_t(dst)]++, 0};
+    h.len = uint32_t(payload_size(h.seq));
+    out.payloads.emplace_back(h.len);
+    std::vector<char> &buf = out.payloads.back();
+    fill_pattern(buf.data(), buf.size(), payload_seed(h.src, h.dst, h.seq));
+    llc_iov_t iov{buf.data(), buf.size()};
+    int rc = llc_am_send(ctx, dst, kCapHandler, &h, sizeof(h), &iov, 1,
+                         [](void *arg, int status) {
+                             Outbox &o = *static_cast<Outbox *>(arg);
+                             o.callbacks++;
+                             if (status != LLC_OK)
+                                 o.callback_errors++;
+                         },
+                         &out);
+    if (rc == LLC_INPROGRESS)
+        out.callbacks_owed++;
+    return rc;
+}
+
+JobOptions cap_job(std::vector<int> nodes, const char *cap, unsigned timeout_s = 120)
+{
+    JobOptions o = job(std::move(nodes), timeout_s);
+    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"},
+             {"LLC_NET", "udp"},
+             {"LLC_UDP_RTO_US", "3000"},
+             {"LLC_MAX_CONTEXTS", cap},
+             // evict as soon as a peer is quiet: as much churn as possible
+             {"LLC_UDP_EVICT_IDLE_MS", "0"}};
+    return o;
+}
+
+llc_stats_t stats_of(llc_context_t *ctx)
+{
+    llc_stats_t st{};
+    llc_get_stats(ctx, &st);
+    return st;
+}
+
+struct CapCase {
+    const char *name;
+    const char *cap;
+    const char *drop_permille;
+    const char *reorder_permille;
+    const char *evict_idle_ms;
+    int processes;
+};
+
+class UdpCap : public ::testing::TestWithParam<CapCase> {};
+
+// Round r: every rank sends kPerRound messages to rank + 1 + r mod (n-1)
+// and receives as many from rank - 1 - r mod (n-1), so each process talks to
+// every other one many times with at most two of them at once: with a cap of
+// 2 or 3, state is evicted and re-created all the time.
+TEST_P(UdpCap, RotatingPeersGetEveryMessageExactlyOnceInOrder)
+{
+    const CapCase &c = GetParam();
+    constexpr int kRounds = 24, kPerRound = 6;
+    const size_t cap = size_t(std::stoul(c.cap));
+    std::vector<int> nodes;
+    for (int i = 0; i < c.processes; i++)
+        nodes.push_back(i); // one process per node: every pair is on udp
+    JobOptions o = cap_job(nodes, c.cap);
+    o.env.push_back({"LLC_UDP_DROP_PERMILLE", c.drop_permille});
+    o.env.push_back({"LLC_UDP_REORDER", c.reorder_permille});
+    o.env.push_back({"LLC_UDP_EVICT_IDLE_MS", c.evict_idle_ms});
+    const bool lossy = std::string(c.drop_permille) != "0";
+    LLC_EXPECT_JOB_OK(o, [&](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        const int n = p.size;
+        Inbox in;
+        in.me = p.rank;
+        in.next_seq.assign(size_t(n), 0);
+        Outbox out;
+        out.next_seq.assign(size_t(n), 0);
+        ASSERT_EQ(llc_am_register(ctx, kCapHandler, on_cap_message, &in), LLC_OK);
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+
+        std::vector<uint32_t> due(size_t(n), 0); // messages expected from each source so far
+        uint64_t most_live = 0, most_allowed = 0;
+        for (int r = 0; r < kRounds; r++) {
+            const int offset = 1 + r % (n - 1);
+            const int dst = (p.rank + offset) % n, src = (p.rank - offset + n) % n;
+            for (int k = 0; k < kPerRound; k++) {
+                int rc = send_one(ctx, out, p.rank, dst);
+                ASSERT_TRUE(rc == LLC_OK || rc == LLC_INPROGRESS) << "round " << r << ": " << llc_last_error(ctx);
+            }
+            due[size_t(src)] += kPerRound;
+            ASSERT_TRUE(progress_until(ctx, [&] { return in.next_seq[size_t(src)] >= due[size_t(src)]; }, 60))
+                << "round " << r << ": " << in.next_seq[size_t(src)] << " of " << due[size_t(src)] << " from rank "
+                << src;
+            llc_stats_t st = stats_of(ctx);
+            most_live = std::max(most_live, st.udp_peers);
+            // Above the cap only by peers that could not be evicted, each counted.
+            most_allowed = std::max(most_allowed, cap + st.udp_cap_overflows);
+            EXPECT_LE(st.udp_peers, cap + st.udp_cap_overflows) << "round " << r;
+        }
+        EXPECT_EQ(in.bad, 0u) << in.first_problem;
+        EXPECT_EQ(in.received, (unsigned long long)(kRounds * kPerRound));
+        // We have everything.  (No fence here: a blocked process would stop
+        // retransmitting what the others still miss.)  Let the state go quiet.
+        EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
+        EXPECT_EQ(out.callback_errors, 0u);
+        // Idle: the once-a-second sweep brings the table back under the cap.
+        EXPECT_TRUE(progress_until(ctx, [&] { return stats_of(ctx).udp_peers <= cap; }, 5))
+            << stats_of(ctx).udp_peers << " live udp peers with a cap of " << cap;
+
+        llc_stats_t st = stats_of(ctx);
+        // n-1 distinct peers, at most `cap` of them live: the others were
+        // evicted (or, briefly, created above the cap).
+        EXPECT_GT(st.udp_evictions, 0u);
+        EXPECT_GE(st.udp_evictions + st.udp_cap_overflows, uint64_t(n - 1) - cap);
+        EXPECT_LE(most_live, most_allowed);
+        if (lossy) {
+            EXPECT_GT(st.udp_injected_drops, 0u);
+        }
+        std::fprintf(stderr,
+                     "rank %d: cap %zu: evictions %llu overflows %llu restarts %llu most live %llu retransmits %llu "
+                     "drops %llu duplicates %llu\n",
+                     p.rank, cap, (unsigned long long)st.udp_evictions, (unsigned long long)st.udp_cap_overflows,
+                     (unsigned long long)st.udp_peer_restarts, (unsigned long long)most_live,
+                     (unsigned long long)st.udp_retransmits, (unsigned long long)st.udp_injected_drops,
+                     (unsigned long long)st.udp_duplicates);
+        finalize_ok(ctx);
+    });
+}
+
+INSTANTIATE_TEST_SUITE_P(Udp, UdpCap,
+                         ::testing::Values(CapCase{"Cap2Clean", "2", "0", "0", "0", 6},
+                                           CapCase{"Cap2Drop5pct", "2", "50", "0", "0", 6},
+                                           CapCase{"Cap3DropAndReorder", "3", "30", "100", "0", 7},
+                                           CapCase{"Cap2Drop5pctIdle100ms", "2", "50", "0", "100", 6}),
+                         [](const ::testing::TestParamInfo<CapCase> &info) { return std::string(info.param.name); });
+
+// Cap 1.  Rank 1 does not call llc_progress for a while, so rank 0's
+// message to it stays unacknowledged: when rank 0 then talks to rank 2, the
+// Peer for rank 1 must not be evicted; the table goes above the cap (counted)
+// and comes back under it once rank 1 has acknowledged everything.
+TEST(UdpCapLimits, PeerWithUnacknowledgedDataIsNotEvicted)
+{
+    LLC_EXPECT_JOB_OK(cap_job({0, 1, 2}, "1", 60), [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        Inbox in;
+        in.me = p.rank;
+        in.next_seq.assign(size_t(p.size), 0);
+        Outbox out;
+        out.next_seq.assign(size_t(p.size), 0);
+        ASSERT_EQ(llc_am_register(ctx, kCapHandler, on_cap_message, &in), LLC_OK);
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        if (p.rank == 0) {
+            // seq 3: a multi-datagram message
+            for (int k = 0; k < 4; k++)
+                ASSERT_GE(send_one(ctx, out, 0, 1), 0);
+            llc_stats_t st = stats_of(ctx);
+            EXPECT_EQ(st.udp_peers, 1u);
+            ASSERT_GE(send_one(ctx, out, 0, 2), 0); // rank 1 has acknowledged nothing yet
+            st = stats_of(ctx);
+            EXPECT_EQ(st.udp_evictions, 0u);
+            EXPECT_EQ(st.udp_cap_overflows, 1u);
+            EXPECT_EQ(st.udp_peers, 2u);
+            // Both answer once they have our messages.
+            EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[1] == 1 && in.next_seq[2] == 1; }, 30));
+            EXPECT_TRUE(progress_until(ctx, [&] { return stats_of(ctx).udp_peers <= 1; }, 10));
+            st = stats_of(ctx);
+            EXPECT_GE(st.udp_evictions, 1u);
+            EXPECT_EQ(in.bad, 0u) << in.first_problem;
+            ASSERT_EQ(TestProcess::fence(&p), 0); // the others wait (not finalizing) until we checked
+        } else {
+            if (p.rank == 1)
+                usleep(600000); // silent: rank 0's datagrams wait in our socket
+            const uint32_t expect = p.rank == 1 ? 4 : 1;
+            EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[0] == expect; }, 30));
+            EXPECT_EQ(in.bad, 0u) << in.first_problem;
+            ASSERT_GE(send_one(ctx, out, p.rank, 0), 0);
+            EXPECT_TRUE(progress_until(ctx, [&] { return stats_of(ctx).udp_acks_sent > 0; }, 30));
+            ASSERT_EQ(TestProcess::fence(&p), 0);
+        }
+        EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
+        finalize_ok(ctx);
+    });
+}
+
+// Cap 1.  Rank 1 exits without llc_finalize; rank 0 learns it failed
+// (ICMP port unreachable), then talks to rank 2, which evicts the failed
+// Peer.  Sends to rank 1 still fail, with the original reason.
+TEST(UdpCapLimits, FailedPeerStaysFailedAfterItsStateIsEvicted)
+{
+    LLC_EXPECT_JOB_OK(cap_job({0, 1, 2}, "1", 60), [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        Inbox in;
+        in.me = p.rank;
+        in.next_seq.assign(size_t(p.size), 0);
+        Outbox out;
+        out.next_seq.assign(size_t(p.size), 0);
+        ASSERT_EQ(llc_am_register(ctx, kCapHandler, on_cap_message, &in), LLC_OK);
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        if (p.rank == 1) {
+            p.depart();
+            std::fflush(stderr);
+            _exit(::testing::Test::HasFailure() ? 1 : 0); // no llc_finalize: the socket closes
+        }
+        if (p.rank == 2) {
+            EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[0] == 1; }, 30));
+            ASSERT_GE(send_one(ctx, out, 2, 0), 0);
+            EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
+            finalize_ok(ctx);
+            return;
+        }
+        usleep(300000); // rank 1 is gone by now
+        ASSERT_GE(send_one(ctx, out, 0, 1), 0);
+        int err = LLC_OK;
+        double end = now_s() + 10;
+        while (err == LLC_OK && now_s() < end)
+            err = llc_progress(ctx, nullptr);
+        ASSERT_EQ(err, LLC_ERR_PEER);
+        const std::string reason = llc_last_error(ctx);
+        EXPECT_NE(reason.find("rank 1"), std::string::npos) << reason;
+        EXPECT_EQ(stats_of(ctx).udp_peers, 1u);
+        // Talking to rank 2 needs the only slot: the failed Peer goes.
+        ASSERT_GE(send_one(ctx, out, 0, 2), 0);
+        llc_stats_t st = stats_of(ctx);
+        EXPECT_EQ(st.udp_evictions, 1u);
+        EXPECT_EQ(st.udp_cap_overflows, 0u);
+        EXPECT_EQ(st.udp_peers, 1u);
+        EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[2] == 1; }, 30));
+        // Rank 1 has no state any more, and is still failed.
+        EXPECT_EQ(send_one(ctx, out, 0, 1), LLC_ERR_PEER);
+        EXPECT_EQ(std::string(llc_last_error(ctx)), reason);
+        EXPECT_EQ(stats_of(ctx).udp_peers, 1u);
+        EXPECT_EQ(in.bad, 0u) << in.first_problem;
+        llc_finalize(ctx); // reports the failure again; must not hang
+    });
+}
+
+} // namespace
