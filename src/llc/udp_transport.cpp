@@ -993,6 +993,14 @@ bool UdpTransport::has_pending_sends() const
             now - std::max(p->goodbye_rx_us, p->oldest_unacked_since_us) >
                 std::min<uint64_t>(kLingerRtos * rto_for(*p, 0), kMaxLingerUs))
             continue;
+        // The same for a peer that dropped its state for us (its Forget came
+        // after our Goodbye was queued): it does not wait for our Goodbye and
+        // may have left; what we resend on the restarted stream is answered
+        // only while it is still there.
+        if (finalizing_ && p->peer_forgot &&
+            now - std::max(finalize_us_, p->oldest_unacked_since_us) >
+                std::min<uint64_t>(kLingerRtos * rto_for(*p, 0), kMaxLingerUs))
+            continue;
         return true;
     }
     // A Forget nobody answers during finalize: the peer had nothing of ours
