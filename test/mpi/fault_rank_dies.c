@@ -31,6 +31,10 @@ static void send_to_silent_rank(int rank, int dest)
     fprintf(stderr, "fault_rank_dies: rank %d: talking to the silent rank %d failed after %.1f s: %s\n",
             rank, dest, MPI_Wtime() - t0, msg);
     fflush(stderr);
+    /* give the launcher time to forward that line: MPI_Abort tears the job
+     * down, and a line still in the proxy's pipe was once lost (CI log
+     * without the message the driver looks for) */
+    usleep(500000);
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
