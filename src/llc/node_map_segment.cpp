@@ -42,14 +42,7 @@ NodeMapSegment NodeMapSegment::create(const std::string &name, int node, int lea
     seg.created_here_ = true;
     seg.name_owned_ = true; // from here on the destructor removes the name
     size_t bytes = bytes_for(ranks);
-    if (::ftruncate(fd.get(), off_t(bytes)) != 0)
-        throw_errno(LLC_ERR_SYSTEM, "ftruncate(" + name + ", " + std::to_string(bytes) +
-                                        ") for the node-shared rank -> node table (is /dev/shm large enough?)",
-                    errno);
-    void *addr = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
-    if (addr == MAP_FAILED)
-        throw_errno(LLC_ERR_SYSTEM, "mmap of " + name, errno);
-    seg.map_ = MemoryMapping(addr, bytes);
+    seg.map_ = shm_size_and_map(fd, name, bytes, " for the node-shared rank -> node table (is /dev/shm large enough?)");
     auto *h = reinterpret_cast<NodeMapHeader *>(seg.map_.data());
     h->ranks = ranks;
     h->node = node;
@@ -59,7 +52,7 @@ NodeMapSegment NodeMapSegment::create(const std::string &name, int node, int lea
     std::atomic_thread_fence(std::memory_order_release);
     h->magic = kNodeMapMagic; // the others map it only after a bootstrap fence
     // Nobody writes it again, the leader included.
-    if (::mprotect(addr, bytes, PROT_READ) != 0)
+    if (::mprotect(seg.map_.data(), bytes, PROT_READ) != 0)
         throw_errno(LLC_ERR_SYSTEM, "mprotect(PROT_READ) of " + name, errno);
     return seg;
 }

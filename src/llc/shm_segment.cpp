@@ -45,6 +45,18 @@ UniqueFd shm_create_replacing(const std::string &name, const std::string &purpos
     return fd;
 }
 
+MemoryMapping shm_size_and_map(const UniqueFd &fd, const std::string &name, size_t bytes,
+                               const std::string &ftruncate_hint)
+{
+    if (::ftruncate(fd.get(), off_t(bytes)) != 0)
+        throw_errno(LLC_ERR_SYSTEM, "ftruncate(" + name + ", " + std::to_string(bytes) + ")" + ftruncate_hint,
+                    errno);
+    void *addr = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+    if (addr == MAP_FAILED)
+        throw_errno(LLC_ERR_SYSTEM, "mmap of " + name, errno);
+    return MemoryMapping(addr, bytes);
+}
+
 std::string ShmSegment::name_for(const std::string &job_id, int rank)
 {
     return shm_name_for(job_id, std::to_string(rank));
@@ -57,13 +69,7 @@ ShmSegment ShmSegment::create(const std::string &name, int rank, uint32_t slots,
     seg.name_ = name;
     seg.owner_ = true;
     size_t bytes = header_bytes() + size_t(slots) * slot_stride(ring_bytes);
-    if (::ftruncate(fd.get(), off_t(bytes)) != 0)
-        throw_errno(LLC_ERR_SYSTEM, "ftruncate(" + name + ", " + std::to_string(bytes) +
-                                        ") (is /dev/shm large enough? see LLC_SHM_RING_BYTES)", errno);
-    void *addr = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
-    if (addr == MAP_FAILED)
-        throw_errno(LLC_ERR_SYSTEM, "mmap of " + name, errno);
-    seg.map_ = MemoryMapping(addr, bytes);
+    seg.map_ = shm_size_and_map(fd, name, bytes, " (is /dev/shm large enough? see LLC_SHM_RING_BYTES)");
     auto *h = reinterpret_cast<SegmentHeader *>(seg.map_.data());
     h->slots = slots;
     h->ring_bytes = ring_bytes;

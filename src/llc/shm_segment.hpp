@@ -20,6 +20,11 @@ std::string shm_name_for(const std::string &job_id, const std::string &suffix);
 // name left behind by a crashed job with the same id is replaced.  Throws
 // Error(LLC_ERR_SYSTEM) naming `purpose` on failure.
 UniqueFd shm_create_replacing(const std::string &name, const std::string &purpose);
+// Size a segment just created (ftruncate to `bytes`) and map it for reading
+// and writing.  Throws Error(LLC_ERR_SYSTEM); `ftruncate_hint` follows the
+// ftruncate call in the message (what the segment is for, what to check).
+MemoryMapping shm_size_and_map(const UniqueFd &fd, const std::string &name, size_t bytes,
+                               const std::string &ftruncate_hint);
 
 struct SegmentHeader {
     uint64_t magic;
