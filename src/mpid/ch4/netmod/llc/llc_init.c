@@ -5,6 +5,8 @@
 #include <mpidimpl.h>
 #include "llc_impl.h"
 #include <unistd.h>
+#include <stdio.h>
+#include <time.h>
 
 /* PMI values are strings: binary values travel hex-encoded. */
 static int boot_put(void *arg, const char *key, const void *value, size_t len)
@@ -105,6 +107,19 @@ int MPIDI_LLC_init_local(int *tag_bits)
     return MPI_SUCCESS;
 }
 
+/* MPI_Init fails right after this: MPICH prints its error stack (cut at
+ * MPI_MAX_ERROR_STRING) and asks the process manager to abort the job, and
+ * the launcher may tear the job down before it has forwarded that line.
+ * Say the whole reason here and give the launcher time to pass it on. */
+static void report_init_failure(const char *why)
+{
+    struct timespec pause = { 0, 300 * 1000 * 1000 };
+
+    fprintf(stderr, "[llc] rank %d: MPI_Init failed: %s\n", MPIR_Process.rank, why);
+    fflush(stderr);
+    nanosleep(&pause, NULL);
+}
+
 int MPIDI_LLC_init_world(void)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -126,8 +141,11 @@ int MPIDI_LLC_init_world(void)
     p.boot.allgather = NULL;
 
     rc = llc_init(&p, &MPIDI_LLC_global.ctx);
-    MPIR_ERR_CHKANDJUMP1(rc != LLC_OK, mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
-                         llc_last_error(NULL));
+    if (rc != LLC_OK) {
+        report_init_failure(llc_last_error(NULL));
+        MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
+                             llc_last_error(NULL));
+    }
     rc = llc_am_register(MPIDI_LLC_global.ctx, MPIDI_LLC_AM_ID, MPIDI_LLC_am_recv_handler,
                          NULL);
     MPIR_ERR_CHKANDJUMP1(rc != LLC_OK, mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
