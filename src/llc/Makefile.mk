@@ -24,6 +24,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/outgoing_message.cpp \
 	src/llc/outgoing_message.hpp \
 	src/llc/progress_backoff.hpp \
+	src/llc/rc_slots.cpp \
+	src/llc/rc_slots.hpp \
 	src/llc/self_transport.cpp \
 	src/llc/self_transport.hpp \
 	src/llc/shm_ring.hpp \
@@ -52,7 +54,7 @@ src_llc_libllc_la_SOURCES += \
 	src/llc/verbs_devices.cpp \
 	src/llc/verbs_devices.hpp \
 	src/llc/verbs_handles.hpp
-src_llc_libllc_la_LDFLAGS = -version-info 3:0:0
+src_llc_libllc_la_LDFLAGS = -version-info 4:0:0
 src_llc_libllc_la_LIBADD = $(VERBS_LIBS)
 
 ## memory accounting, hashed peer table, memory model, build information

@@ -174,6 +174,14 @@ typedef struct llc_stats {
     uint64_t udp_evictions;       /* udp peer states dropped to stay under the cap */
     uint64_t udp_cap_overflows;   /* peers created above the cap because no state could be dropped */
     uint64_t udp_peer_restarts;   /* psn streams restarted because a peer re-created its state */
+    /* the node's RC-class slots (LLC_MAX_RC_PER_NODE); appended in 1.3 */
+    uint64_t rc_sources;          /* receiver-driven: sources on tcp (or asked to move there) this process holds a slot for */
+    uint64_t rc_slots_cap;        /* per direction, the cap this process sees: the node's when shared, its share otherwise */
+    uint64_t rc_out_slots_in_use; /* destinations on tcp now: node-wide when shared, this process's otherwise */
+    uint64_t rc_in_slots_in_use;  /* receiver-driven: sources on tcp (or asked to move there) now, same scope */
+    uint64_t rc_out_slots_high_water; /* most outgoing slots in use at once (same scope) */
+    uint64_t rc_in_slots_high_water;  /* most incoming slots in use at once (same scope) */
+    uint64_t rc_slots_full;       /* promotions not made because no slot was free */
 } llc_stats_t;
 int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out);
 
