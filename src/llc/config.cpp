@@ -47,7 +47,7 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_MAX_RC_PER_NODE", "128", "hybrid: most tcp (RC-class) routes per node in each direction (destinations sent to, sources received from), a count shared by its processes (LLC_NODE_SHARED=0: split evenly among them); 0: no promotion"},
         {"LLC_KVS", "dist", "where endpoint addresses live: pmi (every process puts/gets through the bootstrap) or dist (KVS on the node leaders, bootstrap only for their addresses)"},
         {"LLC_KVS_TIMEOUT_MS", "10000", "dist: a KVS put/lookup whose server does not answer for this many ms fails (LLC_ERR_PEER)"},
-        {"LLC_KVS_CACHE", "1024", "dist: peer address entries cached after lookup (least recently used evicted; 0: no cache)"},
+        {"LLC_KVS_CACHE", "LLC_MAX_CONTEXTS", "dist: peer address entries cached after lookup (least recently used evicted; 0: no cache); unset: as many as LLC_MAX_CONTEXTS (1024 by default)"},
     };
     return table;
 }
@@ -200,12 +200,14 @@ Config Config::from_environment()
                                              "\" is not valid: expected pmi or dist");
     }
     read_unsigned("LLC_KVS_TIMEOUT_MS", c.kvs_timeout_ms, 1, uint64_t(1) << 40);
-    if (read_unsigned("LLC_KVS_CACHE", v, 0, uint64_t(1) << 24))
-        c.kvs_cache = v;
     read_bool("LLC_MEM_REPORT", c.mem_report);
     read_bool("LLC_NODE_SHARED", c.node_shared);
     if (read_unsigned("LLC_MAX_CONTEXTS", v, 1, uint64_t(1) << 24))
         c.max_contexts = v;
+    // The address cache is one more per-peer table: capped at gamma too unless set.
+    c.kvs_cache = c.max_contexts;
+    if (read_unsigned("LLC_KVS_CACHE", v, 0, uint64_t(1) << 24))
+        c.kvs_cache = v;
     return c;
 }
 

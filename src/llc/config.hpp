@@ -55,7 +55,7 @@ struct Config {
     enum class Kvs { Pmi, Dist };
     Kvs kvs = Kvs::Dist;                  // LLC_KVS
     uint64_t kvs_timeout_ms = 10000;      // LLC_KVS_TIMEOUT_MS
-    size_t kvs_cache = 1024;              // LLC_KVS_CACHE: cached peer entries (0: no cache)
+    size_t kvs_cache = 1024;              // LLC_KVS_CACHE: cached peer entries (0: no cache); default: max_contexts
 
     // Throws Error(LLC_ERR_INVALID) naming the variable on a malformed value.
     static Config from_environment();

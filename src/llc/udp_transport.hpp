@@ -104,7 +104,12 @@ public:
 private:
     friend struct MemWalk; // mem_accounting.cpp / mem_walk_udp.cpp count the members
     static constexpr size_t kRxBufBytes = 65536;   // rxbuf_: one receive buffer per process
-    static constexpr size_t kKeepFreeBuffers = 64; // free_bufs_: most datagram buffers kept for reuse
+    // free_bufs_: most datagram buffers kept for reuse.  Small, so that what
+    // a process keeps after a burst is the same at every job size (with 64
+    // the fill level, one 16 KB buffer more or less, was the largest term of
+    // the measured growth per peer); a burst beyond it allocates, and frees
+    // on acknowledgement.
+    static constexpr size_t kKeepFreeBuffers = 8;
     static constexpr size_t kGhostsPerSlot = 4;
     static constexpr size_t kMinGhosts = 64;
 
