@@ -160,7 +160,7 @@ MemRegistry MemWalk::measure(const Context &c)
 
     if (const TcpTransport *t = c.tcp_.get()) {
         r.add(M::Context, sizeof(TcpTransport) + heap_bytes(t->my_addr_));
-        r.add(M::TcpRankTable, heap_bytes(t->out_) + heap_bytes(t->out_live_), t->out_.size());
+        r.add(M::TcpRankTable, heap_bytes(t->out_) + heap_bytes(t->out_live_) + heap_bytes(t->closing_), t->out_.size());
         for (const TcpTransport::OutConn *oc : t->out_live_) {
             r.add(M::TcpConnState, sizeof(*oc) + heap_bytes(oc->addr) + heap_bytes(oc->failure) + heap_bytes(oc->queue), 1);
             add_queue(r, oc->queue);

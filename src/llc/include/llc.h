@@ -174,6 +174,11 @@ typedef struct llc_stats {
     uint64_t udp_evictions;       /* udp peer states dropped to stay under the cap */
     uint64_t udp_cap_overflows;   /* peers created above the cap because no state could be dropped */
     uint64_t udp_peer_restarts;   /* psn streams restarted because a peer re-created its state */
+    /* tcp connection cap (LLC_MAX_CONTEXTS); appended in 1.3 */
+    uint64_t tcp_conns;           /* outgoing tcp connections open (connecting or connected) now */
+    uint64_t tcp_evictions;       /* idle outgoing connections closed (Close record) to stay under the cap */
+    uint64_t tcp_cap_overflows;   /* connections opened above the cap because none was idle */
+    uint64_t tcp_closes_received; /* accepted connections the sender closed with a Close record */
 } llc_stats_t;
 int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out);
 
