@@ -52,7 +52,7 @@ src_llc_libllc_la_SOURCES += \
 	src/llc/verbs_devices.cpp \
 	src/llc/verbs_devices.hpp \
 	src/llc/verbs_handles.hpp
-src_llc_libllc_la_LDFLAGS = -version-info 3:0:0
+src_llc_libllc_la_LDFLAGS = -version-info 4:0:0
 src_llc_libllc_la_LIBADD = $(VERBS_LIBS)
 
 ## memory accounting, hashed peer table, memory model, build information

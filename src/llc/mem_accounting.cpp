@@ -30,7 +30,7 @@ const MemComponentInfo kInfo[size_t(MemComponent::Count)] = {
      "the node leader's rank -> node table mapped read-only here (the leader counts it)"},
     {"seq_numbers", "high-level contexts (VC/BoC)", N, "per-peer send and receive sequence numbers, 2 x n, resident pages"},
     {"tcp_rank_table", "low-level contexts (rank -> QP table)", 0,
-     "tcp: rank -> connection hash map and connection list, one entry per destination sent to"},
+     "tcp: rank -> connection hash map and connection list, one entry per open connection (at most LLC_MAX_CONTEXTS while idle ones can be evicted)"},
     {"tcp_conn_state", "low-level contexts (QPs)", 0, "tcp: per-connection objects, queues, stream decoders"},
     {"tcp_buffers", "communication buffers", 0, "tcp: staging buffer, reassembly buffers, poll set"},
     {"udp_peer_table", "low-level contexts (rank -> QP table)", 0,

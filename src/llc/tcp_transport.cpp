@@ -91,6 +91,13 @@ TcpTransport::OutConn &TcpTransport::out_conn(int dest)
     c->last_use = ++use_clock_;
     c->addr = ctx_.addresses().lookup(dest, AddrKind::Tcp); // on every (re)connect
     c->queue.push_back(OutgoingMessage::make_control(Kind::Hello, ctx_.rank(), 0, my_addr_.data(), my_addr_.size()));
+    if (finalizing_) {
+        // A handler sends during finalize to a rank whose connection was
+        // evicted: the new one needs its Goodbye too (as an open one has it,
+        // with this send behind it), or the peer would wait for it.
+        c->owed_limit = c->queue.front()->remaining();
+        c->queue.push_back(OutgoingMessage::make_control(Kind::Goodbye, ctx_.rank(), 0));
+    }
     start_connect(*c);
     OutConn &conn = *c;
     out_live_.push_back(&conn);
@@ -700,14 +707,12 @@ bool TcpTransport::progress(int extra_fd, bool *extra_ready)
         }
     }
     // Above the cap after overflows: evict what has become idle since.
-    if (!finalizing_) {
-        size_t open = open_count();
-        if (open > ctx_.config().max_contexts) {
-            trim(open);
-            open = open_count();
-        }
-        ctx_.counters().tcp_conns = open;
+    size_t open = open_count();
+    if (!finalizing_ && open > ctx_.config().max_contexts) {
+        trim(open);
+        open = open_count();
     }
+    ctx_.counters().tcp_conns = open;
     if (pollset_[0].revents & POLLIN)
         did |= accept_all();
     in_.erase(std::remove_if(in_.begin(), in_.end(), [](const std::unique_ptr<InConn> &c) { return c->closed; }),
