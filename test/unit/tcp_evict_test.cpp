@@ -43,8 +43,39 @@ size_t size_of(uint32_t src, uint32_t seq)
     return size_t(h % 500);
 }
 
+struct Outbox {
+    std::list<std::vector<char>> payloads;
+    std::vector<uint32_t> next_seq;
+    unsigned long long callbacks_owed = 0, callbacks = 0, callback_errors = 0;
+};
+
+int send_one(llc_context_t *ctx, Outbox &out, int me, int dst, uint32_t flag = 0)
+{
+    MsgHeader h{uint32_t(me), uint32_t(dst), out.next_seq[size_t(dst)]++, 0, flag, 0};
+    h.len = uint32_t(size_of(h.src, h.seq));
+    out.payloads.emplace_back(h.len);
+    std::vector<char> &buf = out.payloads.back();
+    fill_pattern(buf.data(), buf.size(), seed_of(h.src, h.dst, h.seq));
+    llc_iov_t iov{buf.data(), buf.size()};
+    int rc = llc_am_send(ctx, dst, kHandler, &h, sizeof(h), &iov, 1,
+                         [](void *arg, int status) {
+                             Outbox &o = *static_cast<Outbox *>(arg);
+                             o.callbacks++;
+                             if (status != LLC_OK)
+                                 o.callback_errors++;
+                         },
+                         &out);
+    if (rc == LLC_INPROGRESS)
+        out.callbacks_owed++;
+    return rc;
+}
+
+constexpr uint32_t kPing = 2; // flag: the receiver answers from its handler (if replies is set)
+
 struct Inbox {
     int me = -1;
+    llc_context_t *ctx = nullptr;
+    Outbox *replies = nullptr;
     std::vector<uint32_t> next_seq;
     std::vector<uint32_t> last_flag;
     unsigned long long received = 0, bad = 0;
@@ -83,33 +114,11 @@ void on_message(llc_context_t *, void *arg, int src, const void *hdr, size_t hdr
     if (len != h.len || len != size_of(h.src, h.seq) || !check_pattern(data, len, seed_of(h.src, h.dst, h.seq)))
         in.problem("from rank " + std::to_string(src) + ": message " + std::to_string(h.seq) + " has wrong bytes");
     in.received++;
-}
-
-struct Outbox {
-    std::list<std::vector<char>> payloads;
-    std::vector<uint32_t> next_seq;
-    unsigned long long callbacks_owed = 0, callbacks = 0, callback_errors = 0;
-};
-
-int send_one(llc_context_t *ctx, Outbox &out, int me, int dst, uint32_t flag = 0)
-{
-    MsgHeader h{uint32_t(me), uint32_t(dst), out.next_seq[size_t(dst)]++, 0, flag, 0};
-    h.len = uint32_t(size_of(h.src, h.seq));
-    out.payloads.emplace_back(h.len);
-    std::vector<char> &buf = out.payloads.back();
-    fill_pattern(buf.data(), buf.size(), seed_of(h.src, h.dst, h.seq));
-    llc_iov_t iov{buf.data(), buf.size()};
-    int rc = llc_am_send(ctx, dst, kHandler, &h, sizeof(h), &iov, 1,
-                         [](void *arg, int status) {
-                             Outbox &o = *static_cast<Outbox *>(arg);
-                             o.callbacks++;
-                             if (status != LLC_OK)
-                                 o.callback_errors++;
-                         },
-                         &out);
-    if (rc == LLC_INPROGRESS)
-        out.callbacks_owed++;
-    return rc;
+    if (h.flag == kPing && in.replies) {
+        int rc = send_one(in.ctx, *in.replies, in.me, src);
+        if (rc != LLC_OK && rc != LLC_INPROGRESS)
+            in.problem("the answer from the handler failed: " + std::string(llc_last_error(in.ctx)));
+    }
 }
 
 llc_stats_t stats_of(llc_context_t *ctx)
@@ -127,6 +136,27 @@ JobOptions evict_job(int processes, const char *cap, unsigned timeout_s = 180)
     JobOptions o = job(nodes, timeout_s);
     o.env = {{"LLC_TCP_ADDR", "127.0.0.1"}, {"LLC_NET", "tcp"}, {"LLC_MAX_CONTEXTS", cap}};
     return o;
+}
+
+// Rank 0 (cap 1) talks to `keep` (which answers every message) until its
+// only open connection is the one to `keep` (the others were evicted): then
+// an exchange neither evicts nor overflows.  Returns whether it got there.
+bool exchange_until_evicted(llc_context_t *ctx, Inbox &in, Outbox &out, int keep)
+{
+    for (int attempt = 0; attempt < 200; attempt++) {
+        if (!progress_until(ctx, [&] { return stats_of(ctx).tcp_conns <= 1; }, 60))
+            return false;
+        llc_stats_t before = stats_of(ctx);
+        if (send_one(ctx, out, 0, keep) < 0)
+            return false;
+        const uint32_t want = out.next_seq[size_t(keep)];
+        if (!progress_until(ctx, [&] { return in.next_seq[size_t(keep)] == want; }, 60))
+            return false;
+        llc_stats_t after = stats_of(ctx);
+        if (after.tcp_evictions + after.tcp_cap_overflows == before.tcp_evictions + before.tcp_cap_overflows)
+            return true;
+    }
+    return false;
 }
 
 struct EvictCase {
@@ -332,21 +362,9 @@ TEST(TcpEvictLimits, PeerDyingAfterEvictionIsReported)
         }
         for (int k = 0; k < 3; k++)
             ASSERT_GE(send_one(ctx, out, 0, 1), 0);
-        // Exchange with rank 2 until the one open connection is to rank 2:
-        // then an exchange neither evicts nor overflows.
-        uint32_t replies = 0;
-        bool rank1_evicted = false;
-        for (int attempt = 0; attempt < 200 && !rank1_evicted; attempt++) {
-            ASSERT_TRUE(progress_until(ctx, [&] { return stats_of(ctx).tcp_conns <= 1; }, 60));
-            llc_stats_t before = stats_of(ctx);
-            ASSERT_GE(send_one(ctx, out, 0, 2), 0);
-            replies++;
-            ASSERT_TRUE(progress_until(ctx, [&] { return in.next_seq[2] == replies; }, 60));
-            llc_stats_t after = stats_of(ctx);
-            rank1_evicted = after.tcp_evictions + after.tcp_cap_overflows ==
-                            before.tcp_evictions + before.tcp_cap_overflows;
-        }
-        ASSERT_TRUE(rank1_evicted);
+        // Exchange with rank 2 until the one open connection is to rank 2.
+        ASSERT_TRUE(exchange_until_evicted(ctx, in, out, 2));
+        uint32_t replies = out.next_seq[2];
         ASSERT_GE(send_one(ctx, out, 0, 2, kDone), 0);
         replies++;
         ASSERT_TRUE(progress_until(ctx, [&] { return in.next_seq[2] == replies; }, 60));
@@ -362,6 +380,71 @@ TEST(TcpEvictLimits, PeerDyingAfterEvictionIsReported)
         EXPECT_NE(reason.find("rank 1"), std::string::npos) << reason;
         EXPECT_EQ(in.bad, 0u) << in.first_problem;
         llc_finalize(ctx); // reports the failure again; must not hang
+    });
+}
+
+// Cap 1.  Rank 0's connection to rank 1 is evicted; then rank 0 enters
+// llc_finalize, and a message from rank 1 arriving during it is answered
+// from the handler: the answer needs a new connection, which must carry a
+// Goodbye too (else rank 1 would wait for it), and both finalize cleanly.
+TEST(TcpEvictLimits, HandlerSendDuringFinalizeReconnectsWithGoodbye)
+{
+    constexpr uint32_t kDone = 1;
+    LLC_EXPECT_JOB_OK(evict_job(3, "1", 120), [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        Inbox in;
+        in.me = p.rank;
+        in.ctx = ctx;
+        in.next_seq.assign(size_t(p.size), 0);
+        in.last_flag.assign(size_t(p.size), 0);
+        Outbox out;
+        out.next_seq.assign(size_t(p.size), 0);
+        ASSERT_EQ(llc_am_register(ctx, kHandler, on_message, &in), LLC_OK);
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        if (p.rank == 1) {
+            // Our connection to rank 0 is open before it finalizes (so it
+            // waits for our Goodbye); rank 0 answers ours with its second.
+            ASSERT_GE(send_one(ctx, out, 1, 0), 0);
+            EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[0] == 2; }, 60));
+            ASSERT_EQ(TestProcess::fence(&p), 0); // rank 0 has evicted its connection to us
+            EXPECT_TRUE(progress_until(ctx, [&] { return stats_of(ctx).tcp_closes_received == 1; }, 30));
+            usleep(300000); // rank 0 is in llc_finalize by now (if not, the answer comes all the same)
+            ASSERT_GE(send_one(ctx, out, 1, 0, kPing), 0);
+            EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[0] == 3; }, 60)); // the answer
+            EXPECT_EQ(in.bad, 0u) << in.first_problem;
+            EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
+            finalize_ok(ctx);
+            return;
+        }
+        if (p.rank == 2) {
+            uint32_t answered = 0;
+            while (in.last_flag[0] != kDone) {
+                EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[0] > answered; }, 60));
+                if (::testing::Test::HasFailure())
+                    break;
+                answered = in.next_seq[0];
+                ASSERT_GE(send_one(ctx, out, 2, 0), 0);
+            }
+            EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
+            ASSERT_EQ(TestProcess::fence(&p), 0);
+            EXPECT_EQ(in.bad, 0u) << in.first_problem;
+            finalize_ok(ctx);
+            return;
+        }
+        ASSERT_GE(send_one(ctx, out, 0, 1), 0);
+        ASSERT_TRUE(progress_until(ctx, [&] { return in.next_seq[1] == 1; }, 60));
+        ASSERT_GE(send_one(ctx, out, 0, 1), 0); // rank 1 knows we have its message
+        ASSERT_TRUE(exchange_until_evicted(ctx, in, out, 2));
+        ASSERT_GE(send_one(ctx, out, 0, 2, kDone), 0);
+        const uint32_t replies = out.next_seq[2];
+        ASSERT_TRUE(progress_until(ctx, [&] { return in.next_seq[2] == replies; }, 60));
+        EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        in.replies = &out; // answer rank 1's ping from the handler, inside llc_finalize
+        finalize_ok(ctx);
+        EXPECT_EQ(in.next_seq[1], 2u); // its first message and the ping
+        EXPECT_EQ(in.bad, 0u) << in.first_problem;
     });
 }
 
