@@ -147,12 +147,19 @@ void TcpTransport::make_room()
 {
     if (open_count() < ctx_.config().max_contexts)
         return;
-    // Acknowledgements are read lazily: look at the ones waiting on the
-    // quiet connections first, so that the ones fully read count as idle.
-    for (OutConn *c : out_live_)
-        if (c->state == OutConn::State::Connected && c->queue.empty() && owes_ack(*c))
-            read_acks(*c);
-    if (OutConn *victim = lru_idle(nullptr))
+    OutConn *victim = lru_idle(nullptr);
+    if (!victim) {
+        // Acknowledgements are read lazily: look at the ones waiting on the
+        // quiet connections (not read within the last millisecond, so that
+        // a stream of new destinations costs at most one recv per
+        // connection and millisecond), then look again.
+        uint64_t now = 0;
+        for (OutConn *c : out_live_)
+            if (c->queue.empty() && acks_due(*c, now))
+                read_acks(*c);
+        victim = lru_idle(nullptr);
+    }
+    if (victim)
         evict(*victim);
     else
         ctx_.counters().tcp_cap_overflows++; // none idle: go above the cap, progress trims it later
