@@ -246,6 +246,20 @@ TEST_P(TcpEvict, AllToAllRoundsKeepOrderAndStayUnderTheCap)
         llc_stats_t st = stats_of(ctx);
         // n - 1 destinations, at most `cap` open at the end of each round.
         EXPECT_GE(st.tcp_evictions, uint64_t(n - 1) - cap);
+        // The memory walk follows the evictions: one map entry per open
+        // connection, the per-connection objects of the evicted ones gone.
+        {
+            int count = llc_mem_report(ctx, nullptr, 0);
+            ASSERT_GT(count, 0);
+            std::vector<llc_mem_entry_t> entries(static_cast<size_t>(count));
+            ASSERT_EQ(llc_mem_report(ctx, entries.data(), count), count);
+            st = stats_of(ctx);
+            for (const llc_mem_entry_t &e : entries)
+                if (std::string(e.name) == "tcp_rank_table") {
+                    EXPECT_EQ(e.items, st.tcp_conns);
+                    EXPECT_LE(e.items, cap);
+                }
+        }
         EXPECT_GT(most_open, 0u);
         std::fprintf(stderr,
                      "rank %d: cap %zu: evictions %llu overflows %llu closes received %llu most open %llu open now "
