@@ -24,6 +24,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/outgoing_message.cpp \
 	src/llc/outgoing_message.hpp \
 	src/llc/progress_backoff.hpp \
+	src/llc/rc_slots.cpp \
+	src/llc/rc_slots.hpp \
 	src/llc/self_transport.cpp \
 	src/llc/self_transport.hpp \
 	src/llc/shm_ring.hpp \

@@ -125,11 +125,12 @@ void Context::create_transports()
                 udp_->publish_address();
             }
         }
-        // The processes of a node do not share state yet: each gets its share of the node's cap.
-        if (config_.max_rc_per_node > 0)
-            rc_cap_ = std::max<size_t>(1, size_t(config_.max_rc_per_node) / local_ranks.size());
+        // The node's RC-class slots: shared by its processes (the leader creates the count now).
+        if (config_.net == Config::Net::Hybrid && any_remote && config_.max_rc_per_node > 0)
+            rc_slots_ = RcSlots(size_t(config_.max_rc_per_node), node_map_.my_node(), rank_, node_map_.leader(),
+                                int(local_ranks.size()), job_id_, config_.node_shared);
         if (config_.net == Config::Net::Hybrid && config_.hybrid_driver == Config::HybridDriver::Receiver && udp_)
-            switch_policy_ = std::make_unique<SwitchPolicy>(CostModel{}, config_.hybrid_promote_msgs, rc_cap_);
+            switch_policy_ = std::make_unique<SwitchPolicy>(CostModel{}, config_.hybrid_promote_msgs, rc_slots_.cap());
     } catch (const Error &e) {
         failure = e;
     }
@@ -144,6 +145,7 @@ void Context::create_transports()
     if (!failure) {
         try {
             node_map_.attach(); // the leader's table (created before the first fence)
+            rc_slots_.attach(); // the leader's slot count (falls back to a private share, never fails)
         } catch (const Error &e) {
             failure = e;
         }
@@ -157,6 +159,7 @@ void Context::create_transports()
     }
     boot_.fence();
     node_map_.release_name();
+    rc_slots_.release_name();
     if (shm_)
         shm_->unlink_own_segment();
     if (failure)
@@ -304,6 +307,7 @@ void Context::demote(int dest, Route &r)
     r.switching = Switching::ToUdp;
     switching_count_++;
     stats_.rc_active--;
+    rc_slots_.give(RcDir::Out);
     try {
         tcp_->send(dest, OutgoingMessage::make_control(Kind::Switch, rank_, 0));
     } catch (const Error &e) {
@@ -371,23 +375,41 @@ void Context::on_switch_request(int src, uint64_t want)
     if (want == uint64_t(SwitchWant::Tcp)) {
         if (on_tcp)
             return;
-        if (stats_.rc_active >= rc_cap_) {
-            // Send-side cap: every outgoing tcp slot is in use.  Give up the
-            // one to the destination this process sends least to, if src
-            // gets at least twice as much (its receiver will see the Switch
-            // marker); otherwise refuse.
+        if (!rc_slots_.try_take(RcDir::Out)) {
+            // Every RC slot of this node is in use.  Give up the one to the
+            // destination this process sends least to, if src gets at least
+            // twice as much (its receiver will see the Switch marker);
+            // otherwise refuse.
             int victim = least_busy_tcp_route();
             uint64_t src_score = r.score + r.period_msgs;
             if (victim < 0 || (routes_[victim].score + routes_[victim].period_msgs) * 2 > src_score) {
                 stats_.rc_requests_refused++;
+                stats_.rc_slots_full++;
                 return;
             }
-            demote(victim, routes_[victim]);
+            demote(victim, routes_[victim]); // gives its slot back
+            if (!rc_slots_.try_take(RcDir::Out)) {     // another process of the node took it meanwhile
+                stats_.rc_requests_refused++;
+                stats_.rc_slots_full++;
+                return;
+            }
         }
         promote(src, r);
     } else if (on_tcp) {
         demote(src, r);
     }
+}
+
+llc_stats_t Context::stats() const
+{
+    llc_stats_t st = stats_;
+    st.rc_sources = rc_sources_held_;
+    st.rc_slots_cap = rc_slots_.cap();
+    st.rc_out_slots_in_use = rc_slots_.in_use(RcDir::Out);
+    st.rc_in_slots_in_use = rc_slots_.in_use(RcDir::In);
+    st.rc_out_slots_high_water = rc_slots_.high_water(RcDir::Out);
+    st.rc_in_slots_high_water = rc_slots_.high_water(RcDir::In);
+    return st;
 }
 
 int Context::least_busy_tcp_route() const
@@ -433,11 +455,11 @@ void Context::hybrid_tick(uint64_t now)
     if (config_.net != Config::Net::Hybrid || policy_frozen_ || now < next_tick_us_)
         return;
     next_tick_us_ = now + config_.hybrid_period_ms * 1000;
-    size_t active = age_routes();
+    age_routes();
     if (switch_policy_)
         receiver_tick();
     else
-        sender_tick(active);
+        sender_tick();
 }
 
 // Ends the send-count period of every route; forgets quiet udp ones.
@@ -462,16 +484,14 @@ size_t Context::age_routes()
 }
 
 // LLC_HYBRID_DRIVER=sender: promote busy destinations, demote quiet ones.
-void Context::sender_tick(size_t active)
+void Context::sender_tick()
 {
     const uint64_t threshold = config_.hybrid_promote_msgs;
     // Quiet tcp destinations go back to udp; the connection stays open for reuse.
     for (auto &entry : routes_) {
         Route &r = entry.second;
-        if (r.switching == Switching::None && r.path == Path::Tcp && r.score < threshold / 4) {
+        if (r.switching == Switching::None && r.path == Path::Tcp && r.score < threshold / 4)
             demote(entry.first, r);
-            active--;
-        }
     }
     std::vector<std::pair<uint64_t, int>> candidates;
     for (auto &entry : routes_) {
@@ -482,9 +502,8 @@ void Context::sender_tick(size_t active)
     std::sort(candidates.begin(), candidates.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
     for (const auto &c : candidates) {
         Route &r = routes_[c.second];
-        if (active < rc_cap_) {
+        if (rc_slots_.try_take(RcDir::Out)) {
             promote(c.second, r);
-            active++;
             continue;
         }
         // Full: evict the least busy tcp destination if this one is clearly busier.
@@ -497,9 +516,15 @@ void Context::sender_tick(size_t active)
                 victim_rank = entry.first;
             }
         }
-        if (!victim || victim->score * 2 >= c.first)
+        if (!victim || victim->score * 2 >= c.first) {
+            stats_.rc_slots_full++;
             break;
-        demote(victim_rank, *victim);
+        }
+        demote(victim_rank, *victim); // gives its slot back
+        if (!rc_slots_.try_take(RcDir::Out)) {   // another process of the node took it meanwhile
+            stats_.rc_slots_full++;
+            break;
+        }
         promote(c.second, r);
     }
 }
@@ -508,7 +533,8 @@ void Context::sender_tick(size_t active)
 //
 // The receiver counts messages per source per period (ReceiveHistory), and
 // every period asks the SwitchPolicy which sources should move between the
-// RC class (tcp) and the DC class (udp), within its incoming cap (rc_cap_).
+// RC class (tcp) and the DC class (udp), within the RC slots it holds plus
+// those its node has free (rc_slots_).
 // It asks each such source with a SwitchRequest on udp; the source runs the
 // switching protocol above (or refuses silently).  The receiver waits for
 // nothing: it learns where a source sends from the path its messages (or its
@@ -542,16 +568,40 @@ void Context::receiver_tick()
         loads.push_back(SourceLoad{it->first, s.history.load(), s.history.mean_bytes(), where == Arrival::Tcp});
         ++it;
     }
-    for (const SwitchDecision &d : switch_policy_->decide(loads)) {
+    // One node slot per source on tcp or asked to move there: give back
+    // those of sources that left (or refused), count any found on tcp unasked.
+    size_t on_rc = size_t(std::count_if(loads.begin(), loads.end(), [](const SourceLoad &l) { return l.on_rc; }));
+    for (; rc_sources_held_ > on_rc; rc_sources_held_--)
+        rc_slots_.give(RcDir::In);
+    for (; rc_sources_held_ < on_rc; rc_sources_held_++)
+        rc_slots_.take_anyway(RcDir::In);
+    // This receiver may use its own slots and any the node has free.
+    size_t cap = rc_sources_held_ + rc_slots_.free_slots(RcDir::In);
+    for (const SwitchDecision &d : switch_policy_->decide(loads, cap)) {
         Arrival want = channel_is_rc(d.want) ? Arrival::Tcp : Arrival::Udp;
         Source &s = sources_[d.source];
         if (s.asked_period != 0 && s.asked == want)
             continue;
+        if (want == Arrival::Tcp) {
+            if (!rc_slots_.try_take(RcDir::In)) { // another process of the node took the last one
+                stats_.rc_slots_full++;
+                continue;
+            }
+            rc_sources_held_++;
+        }
         try {
             udp_->send_control(d.source, Kind::SwitchRequest,
                                uint64_t(want == Arrival::Tcp ? SwitchWant::Tcp : SwitchWant::Udp));
         } catch (const Error &) {
+            if (want == Arrival::Tcp) {
+                rc_slots_.give(RcDir::In);
+                rc_sources_held_--;
+            }
             continue; // the source failed (reported by the transport): nothing to ask
+        }
+        if (want == Arrival::Udp && rc_sources_held_ > 0) {
+            rc_slots_.give(RcDir::In); // asked to leave tcp: no longer counted as on_rc next period
+            rc_sources_held_--;
         }
         s.asked = want;
         s.asked_period = period_;

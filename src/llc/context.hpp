@@ -7,6 +7,7 @@
 #include "lazy_array.hpp"
 #include "llc.h"
 #include "node_map.hpp"
+#include "rc_slots.hpp"
 #include "outgoing_message.hpp"
 #include "progress_backoff.hpp"
 #include "switch_policy.hpp"
@@ -44,7 +45,7 @@ public:
     int progress(int *progressed);
     // Flush, say goodbye, fence.  Throws the first error met (after fencing).
     void finalize();
-    const llc_stats_t &stats() const { return stats_; }
+    llc_stats_t stats() const; // the counters, with the RC slot figures as of now
     const char *last_error() const { return last_error_.c_str(); }
     void set_last_error(const std::string &message) { last_error_ = message; }
 
@@ -107,11 +108,12 @@ private:
     void demote(int dest, Route &r);
     size_t age_routes();
     int least_busy_tcp_route() const; // -1 if none is settled on tcp
-    void sender_tick(size_t active);
+    void sender_tick();
     std::unordered_map<int, Route> routes_;
     size_t switching_count_ = 0;
     size_t held_count_ = 0;
-    size_t rc_cap_ = 0;          // per process: LLC_MAX_RC_PER_NODE / processes on this node
+    RcSlots rc_slots_;           // LLC_MAX_RC_PER_NODE, node-shared (rc_slots.hpp); hybrid only
+    size_t rc_sources_held_ = 0; // receiver-driven: slots held for sources on (or asked to) tcp
     uint64_t next_tick_us_ = 0;
     bool policy_frozen_ = false; // finalize: no new switches
 

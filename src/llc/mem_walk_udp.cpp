@@ -55,6 +55,14 @@ void MemWalk::measure_hybrid(MemRegistry &r, const Context &c)
     r.add(M::HybridRoutes, heap_bytes(c.sources_), c.sources_.size());
     if (c.switch_policy_)
         r.add(M::HybridRoutes, sizeof(*c.switch_policy_));
+    // The node's RC slot count: one page per node, counted by the leader that
+    // created it (the others' mappings of it are not in their totals).
+    const RcSlots &slots = c.rc_slots_;
+    if (slots.created_here())
+        r.add(M::HybridRoutes, slots.mapped_bytes(), 1);
+    r.add(M::Context, heap_bytes(slots.name()));
+    if (slots.cap() > 0)
+        r.add_note(slots.describe());
     for (const auto &entry : c.routes_) {
         if (const auto *held = entry.second.held.get()) {
             r.add(M::HybridRoutes, sizeof(*held) + heap_bytes(*held));

@@ -89,7 +89,7 @@ double SwitchPolicy::saving_per_period(const SourceLoad &s) const
 
 double SwitchPolicy::rc_gain(const SourceLoad &s) const { return saving_per_period(s) - slot_cost_us_; }
 
-std::vector<SwitchDecision> SwitchPolicy::decide(const std::vector<SourceLoad> &sources) const
+std::vector<SwitchDecision> SwitchPolicy::decide(const std::vector<SourceLoad> &sources, size_t rc_cap) const
 {
     struct Ranked {
         double saving; // per period on RC
@@ -121,13 +121,13 @@ std::vector<SwitchDecision> SwitchPolicy::decide(const std::vector<SourceLoad> &
     });
     size_t victim = 0; // staying[victim..] are on RC
     // Over the cap (it shrank, or more promotions were granted than asked): keep the busiest.
-    while (staying.size() - victim > rc_cap_) {
+    while (staying.size() - victim > rc_cap) {
         out.push_back({staying[victim].s->source, dc_choice(*staying[victim].s)});
         victim++;
     }
     size_t rc_count = staying.size() - victim;
     for (const Ranked &c : candidates) {
-        if (rc_count < rc_cap_) {
+        if (rc_count < rc_cap) {
             out.push_back({c.s->source, Channel::RcRdma});
             rc_count++;
             continue;

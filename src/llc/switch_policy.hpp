@@ -109,7 +109,10 @@ public:
     // first, within the cap; when full, an RC source is evicted for a DC one
     // whose saving is at least twice its own.  Sources already where they
     // should be are not listed.
-    std::vector<SwitchDecision> decide(const std::vector<SourceLoad> &sources) const;
+    // rc_cap: RC sources this receiver may hold now (the constructor's cap
+    // by default; with node-shared slots, its own plus the node's free ones).
+    std::vector<SwitchDecision> decide(const std::vector<SourceLoad> &sources) const { return decide(sources, rc_cap_); }
+    std::vector<SwitchDecision> decide(const std::vector<SourceLoad> &sources, size_t rc_cap) const;
 
     const CostModel &model() const { return model_; }
     double slot_cost_us() const { return slot_cost_us_; }

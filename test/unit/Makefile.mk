@@ -9,6 +9,8 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/test_util.hpp \
 	test/unit/traffic.cpp \
 	test/unit/traffic.hpp \
+	test/unit/numbered_stream.cpp \
+	test/unit/numbered_stream.hpp \
 	test/unit/harness_test.cpp \
 	test/unit/init_test.cpp \
 	test/unit/self_test.cpp \
@@ -21,6 +23,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/udp_test.cpp \
 	test/unit/switch_policy_test.cpp \
 	test/unit/hybrid_switch_test.cpp \
+	test/unit/rc_slots_test.cpp \
 	test/unit/udp_cap_test.cpp \
 	test/unit/tcp_liveness_test.cpp \
 	test/unit/tcp_evict_test.cpp \

@@ -4,6 +4,7 @@
 // message is checked exactly once and in order while paths change under
 // datagram loss, a sender that cannot comply refuses without anyone waiting,
 // and finalize completes with switches in flight.
+#include "numbered_stream.hpp"
 #include "test_util.hpp"
 
 #include <algorithm>
@@ -17,87 +18,6 @@ using namespace llctest;
 
 namespace {
 
-constexpr unsigned kDataHandler = 7;
-
-struct DataHeader {
-    uint32_t src;
-    uint32_t index; // per (src, dst) pair, from 0
-    uint64_t len;
-};
-
-// Mostly small messages; every 16th one spans several datagrams.
-size_t data_size(uint32_t index)
-{
-    return index % 16 == 3 ? 20000 + size_t(mix64(index) % 50000) : size_t(mix64(index) % 256);
-}
-
-uint64_t data_seed(int src, int dst, uint32_t index)
-{
-    return mix64((uint64_t(src) << 44) ^ (uint64_t(dst) << 24) ^ index ^ 0x5eedull);
-}
-
-// Checks that messages from each source arrive exactly once, in order, intact.
-struct Checker {
-    int me = 0;
-    std::vector<uint32_t> next; // per source: the index expected next
-    uint64_t bad = 0;
-};
-
-void on_data(llc_context_t *, void *arg, int src, const void *hdr, size_t hdr_len, const void *data, size_t len)
-{
-    auto *c = static_cast<Checker *>(arg);
-    DataHeader h{};
-    if (hdr_len == sizeof(h))
-        std::memcpy(&h, hdr, sizeof(h));
-    bool ok = hdr_len == sizeof(h) && int(h.src) == src && h.index == c->next[src] && len == h.len &&
-              len == data_size(h.index) && check_pattern(data, len, data_seed(src, c->me, h.index));
-    if (!ok) {
-        c->bad++;
-        ADD_FAILURE() << "rank " << c->me << ": from " << src << " got index " << h.index << " (" << len
-                      << " bytes), expected index " << c->next[src];
-    }
-    c->next[src] = h.index + 1;
-}
-
-// Numbered, patterned sends; buffers live until the library is done with them.
-struct Streamer {
-    llc_context_t *ctx;
-    int me;
-    std::vector<uint32_t> sent; // per destination
-    struct Buffer {
-        std::vector<char> bytes;
-        bool done = false;
-    };
-    std::list<Buffer> inflight;
-
-    void send(int dest)
-    {
-        uint32_t index = sent[dest]++;
-        size_t len = data_size(index);
-        inflight.emplace_back();
-        Buffer &b = inflight.back();
-        b.bytes.resize(len);
-        fill_pattern(b.bytes.data(), len, data_seed(me, dest, index));
-        DataHeader h{uint32_t(me), index, len};
-        llc_iov_t iov{b.bytes.data(), len};
-        int rc = llc_am_send(ctx, dest, kDataHandler, &h, sizeof(h), &iov, 1,
-                             [](void *arg, int status) {
-                                 EXPECT_EQ(status, LLC_OK);
-                                 static_cast<Buffer *>(arg)->done = true;
-                             },
-                             &b);
-        ASSERT_TRUE(rc == LLC_OK || rc == LLC_INPROGRESS) << llc_strerror(rc) << ": " << llc_last_error(ctx);
-        if (rc == LLC_OK)
-            b.done = true;
-    }
-    void reap()
-    {
-        while (!inflight.empty() && inflight.front().done)
-            inflight.pop_front();
-    }
-    bool room() const { return inflight.size() < 64; }
-};
-
 JobOptions receiver_driven_job(std::vector<int> nodes, const char *period_ms, const char *promote_msgs,
                                const char *rc_per_node)
 {
@@ -107,24 +27,6 @@ JobOptions receiver_driven_job(std::vector<int> nodes, const char *period_ms, co
              {"LLC_HYBRID_PROMOTE_MSGS", promote_msgs}, {"LLC_MAX_RC_PER_NODE", rc_per_node},
              {"LLC_UDP_RTO_US", "3000"},           {"LLC_UDP_DROP_PERMILLE", "20"}};
     return o;
-}
-
-// After llc_finalize (which delivers everything sent): every process
-// publishes how many messages it sent to each peer through the test
-// bootstrap; each receiver checks it got exactly that many from each source.
-void check_counts_after_finalize(TestProcess &p, const Streamer &s, const Checker &c)
-{
-    ASSERT_EQ(TestProcess::put(&p, "sent", s.sent.data(), s.sent.size() * sizeof(uint32_t)), 0);
-    ASSERT_EQ(TestProcess::fence(&p), 0);
-    for (int src = 0; src < p.size; src++) {
-        if (src == p.rank)
-            continue;
-        std::vector<uint32_t> theirs(size_t(p.size), 0);
-        size_t len = theirs.size() * sizeof(uint32_t);
-        ASSERT_EQ(TestProcess::get(&p, src, "sent", theirs.data(), &len), 0);
-        EXPECT_EQ(c.next[src], theirs[p.rank]) << "rank " << p.rank << " from " << src;
-    }
-    EXPECT_EQ(c.bad, 0u);
 }
 
 void print_stats(const TestProcess &p, const llc_stats_t &st)
@@ -153,11 +55,9 @@ TEST(HybridReceiverDriven, RotatingBusiestSourceSwitchesBothWaysWithoutLossOrReo
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
-        Checker c;
-        c.me = p.rank;
-        c.next.assign(size_t(p.size), 0);
-        ASSERT_EQ(llc_am_register(ctx, kDataHandler, on_data, &c), LLC_OK);
-        Streamer s{ctx, p.rank, std::vector<uint32_t>(size_t(p.size), 0), {}};
+        StreamChecker c(p.rank, p.size);
+        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
+        Streamer s(ctx, p.rank, p.size);
         llc_stats_t st{};
         uint64_t max_active = 0;
         double start = now_s(), end = start + 3.0;
@@ -202,11 +102,9 @@ TEST(HybridReceiverDriven, SenderAtItsCapRefusesAndTheReceiverDoesNotWait)
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
-        Checker c;
-        c.me = p.rank;
-        c.next.assign(size_t(p.size), 0);
-        ASSERT_EQ(llc_am_register(ctx, kDataHandler, on_data, &c), LLC_OK);
-        Streamer s{ctx, p.rank, std::vector<uint32_t>(size_t(p.size), 0), {}};
+        StreamChecker c(p.rank, p.size);
+        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
+        Streamer s(ctx, p.rank, p.size);
         llc_stats_t st{};
         uint64_t max_active = 0;
         double end = now_s() + 1.0;
@@ -252,11 +150,9 @@ TEST(HybridReceiverDriven, FinalizeCompletesWhileSwitchesAreInFlight)
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
-        Checker c;
-        c.me = p.rank;
-        c.next.assign(size_t(p.size), 0);
-        ASSERT_EQ(llc_am_register(ctx, kDataHandler, on_data, &c), LLC_OK);
-        Streamer s{ctx, p.rank, std::vector<uint32_t>(size_t(p.size), 0), {}};
+        StreamChecker c(p.rank, p.size);
+        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
+        Streamer s(ctx, p.rank, p.size);
         llc_stats_t st{};
         double start = now_s(), end = start + 3;
         int in_flight = 0;
@@ -309,11 +205,9 @@ TEST_P(HotReceiver, IncomingTcpSourcesAndTheCap)
     LLC_EXPECT_JOB_OK(o, [receiver](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
-        Checker c;
-        c.me = p.rank;
-        c.next.assign(size_t(p.size), 0);
-        ASSERT_EQ(llc_am_register(ctx, kDataHandler, on_data, &c), LLC_OK);
-        Streamer s{ctx, p.rank, std::vector<uint32_t>(size_t(p.size), 0), {}};
+        StreamChecker c(p.rank, p.size);
+        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
+        Streamer s(ctx, p.rank, p.size);
         double end = now_s() + 1.5;
         while (now_s() < end && !::testing::Test::HasFailure()) {
             if (p.rank != 0 && s.room())
@@ -373,11 +267,9 @@ TEST(HybridReceiverDriven, ReceiverForgetsQuietSources)
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
-        Checker c;
-        c.me = p.rank;
-        c.next.assign(size_t(p.size), 0);
-        ASSERT_EQ(llc_am_register(ctx, kDataHandler, on_data, &c), LLC_OK);
-        Streamer s{ctx, p.rank, std::vector<uint32_t>(size_t(p.size), 0), {}};
+        StreamChecker c(p.rank, p.size);
+        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
+        Streamer s(ctx, p.rank, p.size);
         EXPECT_EQ(hybrid_items(ctx), 0u);
         if (p.rank != 0) {
             for (int i = 0; i < 20; i++)
@@ -415,11 +307,9 @@ TEST(HybridReceiverDriven, SenderDriverSendsNoRequests)
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
-        Checker c;
-        c.me = p.rank;
-        c.next.assign(size_t(p.size), 0);
-        ASSERT_EQ(llc_am_register(ctx, kDataHandler, on_data, &c), LLC_OK);
-        Streamer s{ctx, p.rank, std::vector<uint32_t>(size_t(p.size), 0), {}};
+        StreamChecker c(p.rank, p.size);
+        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
+        Streamer s(ctx, p.rank, p.size);
         double end = now_s() + 0.5;
         while (now_s() < end && !::testing::Test::HasFailure()) {
             if (s.room())

@@ -325,7 +325,7 @@ TEST(MemReport, PrintedAtFinalizeWhenAsked)
             notes += line.find(prefix + "note: rank -> node table") == 0;
         }
         // the components, the total, and a note saying where the rank table lives
-        EXPECT_EQ(lines, int(llc::MemComponent::Count) + 2);
+        EXPECT_EQ(lines, int(llc::MemComponent::Count) + 2) << text;
         EXPECT_EQ(notes, 1);
         EXPECT_TRUE(total);
         // ranks 0 and 1 share node 0 (rank 0 created the table), rank 2 is alone on node 1

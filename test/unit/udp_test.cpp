@@ -409,7 +409,7 @@ TEST(Hybrid, BusyPeerIsPromotedDemotedAndPromotedAgainWithoutLossOrReordering)
 struct CapCase {
     const char *name;
     std::vector<int> nodes;
-    const char *cap; // per node; rank 0's share must come out as 1
+    const char *cap; // per node; rank 0 must be able to use exactly 1
 };
 
 class HybridCap : public ::testing::TestWithParam<CapCase> {};
@@ -477,11 +477,11 @@ TEST_P(HybridCap, EvictsTheLeastBusyDestination)
     });
 }
 
-// Second case: rank 0 shares its node with rank 3, so a node cap of 2 gives
-// each of them 1 (the cap is divided among the processes of a node).
+// Second case: rank 0 shares its node, and the node's one slot, with rank 3,
+// which sends nothing (the slots are counted node-wide, rc_slots.hpp).
 INSTANTIATE_TEST_SUITE_P(Hybrid, HybridCap,
                          ::testing::Values(CapCase{"OneProcessPerNode", {0, 1, 2}, "1"},
-                                           CapCase{"NodeCapSharedByTwoProcesses", {0, 1, 2, 0}, "2"}),
+                                           CapCase{"NodeCapSharedByTwoProcesses", {0, 1, 2, 0}, "1"}),
                          [](const ::testing::TestParamInfo<CapCase> &info) { return std::string(info.param.name); });
 
 // The standard checked all-to-all exchange with switching as often as

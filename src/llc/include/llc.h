@@ -174,7 +174,15 @@ typedef struct llc_stats {
     uint64_t udp_evictions;       /* udp peer states dropped to stay under the cap */
     uint64_t udp_cap_overflows;   /* peers created above the cap because no state could be dropped */
     uint64_t udp_peer_restarts;   /* psn streams restarted because a peer re-created its state */
-    /* tcp connection cap (LLC_MAX_CONTEXTS); appended in 1.3 */
+    /* the node's RC-class slots (LLC_MAX_RC_PER_NODE); appended in 1.3 */
+    uint64_t rc_sources;          /* receiver-driven: sources on tcp (or asked to move there) this process holds a slot for */
+    uint64_t rc_slots_cap;        /* per direction, the cap this process sees: the node's when shared, its share otherwise */
+    uint64_t rc_out_slots_in_use; /* destinations on tcp now: node-wide when shared, this process's otherwise */
+    uint64_t rc_in_slots_in_use;  /* receiver-driven: sources on tcp (or asked to move there) now, same scope */
+    uint64_t rc_out_slots_high_water; /* most outgoing slots in use at once (same scope) */
+    uint64_t rc_in_slots_high_water;  /* most incoming slots in use at once (same scope) */
+    uint64_t rc_slots_full;       /* promotions not made because no slot was free */
+    /* tcp connection cap (LLC_MAX_CONTEXTS); appended in 1.3, after the RC slots */
     uint64_t tcp_conns;           /* outgoing tcp connections open (connecting or connected) now */
     uint64_t tcp_evictions;       /* idle outgoing connections closed (Close record) to stay under the cap */
     uint64_t tcp_cap_overflows;   /* connections opened above the cap because none was idle */

@@ -1,0 +1,245 @@
+// rc_slots.cpp - see rc_slots.hpp.
+#include "rc_slots.hpp"
+
+#include "errors.hpp"
+#include "llc.h"
+#include "shm_segment.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <new>
+#include <utility>
+
+namespace llc {
+
+namespace {
+constexpr uint64_t kRcSlotsMagic = 0x4c4c432d52435354ull; // "LLC-RCST"
+
+void raise_high_water(std::atomic<uint32_t> &high, uint32_t now)
+{
+    uint32_t seen = high.load(std::memory_order_relaxed);
+    while (seen < now && !high.compare_exchange_weak(seen, now, std::memory_order_relaxed))
+        ;
+}
+} // namespace
+
+std::string RcSlots::name_for(const std::string &job_id, int node)
+{
+    return shm_name_for(job_id, "node" + std::to_string(node) + "-rc");
+}
+
+RcSlots::RcSlots(size_t node_cap, int node, int rank, int leader, int processes, const std::string &job_id,
+                 bool share)
+    : node_cap_(node_cap), node_(node), rank_(rank), leader_(leader), processes_(std::max(processes, 1)),
+      name_(name_for(job_id, node))
+{
+    if (!share) {
+        go_private("LLC_NODE_SHARED=0");
+        return;
+    }
+    if (processes_ == 1) {
+        go_private("alone on its node");
+        return;
+    }
+    if (rank_ != leader_)
+        return; // maps the leader's segment in attach()
+    try {
+        UniqueFd fd = shm_create_replacing(name_, "the node's RC-class slot count");
+        name_owned_ = true;
+        map_ = shm_size_and_map(fd, name_, sizeof(RcSlotsShared), " for the node's RC-class slot count");
+        auto *s = new (map_.data()) RcSlotsShared{};
+        s->cap = uint32_t(std::min<size_t>(node_cap_, UINT32_MAX));
+        s->node = node_;
+        s->leader_rank = rank_;
+        s->processes = processes_;
+        for (auto &c : s->dir) {
+            c.in_use.store(0, std::memory_order_relaxed);
+            c.high_water.store(0, std::memory_order_relaxed);
+        }
+        std::atomic_thread_fence(std::memory_order_release);
+        s->magic = kRcSlotsMagic; // the others map it only after a bootstrap fence
+        shared_ = s;
+        cap_ = node_cap_;
+        created_ = true;
+    } catch (const Error &e) {
+        unlink();
+        map_.reset();
+        go_private(std::string("the node leader could not create the shared count: ") + e.what());
+    }
+}
+
+RcSlots::RcSlots(RcSlots &&other) noexcept { *this = std::move(other); }
+
+RcSlots &RcSlots::operator=(RcSlots &&other) noexcept
+{
+    if (this == &other)
+        return *this;
+    give_all();
+    unlink();
+    node_cap_ = other.node_cap_;
+    cap_ = other.cap_;
+    node_ = other.node_;
+    rank_ = other.rank_;
+    leader_ = other.leader_;
+    processes_ = other.processes_;
+    for (int d = 0; d < 2; d++) {
+        held_[d] = std::exchange(other.held_[d], 0);
+        private_high_[d] = other.private_high_[d];
+    }
+    shared_ = std::exchange(other.shared_, nullptr);
+    map_ = std::move(other.map_);
+    name_ = std::move(other.name_);
+    private_reason_ = std::move(other.private_reason_);
+    name_owned_ = std::exchange(other.name_owned_, false);
+    created_ = other.created_;
+    attached_ = other.attached_;
+    return *this;
+}
+
+RcSlots::~RcSlots()
+{
+    give_all();
+    unlink();
+}
+
+void RcSlots::give_all()
+{
+    for (RcDir d : {RcDir::Out, RcDir::In})
+        while (held_[int(d)] > 0)
+            give(d);
+}
+
+void RcSlots::go_private(std::string why)
+{
+    shared_ = nullptr;
+    cap_ = node_cap_ == 0 ? 0 : std::max<size_t>(1, node_cap_ / size_t(processes_));
+    private_reason_ = std::move(why);
+}
+
+void RcSlots::attach()
+{
+    if (attached_)
+        return;
+    attached_ = true;
+    if (name_.empty() || shared_ || !private_reason_.empty())
+        return; // not in use (default-constructed), the leader, or already private
+    UniqueFd fd(::shm_open(name_.c_str(), O_RDWR, 0));
+    if (!fd.valid()) {
+        go_private(errno_message("the node leader's shared count could not be opened", errno) +
+                   " (LLC_NODE_SHARED=0 there, or it could not create it?)");
+        return;
+    }
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0 || size_t(st.st_size) != sizeof(RcSlotsShared)) {
+        go_private("the node leader's shared count " + name_ + " has the wrong size");
+        return;
+    }
+    void *addr = ::mmap(nullptr, sizeof(RcSlotsShared), PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+    if (addr == MAP_FAILED) {
+        go_private(errno_message("mmap of the node leader's shared count", errno));
+        return;
+    }
+    map_ = MemoryMapping(addr, sizeof(RcSlotsShared));
+    auto *s = static_cast<RcSlotsShared *>(addr);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (s->magic != kRcSlotsMagic || s->node != node_ || s->leader_rank != leader_ ||
+        s->cap != uint32_t(std::min<size_t>(node_cap_, UINT32_MAX))) {
+        map_.reset();
+        go_private("the node leader's shared count " + name_ + " does not match this process (is "
+                   "LLC_MAX_RC_PER_NODE the same on every process?)");
+        return;
+    }
+    shared_ = s;
+    cap_ = node_cap_;
+}
+
+void RcSlots::release_name() { unlink(); }
+
+void RcSlots::unlink()
+{
+    if (name_owned_) {
+        ::shm_unlink(name_.c_str());
+        name_owned_ = false;
+    }
+}
+
+bool RcSlots::try_take(RcDir d)
+{
+    size_t &held = held_[int(d)];
+    if (!shared_) {
+        if (held >= cap_)
+            return false;
+        held++;
+        private_high_[int(d)] = std::max(private_high_[int(d)], held);
+        return true;
+    }
+    RcSlotsShared::Count &c = shared_->dir[int(d)];
+    uint32_t now = c.in_use.load(std::memory_order_relaxed);
+    do {
+        if (now >= shared_->cap)
+            return false;
+    } while (!c.in_use.compare_exchange_weak(now, now + 1, std::memory_order_acq_rel));
+    raise_high_water(c.high_water, now + 1);
+    held++;
+    return true;
+}
+
+void RcSlots::take_anyway(RcDir d)
+{
+    size_t &held = held_[int(d)];
+    held++;
+    if (shared_) {
+        RcSlotsShared::Count &c = shared_->dir[int(d)];
+        raise_high_water(c.high_water, c.in_use.fetch_add(1, std::memory_order_acq_rel) + 1);
+    } else {
+        private_high_[int(d)] = std::max(private_high_[int(d)], held);
+    }
+}
+
+void RcSlots::give(RcDir d)
+{
+    size_t &held = held_[int(d)];
+    if (held == 0)
+        return;
+    held--;
+    if (shared_)
+        shared_->dir[int(d)].in_use.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+size_t RcSlots::in_use(RcDir d) const
+{
+    return shared_ ? shared_->dir[int(d)].in_use.load(std::memory_order_relaxed) : held_[int(d)];
+}
+
+size_t RcSlots::free_slots(RcDir d) const
+{
+    size_t used = in_use(d);
+    return used >= cap_ ? 0 : cap_ - used;
+}
+
+size_t RcSlots::high_water(RcDir d) const
+{
+    return shared_ ? shared_->dir[int(d)].high_water.load(std::memory_order_relaxed) : private_high_[int(d)];
+}
+
+std::string RcSlots::describe() const
+{
+    auto usage = [this](RcDir d, const char *what) {
+        return std::string(what) + " " + std::to_string(in_use(d)) + " in use (most " +
+               std::to_string(high_water(d)) + "), " + std::to_string(held(d)) + " held here";
+    };
+    std::string counts = usage(RcDir::Out, "outgoing") + "; " + usage(RcDir::In, "incoming");
+    if (shared_)
+        return "hybrid RC slots: " + std::to_string(cap_) + " per direction shared by the " +
+               std::to_string(processes_) + " processes of node " + std::to_string(node_) +
+               (created_ ? ", count created by this process (node leader)" : ", count mapped from the node leader") +
+               "; " + counts;
+    return "hybrid RC slots: this process's share " + std::to_string(cap_) + " of " + std::to_string(node_cap_) +
+           " per direction (" + private_reason_ + "); " + counts;
+}
+
+} // namespace llc

@@ -1,0 +1,56 @@
+// numbered_stream.hpp - numbered, patterned messages between the processes
+// of a test job, checked at the receiver: every message from each source
+// arrives exactly once, in order, with the right length and bytes.  Used by
+// the tests whose transports change under the traffic (hybrid switching,
+// RC slots).
+#pragma once
+
+#include "test_bootstrap.hpp"
+
+#include <llc.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <vector>
+
+namespace llctest {
+
+constexpr unsigned kStreamHandler = 7;
+
+// Mostly small messages; every 16th one spans several datagrams.
+size_t stream_message_size(uint32_t index);
+
+// Checks the messages of every source (register on_stream_message with it).
+struct StreamChecker {
+    int me = 0;
+    std::vector<uint32_t> next; // per source: the index expected next
+    uint64_t bad = 0;
+    StreamChecker(int rank, int size) : me(rank), next(size_t(size), 0) {}
+};
+void on_stream_message(llc_context_t *, void *checker, int src, const void *hdr, size_t hdr_len, const void *data,
+                       size_t len);
+
+// Numbered, patterned sends; buffers live until the library is done with them.
+struct Streamer {
+    llc_context_t *ctx;
+    int me;
+    std::vector<uint32_t> sent; // per destination
+    struct Buffer {
+        std::vector<char> bytes;
+        bool done = false;
+    };
+    std::list<Buffer> inflight;
+
+    Streamer(llc_context_t *c, int rank, int size) : ctx(c), me(rank), sent(size_t(size), 0) {}
+    void send(int dest);
+    void reap();
+    bool room() const { return inflight.size() < 64; }
+};
+
+// After llc_finalize (which delivers everything sent): every process
+// publishes how many messages it sent to each peer through the test
+// bootstrap; each receiver checks it got exactly that many from each source.
+void check_counts_after_finalize(TestProcess &p, const Streamer &s, const StreamChecker &c);
+
+} // namespace llctest
