@@ -25,7 +25,8 @@ enum class Kind : uint8_t {
     Switch = 7,   // hybrid: last record on the tcp path before the sender moves to udp
     SwitchAck = 8, // hybrid: sent on udp by the receiver of a Switch (the tcp path is drained)
     StreamAck = 9, // tcp: sent back on an accepted connection; seq = bytes of the stream consumed so far
-    SwitchRequest = 10 // hybrid, receiver-driven: sent on udp by a receiver to a source; seq = SwitchWant
+    SwitchRequest = 10, // hybrid, receiver-driven: sent on udp by a receiver to a source; seq = SwitchWant
+    Close = 11     // tcp: last record of an evicted connection; seq = stream bytes before it
 };
 
 // seq of a SwitchRequest: the path the receiver wants the source to send on.
@@ -50,7 +51,7 @@ struct WireHeader {
 static_assert(sizeof(WireHeader) == 40, "wire header layout");
 static_assert(std::is_trivially_copyable<WireHeader>::value, "wire header is copied bytewise");
 
-inline bool kind_is_valid(uint8_t k) { return k >= uint8_t(Kind::Am) && k <= uint8_t(Kind::SwitchRequest); }
+inline bool kind_is_valid(uint8_t k) { return k >= uint8_t(Kind::Am) && k <= uint8_t(Kind::Close); }
 // Whether payload_len bytes of payload follow in the stream.
 inline bool kind_streams_payload(Kind k) { return k == Kind::Am; }
 

@@ -27,7 +27,7 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_TCP_PEER_TIMEOUT_MS", "10000", "a tcp peer that consumes nothing for this long while data to it is outstanding is dead (LLC_ERR_PEER)"},
         {"LLC_TCP_ADDR", "auto", "IPv4 address to publish for tcp (auto: first UP non-loopback IPv4 interface, else 127.0.0.1)"},
         {"LLC_MEM_REPORT", "0", "1: llc_finalize prints the memory table of llc_mem_report to stderr"},
-        {"LLC_MAX_CONTEXTS", "1024", "gamma: most live per-peer contexts in a PeerTable (hashed rank table)"},
+        {"LLC_MAX_CONTEXTS", "1024", "gamma: most live per-peer contexts: udp peer states (a PeerTable, hashed rank table) and open outgoing tcp connections; idle ones are evicted beyond it (tcp: closed with a Close record, reopened on the next send)"},
         {"LLC_NODE_SHARED", "1", "1: the rank -> node table (and the hybrid's RC slot count) is held once per node, in shared memory created by the node leader; 0: every process keeps a private copy (and its share of LLC_MAX_RC_PER_NODE) (also the fallback when shared memory fails; LLC_MEM_REPORT says which)"},
         {"LLC_NET", "tcp", "inter-node path: tcp (RC-class), udp (DC-class reliable datagrams), hybrid (udp, busy peers promoted to tcp) or verbs (RDMA device discovery only, no data path yet: falls back as LLC_VERBS_FALLBACK says)"},
         {"LLC_VERBS_FALLBACK", "tcp", "LLC_NET=verbs without a usable RDMA device: use tcp, udp or hybrid instead (said once on stderr by rank 0), or none: llc_init fails"},

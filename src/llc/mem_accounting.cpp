@@ -30,7 +30,7 @@ const MemComponentInfo kInfo[size_t(MemComponent::Count)] = {
      "the node leader's rank -> node table mapped read-only here (the leader counts it)"},
     {"seq_numbers", "high-level contexts (VC/BoC)", N, "per-peer send and receive sequence numbers, 2 x n, resident pages"},
     {"tcp_rank_table", "low-level contexts (rank -> QP table)", 0,
-     "tcp: rank -> connection hash map and connection list, one entry per destination sent to"},
+     "tcp: rank -> connection hash map and connection list, one entry per open connection (at most LLC_MAX_CONTEXTS while idle ones can be evicted)"},
     {"tcp_conn_state", "low-level contexts (QPs)", 0, "tcp: per-connection objects, queues, stream decoders"},
     {"tcp_buffers", "communication buffers", 0, "tcp: staging buffer, reassembly buffers, poll set"},
     {"udp_peer_table", "low-level contexts (rank -> QP table)", 0,
@@ -160,7 +160,7 @@ MemRegistry MemWalk::measure(const Context &c)
 
     if (const TcpTransport *t = c.tcp_.get()) {
         r.add(M::Context, sizeof(TcpTransport) + heap_bytes(t->my_addr_));
-        r.add(M::TcpRankTable, heap_bytes(t->out_) + heap_bytes(t->out_live_), t->out_.size());
+        r.add(M::TcpRankTable, heap_bytes(t->out_) + heap_bytes(t->out_live_) + heap_bytes(t->closing_), t->out_.size());
         for (const TcpTransport::OutConn *oc : t->out_live_) {
             r.add(M::TcpConnState, sizeof(*oc) + heap_bytes(oc->addr) + heap_bytes(oc->failure) + heap_bytes(oc->queue), 1);
             add_queue(r, oc->queue);

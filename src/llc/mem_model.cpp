@@ -105,8 +105,8 @@ std::vector<ModelTerm> llc_model(double nodes, const ModelParams &p, bool capped
     }
     // rank -> connection: a hash map with an entry per destination sent to
     // (hash node + one bucket, libstdc++ keeps buckets >= elements) and the
-    // connection list.  Capped: at most gamma connected destinations (what
-    // evicting connections would give; tcp has no close handshake yet).
+    // connection list.  Capped: at most gamma connected destinations (idle
+    // connections beyond LLC_MAX_CONTEXTS are evicted with a Close record).
     add("tcp_rank_table", 0, 0, double(s.tcp_out_entry) + 2 * ptr, k);
     add("tcp_conn_state", 0, 0,
         double(s.tcp_out_conn + s.empty_deque_heap + s.tcp_in_conn + s.stream_decoder), k);

@@ -80,12 +80,24 @@ void TcpTransport::publish_address() { ctx_.addresses().publish(AddrKind::Tcp, m
 TcpTransport::OutConn &TcpTransport::out_conn(int dest)
 {
     auto found = out_.find(dest);
-    if (found != out_.end())
+    if (found != out_.end()) {
+        found->second->last_use = ++use_clock_;
         return *found->second;
+    }
+    if (!finalizing_)
+        make_room();
     auto c = std::make_unique<OutConn>();
     c->rank = dest;
-    c->addr = ctx_.addresses().lookup(dest, AddrKind::Tcp); // first contact only
+    c->last_use = ++use_clock_;
+    c->addr = ctx_.addresses().lookup(dest, AddrKind::Tcp); // on every (re)connect
     c->queue.push_back(OutgoingMessage::make_control(Kind::Hello, ctx_.rank(), 0, my_addr_.data(), my_addr_.size()));
+    if (finalizing_) {
+        // A handler sends during finalize to a rank whose connection was
+        // evicted: the new one needs its Goodbye too (as an open one has it,
+        // with this send behind it), or the peer would wait for it.
+        c->owed_limit = c->queue.front()->remaining();
+        c->queue.push_back(OutgoingMessage::make_control(Kind::Goodbye, ctx_.rank(), 0));
+    }
     start_connect(*c);
     OutConn &conn = *c;
     out_live_.push_back(&conn);
@@ -95,7 +107,102 @@ TcpTransport::OutConn &TcpTransport::out_conn(int dest)
         out_live_.pop_back();
         throw;
     }
+    ctx_.counters().tcp_conns = open_count();
     return conn;
+}
+
+// ------------------------------------------------- eviction (the cap)
+//
+// See tcp_transport.hpp.  Only a connection whose peer has read (and so
+// delivered) every byte we wrote may go: its Close is the only thing the
+// receiver still reads from it, so a message on a new connection to the
+// same rank cannot overtake anything.  The victim is the least recently
+// sent-to idle connection (LRU).
+
+bool TcpTransport::idle(const OutConn &c) const
+{
+    return !finalizing_ && c.state == OutConn::State::Connected && c.queue.empty() &&
+           c.bytes_acked == c.bytes_written && c.ack_have == 0;
+}
+
+size_t TcpTransport::open_count() const
+{
+    size_t n = 0;
+    for (const OutConn *c : out_live_)
+        n += is_open(*c) ? 1 : 0;
+    return n;
+}
+
+TcpTransport::OutConn *TcpTransport::lru_idle(const OutConn *except)
+{
+    OutConn *best = nullptr;
+    for (OutConn *c : out_live_)
+        if (c != except && idle(*c) && (!best || c->last_use < best->last_use))
+            best = c;
+    return best;
+}
+
+// Called before a new connection is opened.
+void TcpTransport::make_room()
+{
+    if (open_count() < ctx_.config().max_contexts)
+        return;
+    OutConn *victim = lru_idle(nullptr);
+    if (!victim) {
+        // Acknowledgements are read lazily: look at the ones waiting on the
+        // quiet connections (not read within the last millisecond, so that
+        // a stream of new destinations costs at most one recv per
+        // connection and millisecond), then look again.
+        uint64_t now = 0;
+        for (OutConn *c : out_live_)
+            if (c->queue.empty() && acks_due(*c, now))
+                read_acks(*c);
+        victim = lru_idle(nullptr);
+    }
+    if (victim)
+        evict(*victim);
+    else
+        ctx_.counters().tcp_cap_overflows++; // none idle: go above the cap, progress trims it later
+}
+
+// Above the cap (after overflows): evict idle connections until back at it.
+void TcpTransport::trim(size_t open)
+{
+    const size_t cap = ctx_.config().max_contexts;
+    while (open > cap) {
+        OutConn *victim = lru_idle(nullptr);
+        if (!victim)
+            break;
+        evict(*victim);
+        open--;
+    }
+}
+
+void TcpTransport::evict(OutConn &c)
+{
+    auto it = out_.find(c.rank);
+    if (it == out_.end() || it->second.get() != &c)
+        return; // not ours to evict (cannot happen)
+    closing_.push_back(std::move(it->second)); // the pointer in out_live_ stays valid
+    out_.erase(it);
+    c.evicted = true;
+    c.state = OutConn::State::Closing;
+    ctx_.counters().tcp_evictions++;
+    // The receiver checks that it has read everything before the Close.
+    c.queue.push_back(OutgoingMessage::make_control(Kind::Close, ctx_.rank(), c.bytes_written));
+    flush(c); // the send buffer is empty (all acknowledged): the 40 bytes go at once
+    if (c.state == OutConn::State::Closing && c.queue.empty())
+        finish_close(c);
+    ctx_.counters().tcp_conns = open_count();
+}
+
+// The Close record is written: close our end.  No StreamAck can be waiting
+// unread (everything was acknowledged and the receiver acknowledges nothing
+// after it), so the kernel sends a FIN, not a reset.
+void TcpTransport::finish_close(OutConn &c)
+{
+    c.fd.reset();
+    c.state = OutConn::State::Closed;
 }
 
 void TcpTransport::start_connect(OutConn &c)
@@ -210,7 +317,16 @@ bool TcpTransport::check_out(OutConn &c, short revents)
 {
     switch (c.state) {
     case OutConn::State::Failed:
+    case OutConn::State::Closed:
         return false;
+    case OutConn::State::Closing: {
+        if (!(revents & (POLLOUT | POLLERR | POLLHUP)))
+            return false;
+        flush(c);
+        if (c.state == OutConn::State::Closing && c.queue.empty())
+            finish_close(c);
+        return true;
+    }
     case OutConn::State::Connecting: {
         std::string who = "rank " + std::to_string(c.rank) + " at " + c.addr;
         if (revents & (POLLOUT | POLLERR | POLLHUP)) {
@@ -398,6 +514,12 @@ void TcpTransport::on_record(InConn &c, const IncomingRecord &rec)
     case Kind::Goodbye:
         c.goodbye = true;
         break;
+    case Kind::Close:
+        if (c.rank < 0 || w.src != c.rank)
+            throw Error(LLC_ERR_PEER, "protocol error: close before hello or with a wrong source from " + describe(c));
+        c.close_seen = true; // acted on by read_in once the bytes read are counted
+        c.close_offset = w.seq;
+        break;
     case Kind::Switch:
         if (c.rank < 0 || w.src != c.rank)
             throw Error(LLC_ERR_PEER, "protocol error: switch marker before hello or with a wrong source from " + describe(c));
@@ -442,6 +564,10 @@ bool TcpTransport::read_in(InConn &c)
         }
         if (n > 0) {
             did = true;
+            if (c.close_seen) {
+                close_evicted(c);
+                return true;
+            }
             if (size_t(n) < asked)
                 break; // the socket is drained (a short read): no recv just to see EAGAIN
             budget -= std::min(budget, size_t(n));
@@ -464,6 +590,23 @@ bool TcpTransport::read_in(InConn &c)
         return true;
     }
     return did;
+}
+
+// The sender evicted this connection (a Close record): it is the last
+// record, and everything before it has been delivered.  Close our end; the
+// EOF that follows is not a failure.
+void TcpTransport::close_evicted(InConn &c)
+{
+    const uint64_t expected = c.close_offset + sizeof(WireHeader);
+    if (c.bytes_read != expected || !c.decoder->at_record_boundary()) {
+        close_in(c, LLC_ERR_PEER,
+                 "protocol error: " + describe(c) + " closed its connection after " + std::to_string(c.close_offset) +
+                     " stream bytes, but " + std::to_string(c.bytes_read) +
+                     " were read including the close record (expected " + std::to_string(expected) + ")");
+        return;
+    }
+    ctx_.counters().tcp_closes_received++;
+    close_in(c, LLC_OK, "");
 }
 
 // Tell the sender how much of its stream has been read (see tcp_transport.hpp).
@@ -494,15 +637,24 @@ void TcpTransport::send_ack(InConn &c)
 
 void TcpTransport::build_pollset(uint64_t &now)
 {
+    if (!closing_.empty()) {
+        // Evicted connections are gone once their Close is written (or
+        // failed); progress is not iterating over out_live_ here.
+        auto done = [](const OutConn *c) { return c->evicted && c->state != OutConn::State::Closing; };
+        out_live_.erase(std::remove_if(out_live_.begin(), out_live_.end(), done), out_live_.end());
+        closing_.erase(std::remove_if(closing_.begin(), closing_.end(),
+                                      [&done](const std::unique_ptr<OutConn> &c) { return done(c.get()); }),
+                       closing_.end());
+    }
     pollset_.clear();
     pollset_.push_back({listener_.get(), POLLIN, 0});
     for (OutConn *c : out_live_) {
         short events = 0;
-        if (c->state == OutConn::State::Connecting)
+        if (c->state == OutConn::State::Connecting || c->state == OutConn::State::Closing)
             events = POLLOUT;
         else if (c->state == OutConn::State::Connected)
             events = short(POLLRDHUP | (acks_due(*c, now) ? POLLIN : 0) | (c->queue.empty() ? 0 : POLLOUT));
-        pollset_.push_back({c->state == OutConn::State::Failed ? -1 : c->fd.get(), events, 0});
+        pollset_.push_back({c->fd.valid() ? c->fd.get() : -1, events, 0});
     }
     for (auto &c : in_)
         pollset_.push_back({c->closed ? -1 : c->fd.get(), POLLIN, 0});
@@ -561,6 +713,13 @@ bool TcpTransport::progress(int extra_fd, bool *extra_ready)
             did |= check_liveness(c, now);
         }
     }
+    // Above the cap after overflows: evict what has become idle since.
+    size_t open = open_count();
+    if (!finalizing_ && open > ctx_.config().max_contexts) {
+        trim(open);
+        open = open_count();
+    }
+    ctx_.counters().tcp_conns = open;
     if (pollset_[0].revents & POLLIN)
         did |= accept_all();
     in_.erase(std::remove_if(in_.begin(), in_.end(), [](const std::unique_ptr<InConn> &c) { return c->closed; }),
@@ -588,8 +747,9 @@ bool TcpTransport::has_pending_sends() const
 
 void TcpTransport::say_goodbye()
 {
+    finalizing_ = true; // no more evictions: the Goodbye goes on the open connections
     for (OutConn *c : out_live_) {
-        if (c->state == OutConn::State::Failed)
+        if (!is_open(*c))
             continue;
         uint64_t offset = c->bytes_written;
         for (const auto &m : c->queue)

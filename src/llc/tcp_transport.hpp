@@ -27,6 +27,18 @@
 // LLC_TCP_PEER_TIMEOUT_MS once connected, so that a host that stopped
 // answering at the TCP level (powered off, partitioned) is noticed in the
 // same time instead of after the kernel's retransmission limit.
+//
+// The cap (LLC_MAX_CONTEXTS): at most that many outgoing connections are
+// open (connecting or connected).  Opening one more evicts the least
+// recently used idle one first: nothing queued and every byte written
+// acknowledged by a StreamAck, so the receiver has already delivered all of
+// it.  Eviction writes a Close record (seq = stream bytes before it) and
+// closes the socket; the receiver checks the count, closes its end and does
+// not take the EOF for a failure.  A later send to that rank connects again;
+// per-pair order holds because nothing on the old stream was left unread.
+// When no connection is idle the cap is exceeded (tcp_cap_overflows) and the
+// excess is evicted by progress once some are idle.  No eviction once
+// finalize has begun (the Goodbye is on the open connections).
 #pragma once
 
 #include "byte_buffer.hpp"
@@ -72,7 +84,9 @@ public:
 private:
     friend struct MemWalk; // mem_accounting.cpp counts the members
     struct OutConn {
-        enum class State { Connecting, Connected, Failed };
+        // Closing: evicted, the Close record not fully written yet (owned by
+        // closing_); Closed: evicted and closed, dropped at the next pollset.
+        enum class State { Connecting, Connected, Failed, Closing, Closed };
         int rank = -1;
         std::string addr;
         UniqueFd fd;
@@ -88,6 +102,8 @@ private:
         uint64_t last_drain_us = 0;   // acknowledgements last read
         uint64_t owed_limit = UINT64_MAX; // stream offset of our Goodbye: it is not waited for
         uint32_t ack_have = 0;        // bytes of a partly received StreamAck in ack_buf
+        uint64_t last_use = 0;        // use_clock_ at the last send (LRU eviction)
+        bool evicted = false;         // owned by closing_, no longer in out_
         alignas(8) char ack_buf[sizeof(WireHeader)];
     };
     struct InConn {
@@ -98,6 +114,8 @@ private:
         std::unique_ptr<StreamDecoder> decoder;
         bool goodbye = false;
         bool closed = false;
+        bool close_seen = false;      // the sender evicted the connection (Close record)
+        uint64_t close_offset = 0;    // the stream bytes the Close record says precede it
         // liveness: StreamAck records written back on this socket
         bool ack_broken = false;      // writing one failed: the read side reports it
         uint32_t ack_unsent = 0;      // bytes of ack_out not yet written (a partial write)
@@ -107,6 +125,18 @@ private:
     };
 
     OutConn &out_conn(int dest);
+    // The cap (see the comment at the top).
+    static bool is_open(const OutConn &c)
+    {
+        return c.state == OutConn::State::Connecting || c.state == OutConn::State::Connected;
+    }
+    bool idle(const OutConn &c) const;
+    size_t open_count() const;
+    OutConn *lru_idle(const OutConn *except);
+    void evict(OutConn &c);
+    void make_room();
+    void trim(size_t open);
+    void finish_close(OutConn &c);
     void start_connect(OutConn &c);
     bool flush(OutConn &c);
     void fail_out(OutConn &c, int status, const std::string &message);
@@ -121,6 +151,7 @@ private:
     bool accept_all();
     bool read_in(InConn &c);
     void close_in(InConn &c, int status, const std::string &message);
+    void close_evicted(InConn &c);
     void on_record(InConn &c, const IncomingRecord &rec);
     std::string describe(const InConn &c) const;
     void build_pollset(uint64_t &now); // now: 0, or set when the clock is read
@@ -129,9 +160,15 @@ private:
     UniqueFd listener_;
     std::string my_addr_;
     // rank -> connection, an entry per destination sent to (created on first
-    // send, kept until finalize: evicting one needs a close handshake).
+    // send; evicted when idle beyond LLC_MAX_CONTEXTS, kept if failed).
     std::unordered_map<int, std::unique_ptr<OutConn>> out_;
-    std::vector<OutConn *> out_live_;            // the same connections, in creation order
+    // The same connections, in creation order, and the evicted ones until
+    // they are closed (removed when the pollset is next built: handlers may
+    // evict while progress iterates over it).
+    std::vector<OutConn *> out_live_;
+    std::vector<std::unique_ptr<OutConn>> closing_; // evicted connections, until removed from out_live_
+    uint64_t use_clock_ = 0; // ticks on every send (LRU order)
+    bool finalizing_ = false;
     std::vector<std::unique_ptr<InConn>> in_;
     std::vector<pollfd> pollset_;
     ByteBuffer staging_;

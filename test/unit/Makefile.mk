@@ -26,6 +26,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/rc_slots_test.cpp \
 	test/unit/udp_cap_test.cpp \
 	test/unit/tcp_liveness_test.cpp \
+	test/unit/tcp_evict_test.cpp \
 	test/unit/mem_test.cpp \
 	test/unit/mem_udp_test.cpp \
 	test/unit/node_map_test.cpp \

@@ -182,6 +182,11 @@ typedef struct llc_stats {
     uint64_t rc_out_slots_high_water; /* most outgoing slots in use at once (same scope) */
     uint64_t rc_in_slots_high_water;  /* most incoming slots in use at once (same scope) */
     uint64_t rc_slots_full;       /* promotions not made because no slot was free */
+    /* tcp connection cap (LLC_MAX_CONTEXTS); appended in 1.3, after the RC slots */
+    uint64_t tcp_conns;           /* outgoing tcp connections open (connecting or connected) now */
+    uint64_t tcp_evictions;       /* idle outgoing connections closed (Close record) to stay under the cap */
+    uint64_t tcp_cap_overflows;   /* connections opened above the cap because none was idle */
+    uint64_t tcp_closes_received; /* accepted connections the sender closed with a Close record */
 } llc_stats_t;
 int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out);
 
