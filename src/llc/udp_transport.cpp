@@ -79,6 +79,12 @@ UdpTransport::UdpTransport(Context &ctx)
     my_addr_ = ip + ":" + std::to_string(ntohs(sa.sin_port));
     job_tag_ = fnv1a32(ctx.job_id());
     rxbuf_.reset(new char[kRxBufBytes]);
+    // The datagram pool starts full: what a process holds is then the same
+    // before and after traffic, whatever bursts it saw (buffers beyond the
+    // pool are allocated for a burst and freed on acknowledgement).
+    free_bufs_.reserve(kKeepFreeBuffers);
+    while (free_bufs_.size() < kKeepFreeBuffers)
+        free_bufs_.emplace_back(new char[sizeof(UdpHeader) + mtu_]);
     rng_ = (uint64_t(ctx.rank()) << 32) ^ uint64_t(::getpid()) ^ monotonic_us() ^ 0x9e3779b97f4a7c15ull;
 }
 

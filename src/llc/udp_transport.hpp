@@ -104,11 +104,12 @@ public:
 private:
     friend struct MemWalk; // mem_accounting.cpp / mem_walk_udp.cpp count the members
     static constexpr size_t kRxBufBytes = 65536;   // rxbuf_: one receive buffer per process
-    // free_bufs_: most datagram buffers kept for reuse.  Small, so that what
-    // a process keeps after a burst is the same at every job size (with 64
-    // the fill level, one 16 KB buffer more or less, was the largest term of
-    // the measured growth per peer); a burst beyond it allocates, and frees
-    // on acknowledgement.
+    // free_bufs_: datagram buffers kept for reuse, allocated with the
+    // transport (a full pool) and never more.  Small and fixed, so that what
+    // a process holds is the same at every job size (with up to 64 kept as
+    // bursts left them, the fill level, one 16 KB buffer more or less, was
+    // the largest term of the measured growth per peer); a burst beyond it
+    // allocates, and frees on acknowledgement.
     static constexpr size_t kKeepFreeBuffers = 8;
     static constexpr size_t kGhostsPerSlot = 4;
     static constexpr size_t kMinGhosts = 64;

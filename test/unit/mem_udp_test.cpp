@@ -195,13 +195,16 @@ TEST(MemReport, UdpPerPeerStateGrowsByTheUdpPerPeerSize)
         // the table's fixed arrays: per slot the slot, a bucket head and a ghost (LLC_MAX_CONTEXTS = 1024)
         const uint64_t table = 1024 * (s.udp_peer_entry - sizeof(void *));
         const uint64_t datagram = s.udp_header + 16384;
+        // the receive buffer and the datagram pool, full from the start (with its vector)
+        const uint64_t buffers = s.udp_rx_buffer + s.udp_free_buffers * (datagram + sizeof(void *));
 
         auto r0 = report(ctx);
         ASSERT_EQ(TestProcess::fence(&p), 0); // nobody sends before this
         EXPECT_EQ(r0["udp_peer_state"].bytes, 0u);
         EXPECT_EQ(r0["udp_peer_table"].bytes, table);
         EXPECT_EQ(r0["udp_peer_table"].items, 0u);
-        EXPECT_EQ(r0["udp_buffers"].bytes, s.udp_rx_buffer); // the receive buffer only
+        EXPECT_EQ(r0["udp_buffers"].bytes, buffers);
+        EXPECT_EQ(r0["udp_buffers"].items, s.udp_free_buffers);
         EXPECT_EQ(r0["udp_unacked"].bytes, 0u);
         EXPECT_EQ(r0["tcp_rank_table"].bytes, 0u); // LLC_NET=udp: no tcp transport
         EXPECT_EQ(r0["hybrid_routes"].bytes, 0u);
@@ -219,8 +222,8 @@ TEST(MemReport, UdpPerPeerStateGrowsByTheUdpPerPeerSize)
         EXPECT_EQ(r1["udp_unacked"].items, 0u);
         EXPECT_EQ(r1["udp_unacked"].bytes, 0u);
         EXPECT_EQ(r1["send_queues"].items, 0u);
-        // The one datagram sent went back to the free pool once acknowledged.
-        EXPECT_GE(r1["udp_buffers"].bytes, s.udp_rx_buffer + datagram);
+        // The one datagram sent came from the pool and went back once acknowledged.
+        EXPECT_EQ(r1["udp_buffers"].bytes, buffers);
         ASSERT_EQ(TestProcess::fence(&p), 0);
 
         // All pairs: every peer is sent to and heard from.
@@ -236,11 +239,12 @@ TEST(MemReport, UdpPerPeerStateGrowsByTheUdpPerPeerSize)
         EXPECT_EQ(r2["udp_peer_table"].items, peers);
         EXPECT_EQ(r2["udp_peer_table"].bytes, table + pointer_list_heap(peers));
         EXPECT_EQ(r2["udp_unacked"].items, 0u);
-        // The round had one datagram per peer in flight at once; all are back in
-        // the free pool (a one-datagram record is decoded in place, so the
-        // decoders need not have buffered anything).
-        EXPECT_EQ(r2["udp_buffers"].items, peers);
-        EXPECT_GE(r2["udp_buffers"].bytes, s.udp_rx_buffer + peers * datagram);
+        // The round had one datagram per peer in flight at once (fewer than the
+        // pool holds); all are back in the pool (a one-datagram record is
+        // decoded in place, so the decoders need not have buffered anything).
+        ASSERT_LT(peers, s.udp_free_buffers);
+        EXPECT_EQ(r2["udp_buffers"].items, s.udp_free_buffers);
+        EXPECT_EQ(r2["udp_buffers"].bytes, buffers);
         ASSERT_EQ(TestProcess::fence(&p), 0);
 
         // Quiet for a while: the send-side objects and decoders are freed, the
@@ -252,8 +256,7 @@ TEST(MemReport, UdpPerPeerStateGrowsByTheUdpPerPeerSize)
         EXPECT_EQ(r3["udp_peer_table"].bytes, r2["udp_peer_table"].bytes);
         // Left in udp_buffers: the receive buffer and the free pool (items: its buffers).
         const uint64_t pool = r3["udp_buffers"].items;
-        EXPECT_GE(pool, 1u);
-        EXPECT_LE(pool, s.udp_free_buffers);
+        EXPECT_EQ(pool, s.udp_free_buffers);
         const uint64_t fixed = s.udp_rx_buffer + pool * datagram;
         ASSERT_GE(r3["udp_buffers"].bytes, fixed);
         EXPECT_LE(r3["udp_buffers"].bytes - fixed, s.udp_free_buffers * sizeof(void *)); // the pool's vector
@@ -266,8 +269,8 @@ TEST(MemReport, UdpPerPeerStateGrowsByTheUdpPerPeerSize)
 
 // Datagrams sent and not yet acknowledged are counted in udp_unacked (header
 // + a full MTU each, items: datagrams) while the receiver does not answer,
-// and the row drops to 0 once they are acknowledged; their buffers move to
-// the free pool (udp_buffers) up to its limit and the others are freed.
+// and the row drops to 0 once they are acknowledged; their buffers refill
+// the datagram pool (udp_buffers) and the others are freed.
 TEST(MemReport, UdpUnackedDatagramsAreCountedUntilAcknowledged)
 {
     LLC_EXPECT_JOB_OK(udp_mem_job({0, 1}, "4096"), [](TestProcess &p) {
@@ -283,7 +286,8 @@ TEST(MemReport, UdpUnackedDatagramsAreCountedUntilAcknowledged)
         ASSERT_EQ(TestProcess::fence(&p), 0);
         if (p.rank == 0) {
             auto before = report(ctx);
-            EXPECT_EQ(before["udp_buffers"].bytes, s.udp_rx_buffer);
+            const uint64_t buffers = s.udp_rx_buffer + s.udp_free_buffers * (datagram + sizeof(void *));
+            EXPECT_EQ(before["udp_buffers"].bytes, buffers); // the receive buffer and the full pool
             std::vector<char> data(payload, 'u');
             llc_iov_t iov{data.data(), data.size()};
             // Every byte fits in the window: copied into datagrams at once.
@@ -298,11 +302,10 @@ TEST(MemReport, UdpUnackedDatagramsAreCountedUntilAcknowledged)
             ASSERT_TRUE(progress_until(ctx, [&] { return row_items(ctx, "udp_unacked") == 0; }, 20));
             auto after = report(ctx);
             EXPECT_EQ(after["udp_unacked"].bytes, 0u);
-            // The buffers are kept for reuse up to the pool's limit, the rest freed.
-            const uint64_t kept = std::min<uint64_t>(datagrams, s.udp_free_buffers);
-            EXPECT_GT(datagrams, kept) << "the message should overflow the pool";
-            EXPECT_EQ(after["udp_buffers"].items, kept);
-            EXPECT_EQ(after["udp_buffers"].bytes, s.udp_rx_buffer + kept * datagram + pointer_list_heap(kept));
+            // The pool is full again; the buffers allocated beyond it were freed.
+            EXPECT_GT(datagrams, s.udp_free_buffers) << "the message should overflow the pool";
+            EXPECT_EQ(after["udp_buffers"].items, s.udp_free_buffers);
+            EXPECT_EQ(after["udp_buffers"].bytes, buffers);
             EXPECT_EQ(after["udp_peer_state"].bytes, s.udp_peer + s.udp_tx);
         } else {
             ASSERT_EQ(TestProcess::fence(&p), 0); // sleeps here while rank 0 measures
