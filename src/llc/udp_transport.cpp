@@ -1018,6 +1018,48 @@ bool UdpTransport::has_pending_sends() const
     return have_held_;
 }
 
+std::string UdpTransport::pending_report() const
+{
+    std::string r;
+    auto sep = [&r] {
+        if (!r.empty())
+            r += "; ";
+    };
+    const uint64_t now = monotonic_us();
+    for (const Peer *p : live_) {
+        if (p->failed)
+            continue;
+        const bool sending = !p->tx_idle(), waiting = !p->goodbye_rx && !p->peer_forgot;
+        if (!sending && !waiting)
+            continue;
+        sep();
+        r += "rank " + std::to_string(p->rank) + ":";
+        if (sending) {
+            r += " " + std::to_string(p->tx->queue.size()) + " queued, " + std::to_string(p->tx->unacked.size()) +
+                 " unacked";
+            if (!p->tx->unacked.empty()) {
+                const TxPacket &f = p->tx->unacked.front();
+                r += " from psn " + std::to_string(f.psn) + " x" + std::to_string(f.retries);
+            }
+            r += " (next " + std::to_string(p->next_psn) + "),";
+        }
+        r += " rx_next " + std::to_string(p->rx_next) + ", inc " + std::to_string(p->inc) + "/" +
+             std::to_string(p->peer_inc) + (p->peer_forgot ? " forgot" : "") + ", bye " +
+             (p->goodbye_sent ? "s" : "-") + (p->goodbye_rx ? "r" : "-") + ", heard " +
+             std::to_string((now - std::min(now, p->last_heard_us)) / 1000) + " ms ago";
+    }
+    for (const PendingForget &f : forgets_) {
+        sep();
+        r += "Forget to rank " + std::to_string(f.rank) + " unanswered (" + std::to_string(f.header.src_inc) + "/" +
+             std::to_string(f.header.dst_inc) + " x" + std::to_string(f.retries) + ")";
+    }
+    if (have_held_) {
+        sep();
+        r += "a datagram held back for reordering";
+    }
+    return r;
+}
+
 bool UdpTransport::drained_towards(int dest) const
 {
     const Peer *p = peek(dest);

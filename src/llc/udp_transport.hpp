@@ -75,6 +75,10 @@ public:
     bool progress(bool socket_ready = true);
     int fd() const { return sock_.get(); }
     bool has_pending_sends() const;
+    // What has_pending_sends waits for, for the finalize-timeout message:
+    // per peer its queued records, unacknowledged datagrams and incarnation
+    // and goodbye state; the Forgets not yet answered.  Empty if nothing.
+    std::string pending_report() const;
     // Nothing queued and every datagram to dest acknowledged (so every
     // record sent to dest so far has been delivered there).
     bool drained_towards(int dest) const;
