@@ -175,10 +175,13 @@ private:
     // What is left of an evicted Peer: the peer's incarnation, so that a
     // stray datagram of it (older than the eviction) is not taken for the
     // start of a new stream.  Direct-mapped by rank; a collision overwrites.
+    // peer_inc's top bit (kGhostGoodbye; incarnations stay below it): the
+    // peer had said goodbye to the dropped Peer.
     struct Ghost {
         int32_t rank = -1;
         uint32_t peer_inc = 0;
     };
+    static constexpr uint32_t kGhostGoodbye = 0x80000000u;
     // A Forget not yet answered (its Peer is gone).
     struct PendingForget {
         int rank = -1;
