@@ -778,11 +778,16 @@ void Context::finalize()
         if (!pending && incoming_quiet())
             break;
         if (monotonic_us() > deadline) {
-            note(LLC_ERR_TIMEOUT,
-                 std::string("llc_finalize: gave up after ") + std::to_string(config_.finalize_timeout_ms) +
-                     " ms (LLC_FINALIZE_TIMEOUT_MS) with " +
-                     (pending ? "sends still pending (a peer is not progressing or is gone)"
-                              : "peers still sending to this process") );
+            std::string udp_state = udp_ ? udp_->pending_report() : std::string();
+            std::string msg = std::string("llc_finalize: gave up after ") +
+                              std::to_string(config_.finalize_timeout_ms) + " ms (LLC_FINALIZE_TIMEOUT_MS) with " +
+                              (pending ? "sends still pending (a peer is not progressing or is gone)"
+                                       : "peers still sending to this process") +
+                              (udp_state.empty() ? std::string() : " [udp: " + udp_state + "]");
+            // The caller may truncate the message (MPICH keeps about 256
+            // characters): the whole of it, with the state of each peer, on stderr.
+            std::fprintf(stderr, "llc rank %d: %s\n", rank_, msg.c_str());
+            note(LLC_ERR_TIMEOUT, msg);
             break;
         }
     }

@@ -168,8 +168,14 @@ UdpTransport::Peer &UdpTransport::add_peer(int rank, const sockaddr_in *from)
     if (g.rank == rank) {
         // We had state for it before: its old incarnation is over (a late
         // datagram of it is dropped), a newer one starts new streams.
-        ref.peer_inc = g.peer_inc;
+        ref.peer_inc = g.peer_inc & ~kGhostGoodbye;
         ref.peer_forgot = true;
+        if (g.peer_inc & kGhostGoodbye) {
+            // It said goodbye to the dropped Peer: it is finalizing and sends
+            // no second Goodbye; do not wait for one.
+            ref.goodbye_rx = true;
+            ref.goodbye_rx_us = now;
+        }
         g = Ghost{};
     }
     ref.last_heard_us = now;
@@ -217,8 +223,9 @@ bool UdpTransport::evictable(const Peer &p, uint64_t now) const
         return false;
     if (p.failed)
         return true;
-    // (A peer that said goodbye may go: it sends nothing after it, and our
-    // Forget tells it not to wait for our goodbye.)
+    // (A peer that said goodbye may go: it sends nothing after it, its ghost
+    // remembers the Goodbye (see on_evict), and our Forget tells it not to
+    // wait for our goodbye.)
     if (!p.tx_idle() || !p.ooo.empty() || p.ack_pending)
         return false;
     if (p.decoder && !p.decoder->at_record_boundary())
@@ -235,8 +242,8 @@ bool UdpTransport::evictable(const Peer &p, uint64_t now) const
 uint32_t UdpTransport::next_incarnation()
 {
     uint32_t inc = next_inc_++;
-    if (next_inc_ == 0)
-        next_inc_ = 1; // 0 means "unknown" on the wire
+    if (next_inc_ == kGhostGoodbye)
+        next_inc_ = 1; // 0 means "unknown" on the wire; the top bit is the ghost's goodbye flag
     return inc;
 }
 
@@ -249,7 +256,7 @@ void UdpTransport::on_evict(Peer &p)
 {
     ctx_.counters().udp_evictions++;
     if (p.peer_inc != 0)
-        ghost_of(p.rank) = Ghost{p.rank, p.peer_inc};
+        ghost_of(p.rank) = Ghost{p.rank, p.peer_inc | (p.goodbye_rx ? kGhostGoodbye : 0u)};
     if (!p.failed && p.peer_inc != 0 && !p.peer_forgot) {
         PendingForget f;
         f.rank = p.rank;
@@ -1016,6 +1023,48 @@ bool UdpTransport::has_pending_sends() const
         if (!finalizing_ || now - std::max(f.first_us, finalize_us_) <= kMaxLingerUs)
             return true;
     return have_held_;
+}
+
+std::string UdpTransport::pending_report() const
+{
+    std::string r;
+    auto sep = [&r] {
+        if (!r.empty())
+            r += "; ";
+    };
+    const uint64_t now = monotonic_us();
+    for (const Peer *p : live_) {
+        if (p->failed)
+            continue;
+        const bool sending = !p->tx_idle(), waiting = !p->goodbye_rx && !p->peer_forgot;
+        if (!sending && !waiting)
+            continue;
+        sep();
+        r += "rank " + std::to_string(p->rank) + ":";
+        if (sending) {
+            r += " " + std::to_string(p->tx->queue.size()) + " queued, " + std::to_string(p->tx->unacked.size()) +
+                 " unacked";
+            if (!p->tx->unacked.empty()) {
+                const TxPacket &f = p->tx->unacked.front();
+                r += " from psn " + std::to_string(f.psn) + " x" + std::to_string(f.retries);
+            }
+            r += " (next " + std::to_string(p->next_psn) + "),";
+        }
+        r += " rx_next " + std::to_string(p->rx_next) + ", inc " + std::to_string(p->inc) + "/" +
+             std::to_string(p->peer_inc) + (p->peer_forgot ? " forgot" : "") + ", bye " +
+             (p->goodbye_sent ? "s" : "-") + (p->goodbye_rx ? "r" : "-") + ", heard " +
+             std::to_string((now - std::min(now, p->last_heard_us)) / 1000) + " ms ago";
+    }
+    for (const PendingForget &f : forgets_) {
+        sep();
+        r += "Forget to rank " + std::to_string(f.rank) + " unanswered (" + std::to_string(f.header.src_inc) + "/" +
+             std::to_string(f.header.dst_inc) + " x" + std::to_string(f.retries) + ")";
+    }
+    if (have_held_) {
+        sep();
+        r += "a datagram held back for reordering";
+    }
+    return r;
 }
 
 bool UdpTransport::drained_towards(int dest) const

@@ -75,6 +75,10 @@ public:
     bool progress(bool socket_ready = true);
     int fd() const { return sock_.get(); }
     bool has_pending_sends() const;
+    // What has_pending_sends waits for, for the finalize-timeout message:
+    // per peer its queued records, unacknowledged datagrams and incarnation
+    // and goodbye state; the Forgets not yet answered.  Empty if nothing.
+    std::string pending_report() const;
     // Nothing queued and every datagram to dest acknowledged (so every
     // record sent to dest so far has been delivered there).
     bool drained_towards(int dest) const;
@@ -171,10 +175,13 @@ private:
     // What is left of an evicted Peer: the peer's incarnation, so that a
     // stray datagram of it (older than the eviction) is not taken for the
     // start of a new stream.  Direct-mapped by rank; a collision overwrites.
+    // peer_inc's top bit (kGhostGoodbye; incarnations stay below it): the
+    // peer had said goodbye to the dropped Peer.
     struct Ghost {
         int32_t rank = -1;
         uint32_t peer_inc = 0;
     };
+    static constexpr uint32_t kGhostGoodbye = 0x80000000u;
     // A Forget not yet answered (its Peer is gone).
     struct PendingForget {
         int rank = -1;

@@ -276,6 +276,60 @@ TEST(UdpCapLimits, PeerWithUnacknowledgedDataIsNotEvicted)
     });
 }
 
+// Cap 1.  Rank 1 finalizes first (its Goodbye reaches rank 0); rank 0 then
+// talks to rank 2, which evicts the Peer for rank 1, and then sends to rank 1
+// again, which re-creates it from the ghost.  Rank 1 sends no second Goodbye
+// (it has left its drain loop): rank 0's llc_finalize must still end well
+// within LLC_FINALIZE_TIMEOUT_MS.  (Here the re-created Peer stays `forgot`,
+// whose linger bound also ends the wait; the ghost's goodbye flag matters
+// when the peer answers our new incarnation before it leaves, which needs
+// a lost Forget: see UdpCap Cap3DropAndReorder and doc/libllc.md.)
+TEST(UdpCapLimits, GoodbyeIsRememberedAcrossEviction)
+{
+    JobOptions o = cap_job({0, 1, 2}, "1", 60);
+    o.env.push_back({"LLC_FINALIZE_TIMEOUT_MS", "4000"});
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        Inbox in;
+        in.me = p.rank;
+        in.next_seq.assign(size_t(p.size), 0);
+        Outbox out;
+        out.next_seq.assign(size_t(p.size), 0);
+        ASSERT_EQ(llc_am_register(ctx, kCapHandler, on_cap_message, &in), LLC_OK);
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        if (p.rank == 1) {
+            ASSERT_GE(send_one(ctx, out, 1, 0), 0);
+            EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
+            llc_finalize(ctx); // leaves once rank 0 forgot it; whatever rank 0 sends later is not read
+            return;
+        }
+        if (p.rank == 2) {
+            EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[0] == 1; }, 30));
+            EXPECT_EQ(in.bad, 0u) << in.first_problem;
+            finalize_ok(ctx);
+            return;
+        }
+        EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[1] == 1; }, 30));
+        // Rank 1's Goodbye follows its message; let it arrive and be acknowledged.
+        double end = now_s() + 0.5;
+        while (now_s() < end)
+            ASSERT_GE(llc_progress(ctx, nullptr), 0) << llc_last_error(ctx);
+        ASSERT_GE(send_one(ctx, out, 0, 2), 0); // needs the only slot: rank 1's Peer goes
+        EXPECT_EQ(stats_of(ctx).udp_evictions, 1u);
+        EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
+        end = now_s() + 0.3; // rank 2 acknowledged: its Peer may go in turn
+        while (now_s() < end)
+            ASSERT_GE(llc_progress(ctx, nullptr), 0) << llc_last_error(ctx);
+        ASSERT_GE(send_one(ctx, out, 0, 1), 0); // a new Peer for rank 1, from the ghost
+        EXPECT_EQ(stats_of(ctx).udp_evictions, 2u);
+        EXPECT_EQ(in.bad, 0u) << in.first_problem;
+        double fin = now_s();
+        EXPECT_EQ(llc_finalize(ctx), LLC_OK) << llc_last_error(nullptr);
+        EXPECT_LT(now_s() - fin, 3.5);
+    });
+}
+
 // Cap 1.  Rank 1 exits without llc_finalize; rank 0 learns it failed
 // (ICMP port unreachable), then talks to rank 2, which evicts the failed
 // Peer.  Sends to rank 1 still fail, with the original reason.

@@ -219,6 +219,52 @@ TEST_P(UdpPeerDeath, IsReportedInBoundedTime)
     });
 }
 
+// Rank 1 stops calling llc_progress (alive, socket open) while rank 0
+// finalizes with a message to it unacknowledged: llc_finalize gives up after
+// LLC_FINALIZE_TIMEOUT_MS, and its message says which udp peer it waited for
+// and in what state (MPICH keeps only the start of it: the whole message also
+// goes to stderr).
+TEST(Udp, FinalizeTimeoutNamesThePeerAndItsState)
+{
+    JobOptions o = udp_job({0, 1}, 30);
+    o.env.push_back({"LLC_UDP_PEER_TIMEOUT_MS", "60000"}); // the finalize timeout comes first
+    o.env.push_back({"LLC_FINALIZE_TIMEOUT_MS", "800"});
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        int got = 0;
+        ASSERT_EQ(llc_am_register(ctx, 1,
+                                  [](llc_context_t *, void *arg, int, const void *, size_t, const void *, size_t) {
+                                      ++*static_cast<int *>(arg);
+                                  },
+                                  &got),
+                  LLC_OK);
+        if (p.rank == 1) {
+            EXPECT_EQ(llc_am_send(ctx, 0, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
+            progress_until(ctx, [&] { return got == 1; });
+            double end = now_s() + 0.2; // rank 0 has the acknowledgement of our message
+            while (now_s() < end)
+                llc_progress(ctx, nullptr);
+            p.depart();
+            usleep(2500000); // silent while rank 0 finalizes
+            std::fflush(stderr);
+            _exit(::testing::Test::HasFailure() ? 1 : 0); // no llc_finalize
+        }
+        progress_until(ctx, [&] { return got == 1; });
+        EXPECT_EQ(llc_am_send(ctx, 1, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK); // rank 1 waits for it
+        usleep(400000); // rank 1 is silent by now: our Goodbye (psn 1) stays unacknowledged
+        double start = now_s();
+        EXPECT_EQ(llc_finalize(ctx), LLC_ERR_TIMEOUT);
+        double took = now_s() - start;
+        EXPECT_LT(took, 3.0);
+        const std::string msg = llc_last_error(nullptr);
+        EXPECT_TRUE(contains(msg.c_str(), "LLC_FINALIZE_TIMEOUT_MS")) << msg;
+        EXPECT_TRUE(contains(msg.c_str(), "[udp: rank 1: 0 queued, 1 unacked from psn 1 x")) << msg;
+        EXPECT_TRUE(contains(msg.c_str(), "bye s-")) << msg; // our Goodbye is out, none from rank 1
+        std::fprintf(stderr, "finalize gave up after %.2f s: %s\n", took, msg.c_str());
+    });
+}
+
 INSTANTIATE_TEST_SUITE_P(Udp, UdpPeerDeath, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool> &info) {
                              return std::string(info.param ? "ProcessExits" : "ProcessStopsAnswering");
