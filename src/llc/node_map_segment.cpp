@@ -5,8 +5,6 @@
 #include "llc.h"
 #include "shm_segment.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -59,24 +57,15 @@ NodeMapSegment NodeMapSegment::create(const std::string &name, int node, int lea
 
 NodeMapSegment NodeMapSegment::open(const std::string &name, int node, int leader_rank, int ranks)
 {
-    UniqueFd fd(::shm_open(name.c_str(), O_RDONLY, 0));
-    if (!fd.valid())
-        throw_errno(LLC_ERR_SYSTEM, "shm_open(" + name + ") of the rank -> node table of node leader rank " +
-                                        std::to_string(leader_rank),
-                    errno);
-    struct stat st;
-    if (::fstat(fd.get(), &st) != 0)
-        throw_errno(LLC_ERR_SYSTEM, "fstat(" + name + ")", errno);
-    size_t bytes = size_t(st.st_size);
+    MemoryMapping map = shm_open_and_map(
+        name, false, "the rank -> node table of node leader rank " + std::to_string(leader_rank));
+    size_t bytes = map.size();
     if (bytes != bytes_for(ranks))
         throw Error(LLC_ERR_SYSTEM, "node-shared rank -> node table " + name + " has " + std::to_string(bytes) +
                                         " bytes, expected " + std::to_string(bytes_for(ranks)));
-    void *addr = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd.get(), 0);
-    if (addr == MAP_FAILED)
-        throw_errno(LLC_ERR_SYSTEM, "mmap of " + name, errno);
     NodeMapSegment seg;
     seg.name_ = name;
-    seg.map_ = MemoryMapping(addr, bytes);
+    seg.map_ = std::move(map);
     const NodeMapHeader &h = seg.header();
     if (h.magic != kNodeMapMagic || h.ranks != ranks || h.node != node || h.leader_rank != leader_rank)
         throw Error(LLC_ERR_SYSTEM, "shared-memory segment " + name + " is not the rank -> node table of node " +

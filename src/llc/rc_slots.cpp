@@ -5,12 +5,8 @@
 #include "llc.h"
 #include "shm_segment.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <new>
 #include <utility>
 
@@ -127,24 +123,19 @@ void RcSlots::attach()
     attached_ = true;
     if (name_.empty() || shared_ || !private_reason_.empty())
         return; // not in use (default-constructed), the leader, or already private
-    UniqueFd fd(::shm_open(name_.c_str(), O_RDWR, 0));
-    if (!fd.valid()) {
-        go_private(errno_message("the node leader's shared count could not be opened", errno) +
+    try {
+        map_ = shm_open_and_map(name_, true, "the node's RC-class slot count");
+    } catch (const Error &e) {
+        go_private(std::string("the node leader's shared count could not be opened: ") + e.what() +
                    " (LLC_NODE_SHARED=0 there, or it could not create it?)");
         return;
     }
-    struct stat st;
-    if (::fstat(fd.get(), &st) != 0 || size_t(st.st_size) != sizeof(RcSlotsShared)) {
+    if (map_.size() != sizeof(RcSlotsShared)) {
+        map_.reset();
         go_private("the node leader's shared count " + name_ + " has the wrong size");
         return;
     }
-    void *addr = ::mmap(nullptr, sizeof(RcSlotsShared), PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
-    if (addr == MAP_FAILED) {
-        go_private(errno_message("mmap of the node leader's shared count", errno));
-        return;
-    }
-    map_ = MemoryMapping(addr, sizeof(RcSlotsShared));
-    auto *s = static_cast<RcSlotsShared *>(addr);
+    auto *s = reinterpret_cast<RcSlotsShared *>(map_.data());
     std::atomic_thread_fence(std::memory_order_acquire);
     if (s->magic != kRcSlotsMagic || s->node != node_ || s->leader_rank != leader_ ||
         s->cap != uint32_t(std::min<size_t>(node_cap_, UINT32_MAX))) {

@@ -81,7 +81,7 @@ public:
     size_t high_water(RcDir d) const;                      // most in use at once (same scope)
     size_t cap() const { return cap_; } // per direction: the node's when shared, this process's share otherwise
     bool shared() const { return shared_ != nullptr; }
-    bool created_here() const { return name_owned_ || created_; }
+    bool created_here() const { return created_; }
     uint64_t mapped_bytes() const { return map_.size(); }
     // One line for the memory report: where the count lives and why.
     std::string describe() const;

@@ -57,6 +57,23 @@ MemoryMapping shm_size_and_map(const UniqueFd &fd, const std::string &name, size
     return MemoryMapping(addr, bytes);
 }
 
+MemoryMapping shm_open_and_map(const std::string &name, bool writable, const std::string &what)
+{
+    UniqueFd fd(::shm_open(name.c_str(), writable ? O_RDWR : O_RDONLY, 0));
+    if (!fd.valid())
+        throw_errno(LLC_ERR_SYSTEM, "shm_open(" + name + ") of " + what, errno);
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0)
+        throw_errno(LLC_ERR_SYSTEM, "fstat(" + name + ")", errno);
+    size_t bytes = size_t(st.st_size);
+    if (bytes == 0)
+        return MemoryMapping(); // nothing to map: the caller's size check says what is wrong
+    void *addr = ::mmap(nullptr, bytes, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd.get(), 0);
+    if (addr == MAP_FAILED)
+        throw_errno(LLC_ERR_SYSTEM, "mmap of " + name, errno);
+    return MemoryMapping(addr, bytes);
+}
+
 std::string ShmSegment::name_for(const std::string &job_id, int rank)
 {
     return shm_name_for(job_id, std::to_string(rank));
@@ -85,22 +102,14 @@ ShmSegment ShmSegment::create(const std::string &name, int rank, uint32_t slots,
 
 ShmSegment ShmSegment::open(const std::string &name, int expected_rank)
 {
-    UniqueFd fd(::shm_open(name.c_str(), O_RDWR, 0));
-    if (!fd.valid())
-        throw_errno(LLC_ERR_SYSTEM, "shm_open(" + name + ") of rank " + std::to_string(expected_rank) +
-                                        "'s rings (does it share this node's /dev/shm?)", errno);
-    struct stat st;
-    if (::fstat(fd.get(), &st) != 0)
-        throw_errno(LLC_ERR_SYSTEM, "fstat(" + name + ")", errno);
-    size_t bytes = size_t(st.st_size);
+    MemoryMapping map = shm_open_and_map(
+        name, true, "rank " + std::to_string(expected_rank) + "'s rings (does it share this node's /dev/shm?)");
+    size_t bytes = map.size();
     if (bytes < header_bytes())
         throw Error(LLC_ERR_SYSTEM, "shared-memory segment " + name + " is too small");
-    void *addr = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
-    if (addr == MAP_FAILED)
-        throw_errno(LLC_ERR_SYSTEM, "mmap of " + name, errno);
     ShmSegment seg;
     seg.name_ = name;
-    seg.map_ = MemoryMapping(addr, bytes);
+    seg.map_ = std::move(map);
     const SegmentHeader &h = seg.header();
     if (h.magic != kSegmentMagic || h.owner_rank != expected_rank ||
         bytes < header_bytes() + size_t(h.slots) * slot_stride(h.ring_bytes))

@@ -25,6 +25,11 @@ UniqueFd shm_create_replacing(const std::string &name, const std::string &purpos
 // ftruncate call in the message (what the segment is for, what to check).
 MemoryMapping shm_size_and_map(const UniqueFd &fd, const std::string &name, size_t bytes,
                                const std::string &ftruncate_hint);
+// Map the whole of a segment another process created (its size from fstat),
+// read-only or for reading and writing.  Throws Error(LLC_ERR_SYSTEM); the
+// shm_open message reads "shm_open(<name>) of <what>".  The caller checks
+// the size (an empty segment gives an empty mapping) and the contents.
+MemoryMapping shm_open_and_map(const std::string &name, bool writable, const std::string &what);
 
 struct SegmentHeader {
     uint64_t magic;
