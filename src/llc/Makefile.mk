@@ -42,6 +42,10 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/tcp_address.hpp \
 	src/llc/tcp_transport.cpp \
 	src/llc/tcp_transport.hpp \
+	src/llc/udp_handover.cpp \
+	src/llc/udp_handover.hpp \
+	src/llc/udp_node_socket.cpp \
+	src/llc/udp_node_socket.hpp \
 	src/llc/udp_transport.cpp \
 	src/llc/udp_transport.hpp \
 	src/llc/unique_fd.hpp

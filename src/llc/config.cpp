@@ -39,6 +39,8 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_UDP_PEER_TIMEOUT_MS", "10000", "a udp peer that acknowledges nothing for this long is dead (LLC_ERR_PEER)"},
         {"LLC_UDP_EVICT_IDLE_MS", "3200", "a udp peer idle this long may have its state evicted when more than LLC_MAX_CONTEXTS peers are live (bounds the life of a stray old datagram, like TCP's TIME_WAIT)"},
         {"LLC_UDP_SOCKBUF", "4m", "SO_SNDBUF/SO_RCVBUF requested for the udp socket"},
+        {"LLC_UDP_SHARED_RECV", "0", "1: one udp socket per node, shared by its processes (the DC-class shared receive queue): the node leader passes it to the others at init; a datagram read by another process than its destination is handed over on a local unix socket; one udp address and one kernel receive buffer per node. 0: one socket per process"},
+        {"LLC_UDP_HANDOVER_SLOTS", "32", "LLC_UDP_SHARED_RECV=1: datagram buffers per process in the node's shared receive buffers (rounded up to a power of two, 2 .. 4096); a datagram for a process whose buffers are full is dropped and resent"},
         {"LLC_UDP_DROP_PERMILLE", "0", "testing: drop this many of every 1000 outgoing udp datagrams"},
         {"LLC_UDP_REORDER", "0", "testing: delay this many of every 1000 outgoing udp datagrams behind the next one"},
         {"LLC_HYBRID_DRIVER", "receiver", "hybrid: who decides switches: receiver (per-source receive history and cost model; asks the sender with a SwitchRequest) or sender (per-destination send counts)"},
@@ -202,6 +204,13 @@ Config Config::from_environment()
     read_unsigned("LLC_KVS_TIMEOUT_MS", c.kvs_timeout_ms, 1, uint64_t(1) << 40);
     read_bool("LLC_MEM_REPORT", c.mem_report);
     read_bool("LLC_NODE_SHARED", c.node_shared);
+    read_bool("LLC_UDP_SHARED_RECV", c.udp_shared_recv);
+    if (read_unsigned("LLC_UDP_HANDOVER_SLOTS", v, 2, 4096)) {
+        uint64_t p = 2;
+        while (p < v)
+            p <<= 1;
+        c.udp_handover_slots = p;
+    }
     if (read_unsigned("LLC_MAX_CONTEXTS", v, 1, uint64_t(1) << 24))
         c.max_contexts = v;
     // The address cache is one more per-peer table: capped at gamma too unless set.

@@ -39,6 +39,8 @@ struct Config {
     uint64_t udp_rto_us = 5000;           // LLC_UDP_RTO_US: minimum retransmission timeout
     uint64_t udp_peer_timeout_ms = 10000; // LLC_UDP_PEER_TIMEOUT_MS
     uint64_t udp_evict_idle_ms = 3200;    // LLC_UDP_EVICT_IDLE_MS: a udp peer idle this long may be evicted
+    bool udp_shared_recv = false;         // LLC_UDP_SHARED_RECV: one udp socket per node (udp_node_socket.hpp)
+    uint64_t udp_handover_slots = 32;     // LLC_UDP_HANDOVER_SLOTS: receive buffers per process of the node (a power of two)
     size_t udp_sockbuf = 4u << 20;        // LLC_UDP_SOCKBUF: SO_SNDBUF/SO_RCVBUF request
     uint64_t udp_drop_permille = 0;       // LLC_UDP_DROP_PERMILLE (testing)
     uint64_t udp_reorder_permille = 0;    // LLC_UDP_REORDER (testing)

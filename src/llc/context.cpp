@@ -135,6 +135,13 @@ void Context::create_transports()
         failure = e;
     }
     boot_.fence();
+    if (!failure && udp_) {
+        try {
+            udp_->attach_node_socket(); // LLC_UDP_SHARED_RECV=1: the node leader's socket, passed to the others
+        } catch (const Error &e) {
+            failure = e;
+        }
+    }
     if (!failure && kvs_) {
         try {
             kvs_->commit(); // dist: this process's entry, at its owner (the servers are known now)
@@ -160,6 +167,8 @@ void Context::create_transports()
     boot_.fence();
     node_map_.release_name();
     rc_slots_.release_name();
+    if (udp_)
+        udp_->release_node_names();
     if (shm_)
         shm_->unlink_own_segment();
     if (failure)
@@ -709,14 +718,24 @@ int Context::progress(int *progressed)
 
 void Context::idle_sleep()
 {
+    if (udp_ && !udp_->prepare_sleep())
+        return; // a neighbour has handed a datagram over already
+    struct Woken {
+        UdpTransport *udp;
+        ~Woken()
+        {
+            if (udp)
+                udp->finish_sleep();
+        }
+    } woken{udp_.get()};
     if (tcp_) {
-        tcp_->wait_for_activity(config_.sleep_us, udp_ ? udp_->fd() : -1);
+        tcp_->wait_for_activity(config_.sleep_us, udp_ ? udp_->fd() : -1, udp_ ? udp_->handover_fd() : -1);
         return;
     }
     if (udp_) {
-        pollfd p{udp_->fd(), POLLIN, 0};
+        pollfd p[2] = {{udp_->fd(), POLLIN, 0}, {udp_->handover_fd(), POLLIN, 0}};
         timespec ts{time_t(config_.sleep_us / 1000000), long(config_.sleep_us % 1000000) * 1000};
-        ::ppoll(&p, 1, &ts, nullptr);
+        ::ppoll(p, p[1].fd >= 0 ? 2 : 1, &ts, nullptr);
         return;
     }
     timespec ts{time_t(config_.sleep_us / 1000000), long(config_.sleep_us % 1000000) * 1000};

@@ -15,6 +15,14 @@ void MemWalk::measure_udp(MemRegistry &r, const UdpTransport &u)
     const uint64_t datagram = sizeof(UdpHeader) + u.mtu_;
 
     r.add(M::Context, sizeof(UdpTransport) + heap_bytes(u.my_addr_));
+    if (u.node_) {
+        r.add(M::Context, sizeof(UdpNodeSocket) + u.node_->heap_bytes());
+        // The node's receive buffers: counted by the leader that created them.
+        const HandoverQueues &q = u.node_->queues();
+        if (q.created_here())
+            r.add(M::UdpBuffers, q.mapped_bytes(), uint64_t(q.slots()) * u.node_->processes());
+        r.add_note(u.node_->describe());
+    }
     // The capped table's fixed arrays (slots, bucket heads, predictor ghosts:
     // sized by LLC_MAX_CONTEXTS, more slots only after an overflow), the
     // iteration list, the failed ranks and the Forgets not yet answered.

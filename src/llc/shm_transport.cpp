@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 
 namespace llc {
@@ -280,6 +281,29 @@ void ShmTransport::mark_drained_where_idle()
             p->tx.control()->sender_drained.store(1, std::memory_order_release);
 }
 
+namespace {
+// The process has exited: no such pid, or a zombie its parent has not reaped
+// yet (kill(pid, 0) still succeeds on those).
+bool process_gone(pid_t pid)
+{
+    if (::kill(pid, 0) != 0 && errno == ESRCH)
+        return true;
+    char path[32];
+    std::snprintf(path, sizeof(path), "/proc/%d/stat", int(pid));
+    FILE *f = std::fopen(path, "r");
+    if (!f)
+        return errno == ENOENT;
+    char line[256] = {};
+    bool zombie = false;
+    if (std::fgets(line, sizeof(line), f)) {
+        const char *close = std::strrchr(line, ')'); // after "pid (comm)": the state letter
+        zombie = close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
+    }
+    std::fclose(f);
+    return zombie;
+}
+} // namespace
+
 bool ShmTransport::incoming_quiet() const
 {
     for (const auto &p : peers_) {
@@ -288,7 +312,7 @@ bool ShmTransport::incoming_quiet() const
         bool drained = p->rx.control()->sender_drained.load(std::memory_order_acquire) != 0;
         if (drained && p->rx.empty())
             continue;
-        if (::kill(p->pid, 0) != 0 && errno == ESRCH)
+        if (process_gone(p->pid))
             continue; // the peer is gone; nothing more will come
         return false;
     }

@@ -727,12 +727,13 @@ bool TcpTransport::progress(int extra_fd, bool *extra_ready)
     return did;
 }
 
-void TcpTransport::wait_for_activity(uint64_t us, int extra_fd)
+void TcpTransport::wait_for_activity(uint64_t us, int extra_fd, int extra_fd2)
 {
     uint64_t now = 0;
     build_pollset(now);
-    if (extra_fd >= 0)
-        pollset_.push_back({extra_fd, POLLIN, 0});
+    for (int fd : {extra_fd, extra_fd2})
+        if (fd >= 0)
+            pollset_.push_back({fd, POLLIN, 0});
     timespec ts{time_t(us / 1000000), long(us % 1000000) * 1000};
     ::ppoll(pollset_.data(), nfds_t(pollset_.size()), &ts, nullptr);
 }

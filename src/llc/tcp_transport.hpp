@@ -71,8 +71,9 @@ public:
     // this call; *extra_ready tells whether it has input or an error.
     bool progress(int extra_fd = -1, bool *extra_ready = nullptr);
     // Block up to `us` microseconds until a socket is ready (idle backoff).
-    // extra_fd (if >= 0) is polled for input too (the udp socket).
-    void wait_for_activity(uint64_t us, int extra_fd = -1);
+    // extra_fd, extra_fd2 (if >= 0) are polled for input too (the udp
+    // socket; its hand-over socket with LLC_UDP_SHARED_RECV=1).
+    void wait_for_activity(uint64_t us, int extra_fd = -1, int extra_fd2 = -1);
     // Start connecting to dest now (hybrid promotion overlaps it with the drain).
     void connect_early(int dest) { out_conn(dest); }
     bool has_pending_sends() const;

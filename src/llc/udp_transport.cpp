@@ -55,6 +55,29 @@ UdpTransport::UdpTransport(Context &ctx)
       peers_(ctx.config().max_contexts, [this](int, std::unique_ptr<Peer> &p) { on_evict(*p); }),
       ghosts_(std::max(kMinGhosts, kGhostsPerSlot * ctx.config().max_contexts))
 {
+    const Config &cfg = ctx.config();
+    if (cfg.udp_shared_recv) {
+        std::vector<int> local;
+        const NodeMap &nodes = ctx.node_map();
+        for (int r = 0; r < ctx.size(); r++)
+            if (nodes.node_of(r) == nodes.my_node())
+                local.push_back(r);
+        if (local.size() > 1) // alone on its node, a process's own socket is the node's
+            node_ = std::make_unique<UdpNodeSocket>(ctx.job_id(), nodes.my_node(), ctx.rank(), std::move(local),
+                                                    uint32_t(cfg.udp_handover_slots),
+                                                    uint32_t(sizeof(UdpHeader) + mtu_));
+    }
+    job_tag_ = fnv1a32(ctx.job_id());
+    rxbuf_.reset(new char[kRxBufBytes]);
+    // The datagram pool starts full: what a process holds is then the same
+    // before and after traffic, whatever bursts it saw (buffers beyond the
+    // pool are allocated for a burst and freed on acknowledgement).
+    free_bufs_.reserve(kKeepFreeBuffers);
+    while (free_bufs_.size() < kKeepFreeBuffers)
+        free_bufs_.emplace_back(new char[sizeof(UdpHeader) + mtu_]);
+    rng_ = (uint64_t(ctx.rank()) << 32) ^ uint64_t(::getpid()) ^ monotonic_us() ^ 0x9e3779b97f4a7c15ull;
+    if (node_ && !node_->is_leader())
+        return; // takes the leader's socket over in attach_node_socket()
     sock_.reset(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!sock_.valid())
         throw_errno(LLC_ERR_SYSTEM, "socket() for the udp transport", errno);
@@ -73,24 +96,47 @@ UdpTransport::UdpTransport(Context &ctx)
     socklen_t len = sizeof(sa);
     if (::getsockname(sock_.get(), reinterpret_cast<sockaddr *>(&sa), &len) != 0)
         throw_errno(LLC_ERR_SYSTEM, "getsockname() of the udp socket", errno);
-    const Config &cfg = ctx.config();
     std::string ip = !cfg.udp_addr.empty() ? choose_publish_address(cfg.udp_addr, "LLC_UDP_ADDR")
                                            : choose_publish_address(cfg.tcp_addr, "LLC_TCP_ADDR");
     my_addr_ = ip + ":" + std::to_string(ntohs(sa.sin_port));
-    job_tag_ = fnv1a32(ctx.job_id());
-    rxbuf_.reset(new char[kRxBufBytes]);
-    // The datagram pool starts full: what a process holds is then the same
-    // before and after traffic, whatever bursts it saw (buffers beyond the
-    // pool are allocated for a burst and freed on acknowledgement).
-    free_bufs_.reserve(kKeepFreeBuffers);
-    while (free_bufs_.size() < kKeepFreeBuffers)
-        free_bufs_.emplace_back(new char[sizeof(UdpHeader) + mtu_]);
-    rng_ = (uint64_t(ctx.rank()) << 32) ^ uint64_t(::getpid()) ^ monotonic_us() ^ 0x9e3779b97f4a7c15ull;
 }
 
 UdpTransport::~UdpTransport() = default;
 
-void UdpTransport::publish_address() { ctx_.addresses().publish(AddrKind::Udp, my_addr_); }
+void UdpTransport::publish_address()
+{
+    // With a shared socket only the node leader has an address before the
+    // first fence; the others' udp address is the leader's (udp_address_rank).
+    if (!node_ || node_->is_leader())
+        ctx_.addresses().publish(AddrKind::Udp, my_addr_);
+}
+
+void UdpTransport::attach_node_socket()
+{
+    if (!node_)
+        return;
+    const uint64_t timeout_ms = ctx_.config().kvs_timeout_ms;
+    if (node_->is_leader()) {
+        node_->share(sock_.get(), my_addr_, timeout_ms);
+        return;
+    }
+    sock_ = node_->receive(my_addr_, timeout_ms);
+}
+
+// The rank whose published udp address is rank's: with LLC_UDP_SHARED_RECV=1
+// (the same on every process), its node leader, the lowest rank of its node.
+// A scan of the rank -> node map up to rank, on first contact only.
+int UdpTransport::udp_address_rank(int rank) const
+{
+    if (!ctx_.config().udp_shared_recv)
+        return rank;
+    const NodeMap &nodes = ctx_.node_map();
+    const int node = nodes.node_of(rank);
+    for (int r = 0; r < rank; r++)
+        if (nodes.node_of(r) == node)
+            return r;
+    return rank;
+}
 
 uint32_t UdpTransport::random()
 {
@@ -150,7 +196,7 @@ UdpTransport::Peer &UdpTransport::add_peer(int rank, const sockaddr_in *from)
         if (from) {
             p->addr = *from; // the datagram's source: no bootstrap lookup needed
         } else {
-            std::string text = ctx_.addresses().lookup(rank, AddrKind::Udp); // first contact only
+            std::string text = ctx_.addresses().lookup(udp_address_rank(rank), AddrKind::Udp); // first contact only
             if (!parse_ip_port(text, p->addr))
                 throw Error(LLC_ERR_BOOTSTRAP, "rank " + std::to_string(rank) + " published a malformed udp address \"" +
                                                    text + "\"");
@@ -264,6 +310,8 @@ void UdpTransport::on_evict(Peer &p)
         f.header.magic = kUdpMagic;
         f.header.type = uint8_t(UdpType::Forget);
         f.header.src = ctx_.rank();
+        f.header.dst = p.rank;
+        f.header.reserved = 0;
         f.header.job_tag = job_tag_;
         f.header.src_inc = p.inc;
         f.header.dst_inc = p.peer_inc;
@@ -308,6 +356,7 @@ void UdpTransport::send_forget_ack(const UdpHeader &forget, const sockaddr_in &t
     h.magic = kUdpMagic;
     h.type = uint8_t(UdpType::ForgetAck);
     h.src = ctx_.rank();
+    h.dst = forget.src;
     h.job_tag = job_tag_;
     h.dst_inc = forget.src_inc;
     raw_send(reinterpret_cast<const char *>(&h), sizeof(h), to);
@@ -627,6 +676,7 @@ bool UdpTransport::pump(Peer &p)
         h.magic = kUdpMagic;
         h.type = uint8_t(UdpType::Data);
         h.src = ctx_.rank();
+        h.dst = p.rank;
         h.job_tag = job_tag_;
         h.len = uint16_t(pkt.len);
         h.psn = pkt.psn;
@@ -649,6 +699,7 @@ void UdpTransport::send_ack(Peer &p)
     h.magic = kUdpMagic;
     h.type = uint8_t(UdpType::Ack);
     h.src = ctx_.rank();
+    h.dst = p.rank;
     h.job_tag = job_tag_;
     fill_ack(p, h);
     if (raw_send(reinterpret_cast<const char *>(&h), sizeof(h), p.addr)) {
@@ -765,8 +816,18 @@ void UdpTransport::on_datagram(const char *buf, size_t len, const sockaddr_in &f
     UdpHeader h;
     std::memcpy(&h, buf, sizeof(h));
     if (h.magic != kUdpMagic || h.job_tag != job_tag_ || h.src < 0 || h.src >= ctx_.size() ||
-        h.src == ctx_.rank())
+        h.src == ctx_.rank() || h.dst != ctx_.rank())
         return; // not ours (another job, a stale port): ignore
+    if (h.type == uint8_t(UdpType::Gone)) {
+        // A process of h.src's node answers for it: it has left.
+        forgets_.erase(std::remove_if(forgets_.begin(), forgets_.end(),
+                                      [&](const PendingForget &f) { return f.rank == h.src; }),
+                       forgets_.end());
+        if (Peer *p = find(h.src))
+            on_rank_gone(*p, describe(*p) + " has left: a process of its node answered that its socket is closed "
+                                            "(LLC_UDP_SHARED_RECV=1); the process probably died");
+        return;
+    }
     if (h.type == uint8_t(UdpType::Forget)) {
         on_forget(h, from);
         return;
@@ -820,10 +881,12 @@ void UdpTransport::on_datagram(const char *buf, size_t len, const sockaddr_in &f
     }
 }
 
-bool UdpTransport::receive_all()
+bool UdpTransport::receive_all(bool read_socket)
 {
-    bool did = false;
-    for (int i = 0; i < kRecvBudgetPerCall; i++) {
+    bool did = take_handed_over(); // first: it frees the neighbours' hand-overs to us
+    if (stalled_ && !retry_stalled())
+        read_socket = false; // its destination is still full: leave the node's socket to the others
+    for (int i = 0; read_socket && i < kRecvBudgetPerCall; i++) {
         sockaddr_in from{};
         socklen_t fl = sizeof(from);
         ssize_t n = ::recvfrom(sock_.get(), rxbuf_.get(), kRxBufBytes, MSG_DONTWAIT,
@@ -840,9 +903,96 @@ bool UdpTransport::receive_all()
             break;
         }
         did = true;
-        on_datagram(rxbuf_.get(), size_t(n), from);
+        if (!dispatch(rxbuf_.get(), size_t(n), from))
+            break; // held: read no more until it is handed over
+    }
+    did |= take_handed_over();
+    return did;
+}
+
+bool UdpTransport::take_handed_over()
+{
+    if (!node_)
+        return false;
+    bool did = false;
+    for (int i = 0; i < kRecvBudgetPerCall; i++) {
+        sockaddr_in from{};
+        size_t n = node_->take_handed_over(rxbuf_.get(), kRxBufBytes, from);
+        if (n == 0)
+            break;
+        did = true;
+        on_datagram(rxbuf_.get(), n, from);
     }
     return did;
+}
+
+// LLC_UDP_SHARED_RECV=1: a datagram read from the node's socket that is
+// addressed to another process of the node goes to that process.  False if
+// its buffers are full: the datagram is held (stalled_) and this process
+// reads nothing more from the node's socket until it has been handed over,
+// so the destination reads its own datagrams meanwhile; none is dropped.
+bool UdpTransport::dispatch(const char *buf, size_t len, const sockaddr_in &from)
+{
+    if (node_ && len >= sizeof(UdpHeader)) {
+        UdpHeader h;
+        std::memcpy(&h, buf, sizeof(h));
+        if (h.magic == kUdpMagic && h.job_tag == job_tag_ && h.dst != ctx_.rank()) {
+            if (!node_->is_local(h.dst) || len > sizeof(UdpHeader) + mtu_)
+                return true; // not for this node (a stale address), or an LLC_UDP_MTU we do not share: dropped
+            if (hand_over(h, buf, len, from))
+                return true;
+            ctx_.counters().udp_handover_waits++;
+            stalled_ = get_buffer();
+            std::memcpy(stalled_.get(), buf, len);
+            stalled_len_ = len;
+            stalled_from_ = from;
+            return false;
+        }
+    }
+    on_datagram(buf, len, from);
+    return true;
+}
+
+// False: the destination's buffers are full.
+bool UdpTransport::hand_over(const UdpHeader &h, const char *buf, size_t len, const sockaddr_in &from)
+{
+    switch (node_->hand_over(h.dst, from, buf, len)) {
+    case UdpNodeSocket::Handover::Sent:
+        ctx_.counters().udp_handed_over++;
+        return true;
+    case UdpNodeSocket::Handover::Full:
+        return false;
+    case UdpNodeSocket::Handover::Gone:
+        ctx_.counters().udp_handover_drops++;
+        if (h.type == uint8_t(UdpType::Data) || h.type == uint8_t(UdpType::Forget))
+            send_gone(h, from);
+        return true;
+    }
+    return true;
+}
+
+bool UdpTransport::retry_stalled()
+{
+    UdpHeader h;
+    std::memcpy(&h, stalled_.get(), sizeof(h));
+    if (!hand_over(h, stalled_.get(), stalled_len_, stalled_from_))
+        return false;
+    put_buffer(std::move(stalled_));
+    return true;
+}
+
+// Answer in the place of a process of this node that has left: the
+// sender stops resending to it (or fails it), as on ICMP port unreachable.
+void UdpTransport::send_gone(const UdpHeader &h, const sockaddr_in &to)
+{
+    UdpHeader g{};
+    g.magic = kUdpMagic;
+    g.type = uint8_t(UdpType::Gone);
+    g.src = h.dst;
+    g.dst = h.src;
+    g.job_tag = job_tag_;
+    g.dst_inc = h.src_inc;
+    raw_send(reinterpret_cast<const char *>(&g), sizeof(g), to);
 }
 
 void UdpTransport::drain_errors()
@@ -891,21 +1041,27 @@ void UdpTransport::on_unreachable(const sockaddr_in &addr)
     for (Peer *p : live_) {
         if (p->failed || p->addr.sin_addr.s_addr != addr.sin_addr.s_addr || p->addr.sin_port != addr.sin_port)
             continue;
-        if (p->goodbye_rx) {
-            // It said goodbye, so it had everything we sent (it waits for our
-            // Goodbye, which follows our data) and has now left: stop
-            // retransmitting to it.
-            if (p->tx) {
-                for (auto &pkt : p->tx->unacked)
-                    put_buffer(std::move(pkt.buf));
-                p->tx->unacked.clear();
-            }
-            continue;
-        }
-        fail_peer(*p, LLC_ERR_PEER,
-                  describe(*p) + " is unreachable (ICMP port unreachable: its socket is closed); the process "
-                                 "probably died");
+        on_rank_gone(*p, describe(*p) + " is unreachable (ICMP port unreachable: its socket is closed); the process "
+                                         "probably died");
     }
+}
+
+void UdpTransport::on_rank_gone(Peer &p, const std::string &why)
+{
+    if (p.failed)
+        return;
+    if (p.goodbye_rx) {
+        // It said goodbye, so it had everything we sent (it waits for our
+        // Goodbye, which follows our data) and has now left: stop
+        // retransmitting to it.
+        if (p.tx) {
+            for (auto &pkt : p.tx->unacked)
+                put_buffer(std::move(pkt.buf));
+            p.tx->unacked.clear();
+        }
+        return;
+    }
+    fail_peer(p, LLC_ERR_PEER, why);
 }
 
 // ----------------------------------------------------------------- timers
@@ -946,7 +1102,8 @@ bool UdpTransport::check_timers(Peer &p, uint64_t now)
 
 bool UdpTransport::progress(bool socket_ready)
 {
-    bool did = socket_ready || errors_pending_ ? receive_all() : false;
+    // (the hand-over socket of a shared node socket is read every time)
+    bool did = socket_ready || errors_pending_ || node_ ? receive_all(socket_ready || errors_pending_) : false;
     if (errors_pending_)
         drain_errors();
     uint64_t now = monotonic_us();

@@ -16,6 +16,7 @@
 
 #include "outgoing_message.hpp"
 #include "peer_table.hpp"
+#include "udp_node_socket.hpp"
 #include "stream_decoder.hpp"
 #include "unique_fd.hpp"
 
@@ -53,19 +54,43 @@ struct UdpHeader {
                         // Forget: the sender's next psn when it dropped its state
     uint64_t ack;       // every psn < ack from the receiver of this datagram has arrived
     uint64_t sack;      // bit i: psn ack+1+i has arrived too
+    int32_t dst;        // the receiver's rank: with LLC_UDP_SHARED_RECV=1 a node's processes share one socket
+    uint32_t reserved;  // 0
 };
-static_assert(sizeof(UdpHeader) == 48, "udp header layout");
+static_assert(sizeof(UdpHeader) == 56, "udp header layout");
 
 // Forget: the sender evicted its Peer for the receiver (everything it sent
 // was acknowledged, everything it received delivered); the receiver forgets
 // the incarnation pair too and answers ForgetAck.  Repeated until answered.
-enum class UdpType : uint8_t { Data = 1, Ack = 2, Forget = 3, ForgetAck = 4 };
+// Gone (LLC_UDP_SHARED_RECV=1): sent by a process of the receiver's node in
+// its place: the receiver (src) has closed its hand-over socket, it has left
+// (or died); the answer a closed per-process socket gives as ICMP.
+enum class UdpType : uint8_t { Data = 1, Ack = 2, Forget = 3, ForgetAck = 4, Gone = 5 };
 
 class UdpTransport {
 public:
     explicit UdpTransport(Context &ctx); // creates and binds the socket
     ~UdpTransport();
     void publish_address();               // bootstrap put (before the init fence)
+    // After the first init fence, before the KVS commit: with
+    // LLC_UDP_SHARED_RECV=1 the node leader passes its socket to the node's
+    // other processes, which take it (and its address) over.
+    void attach_node_socket();
+    bool shares_node_socket() const { return node_ != nullptr; }
+    // After the second init fence: the node's receive buffers lose their name.
+    void release_node_names()
+    {
+        if (node_)
+            node_->release_name();
+    }
+    // Around a blocking poll() (LLC_UDP_SHARED_RECV=1): false if something
+    // was handed over already; then no longer sleeping.
+    bool prepare_sleep() { return !node_ || node_->prepare_sleep(); }
+    void finish_sleep()
+    {
+        if (node_)
+            node_->finish_sleep();
+    }
 
     int send(int dest, std::unique_ptr<OutgoingMessage> msg);
     // Queue a control record (e.g. SwitchAck; SwitchRequest with seq = SwitchWant) to dest on its stream.
@@ -74,6 +99,8 @@ public:
     // read on the socket, so it is not read (the rest of the work still runs)
     bool progress(bool socket_ready = true);
     int fd() const { return sock_.get(); }
+    // The hand-over socket (LLC_UDP_SHARED_RECV=1), -1 without: poll it for input too.
+    int handover_fd() const { return node_ ? node_->fd() : -1; }
     bool has_pending_sends() const;
     // What has_pending_sends waits for, for the finalize-timeout message:
     // per peer its queued records, unacknowledged datagrams and incarnation
@@ -217,9 +244,16 @@ private:
     void send_ack(Peer &p);
     bool raw_send(const char *buf, size_t len, const sockaddr_in &to);
     void flush_held();
-    bool receive_all();
+    bool receive_all(bool read_socket);
     void drain_errors();
     void on_unreachable(const sockaddr_in &addr);
+    void on_rank_gone(Peer &p, const std::string &why);
+    bool dispatch(const char *buf, size_t len, const sockaddr_in &from);
+    bool hand_over(const UdpHeader &h, const char *buf, size_t len, const sockaddr_in &from);
+    bool retry_stalled();
+    bool take_handed_over();
+    void send_gone(const UdpHeader &h, const sockaddr_in &to);
+    int udp_address_rank(int rank) const;
     void on_datagram(const char *buf, size_t len, const sockaddr_in &from);
     void on_ack(Peer &p, uint64_t ack, uint64_t sack);
     void feed(Peer &p, const char *data, size_t len);
@@ -235,6 +269,7 @@ private:
     uint32_t random();
 
     Context &ctx_;
+    std::unique_ptr<UdpNodeSocket> node_; // LLC_UDP_SHARED_RECV=1 with other processes on the node
     UniqueFd sock_;
     std::string my_addr_;
     uint32_t job_tag_ = 0;
@@ -249,6 +284,10 @@ private:
     std::vector<PendingForget> forgets_;
     std::vector<std::unique_ptr<char[]>> free_bufs_;
     std::unique_ptr<char[]> rxbuf_;
+    // LLC_UDP_SHARED_RECV=1: a datagram for a neighbour whose buffers were full
+    std::unique_ptr<char[]> stalled_;
+    size_t stalled_len_ = 0;
+    sockaddr_in stalled_from_{};
     bool finalizing_ = false;
     uint64_t finalize_us_ = 0;
     bool errors_pending_ = false; // an ICMP error was reported: read the error queue

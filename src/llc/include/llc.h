@@ -187,6 +187,10 @@ typedef struct llc_stats {
     uint64_t tcp_evictions;       /* idle outgoing connections closed (Close record) to stay under the cap */
     uint64_t tcp_cap_overflows;   /* connections opened above the cap because none was idle */
     uint64_t tcp_closes_received; /* accepted connections the sender closed with a Close record */
+    /* one udp socket per node (LLC_UDP_SHARED_RECV=1); appended in 1.3, after the tcp cap */
+    uint64_t udp_handed_over;     /* datagrams this process read for another process of its node and passed on */
+    uint64_t udp_handover_waits;  /* ... found its buffers full: held, and the node's socket left to the others meanwhile */
+    uint64_t udp_handover_drops;  /* ... dropped because that process had left (the sender is told: Gone) */
 } llc_stats_t;
 int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out);
 
