@@ -26,6 +26,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/progress_backoff.hpp \
 	src/llc/rc_slots.cpp \
 	src/llc/rc_slots.hpp \
+	src/llc/reg_cache.cpp \
+	src/llc/reg_cache.hpp \
 	src/llc/self_transport.cpp \
 	src/llc/self_transport.hpp \
 	src/llc/shm_ring.hpp \
@@ -51,13 +53,17 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/unique_fd.hpp
 
 ## LLC_NET=verbs: RDMA device discovery (libibverbs, mlx5dv) and the fallback
-## decision; compiled without verbs too (LLC_HAVE_VERBS unset: no devices)
+## decision; compiled without verbs too (LLC_HAVE_VERBS unset: no devices).
+## verbs_registrar: the registration cache's ibv_reg_mr Registrar (empty
+## without LLC_HAVE_VERBS)
 src_llc_libllc_la_SOURCES += \
 	src/llc/net_selection.cpp \
 	src/llc/net_selection.hpp \
 	src/llc/verbs_devices.cpp \
 	src/llc/verbs_devices.hpp \
-	src/llc/verbs_handles.hpp
+	src/llc/verbs_handles.hpp \
+	src/llc/verbs_registrar.cpp \
+	src/llc/verbs_registrar.hpp
 src_llc_libllc_la_LDFLAGS = -version-info 4:0:0
 src_llc_libllc_la_LIBADD = $(VERBS_LIBS)
 

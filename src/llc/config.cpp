@@ -50,6 +50,7 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_KVS", "dist", "where endpoint addresses live: pmi (every process puts/gets through the bootstrap) or dist (KVS on the node leaders, bootstrap only for their addresses)"},
         {"LLC_KVS_TIMEOUT_MS", "10000", "dist: a KVS put/lookup whose server does not answer for this many ms fails (LLC_ERR_PEER)"},
         {"LLC_KVS_CACHE", "LLC_MAX_CONTEXTS", "dist: peer address entries cached after lookup (least recently used evicted; 0: no cache); unset: as many as LLC_MAX_CONTEXTS (1024 by default)"},
+        {"LLC_REG_CACHE_MAX", "65536", "most memory registrations the registration cache keeps (least recently used unpinned ones deregistered beyond it; 0: register on every use, deregister on release); not used on any data path yet (no verbs data path)"},
     };
     return table;
 }
@@ -217,6 +218,8 @@ Config Config::from_environment()
     c.kvs_cache = c.max_contexts;
     if (read_unsigned("LLC_KVS_CACHE", v, 0, uint64_t(1) << 24))
         c.kvs_cache = v;
+    if (read_unsigned("LLC_REG_CACHE_MAX", v, 0, uint64_t(1) << 24))
+        c.reg_cache_max = v;
     return c;
 }
 

@@ -24,6 +24,7 @@ struct Config {
     bool mem_report = false;              // LLC_MEM_REPORT
     size_t max_contexts = 1024;           // LLC_MAX_CONTEXTS (gamma: live per-peer contexts)
     bool node_shared = true;              // LLC_NODE_SHARED: rank -> node table once per node (node_map.hpp)
+    size_t reg_cache_max = 65536;         // LLC_REG_CACHE_MAX: registration cache entries (reg_cache.hpp; 0: no caching)
 
     // Inter-node path (LLC_NET; LLC_HYBRID=1 is a synonym for LLC_NET=hybrid).
     enum class Net { Tcp, Udp, Hybrid };

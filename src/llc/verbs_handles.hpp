@@ -1,6 +1,8 @@
 // verbs_handles.hpp - owners of the libibverbs resources that device
-// discovery opens: the device list and an opened device context.  Only
-// compiled when libllc is built with libibverbs (LLC_HAVE_VERBS).
+// discovery opens: the device list and an opened device context; and the
+// protection domain that VerbsRegistrar (verbs_registrar.hpp) registers
+// memory on.  Only compiled when libllc is built with libibverbs
+// (LLC_HAVE_VERBS).
 #pragma once
 
 #ifdef LLC_HAVE_VERBS
@@ -65,6 +67,32 @@ public:
 
 private:
     ibv_context *ctx_ = nullptr;
+    int error_ = 0;
+};
+
+// ibv_alloc_pd / ibv_dealloc_pd.  Every memory region registered on it must
+// be deregistered first (destroy the RegCache before its domain).
+class VerbsProtectionDomain {
+public:
+    explicit VerbsProtectionDomain(ibv_context *ctx)
+    {
+        errno = 0;
+        pd_ = ctx ? ibv_alloc_pd(ctx) : nullptr;
+        error_ = pd_ ? 0 : (errno ? errno : EIO);
+    }
+    ~VerbsProtectionDomain()
+    {
+        if (pd_)
+            ibv_dealloc_pd(pd_);
+    }
+    VerbsProtectionDomain(const VerbsProtectionDomain &) = delete;
+    VerbsProtectionDomain &operator=(const VerbsProtectionDomain &) = delete;
+
+    ibv_pd *get() const { return pd_; }
+    int error_number() const { return error_; }
+
+private:
+    ibv_pd *pd_ = nullptr;
     int error_ = 0;
 };
 

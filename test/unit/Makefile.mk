@@ -32,6 +32,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/mem_udp_test.cpp \
 	test/unit/node_map_test.cpp \
 	test/unit/peer_table_test.cpp \
+	test/unit/reg_cache_test.cpp \
 	test/unit/info_test.cpp \
 	test/unit/kvs_test.cpp \
 	test/unit/verbs_test.cpp
