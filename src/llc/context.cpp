@@ -131,6 +131,15 @@ void Context::create_transports()
                                 int(local_ranks.size()), job_id_, config_.node_shared);
         if (config_.net == Config::Net::Hybrid && config_.hybrid_driver == Config::HybridDriver::Receiver && udp_)
             switch_policy_ = std::make_unique<SwitchPolicy>(CostModel{}, config_.hybrid_promote_msgs, rc_slots_.cap());
+        if (config_.net == Config::Net::Hybrid && udp_) {
+            // Per-peer hybrid state, capped at gamma like udp's peers (slots made on demand).
+            routes_ = PeerTable<Route>(config_.max_contexts, {}, 0, true);
+            if (switch_policy_)
+                sources_ = PeerTable<Source>(config_.max_contexts, {}, 0, true);
+            const uint64_t period = std::max<uint64_t>(1, config_.hybrid_period_ms);
+            hybrid_idle_ticks_ = uint32_t(std::min<uint64_t>((config_.udp_evict_idle_ms + period - 1) / period, UINT32_MAX / 2));
+            route_busy_msgs_ = std::max<uint64_t>(1, config_.hybrid_promote_msgs / 4);
+        }
     } catch (const Error &e) {
         failure = e;
     }
@@ -235,8 +244,9 @@ int Context::send_remote(int dest, std::unique_ptr<OutgoingMessage> msg)
     case Config::Net::Hybrid:
         break;
     }
-    Route &r = routes_[dest];
+    Route &r = route_for(dest);
     r.period_msgs++;
+    r.last_tick = hybrid_ticks_;
     bool to_tcp = r.switching == Switching::ToTcp || (r.switching == Switching::None && r.path == Path::Tcp);
     if (to_tcp)
         stats_.tcp_msgs++;
@@ -335,24 +345,23 @@ bool Context::advance_switches()
     if (switching_count_ == 0)
         return false;
     bool did = false;
-    for (auto &entry : routes_) {
-        Route &r = entry.second;
-        if (r.switching != Switching::ToTcp || !udp_->drained_towards(entry.first))
-            continue;
+    routes_.for_each([&](int dest, Route &r) {
+        if (r.switching != Switching::ToTcp || !udp_->drained_towards(dest))
+            return;
         r.path = Path::Tcp;
         r.switching = Switching::None;
         switching_count_--;
         stats_.rc_promotions++;
-        release_held(entry.first, r);
+        release_held(dest, r);
         did = true;
-    }
+    });
     return did;
 }
 
 void Context::on_switch_marker(int src)
 {
-    if (auto it = sources_.find(src); it != sources_.end())
-        it->second.seen = Arrival::Udp; // its tcp path is drained: what follows comes on udp
+    if (Source *s = sources_.peek(src))
+        s->seen = Arrival::Udp; // its tcp path is drained: what follows comes on udp
     if (!udp_)
         throw Error(LLC_ERR_PEER, "protocol error: rank " + std::to_string(src) +
                                       " sent a transport switch marker but this process has no udp transport "
@@ -375,7 +384,7 @@ void Context::on_switch_request(int src, uint64_t want)
         stats_.rc_requests_refused++; // sender-driven here, or finalizing
         return;
     }
-    Route &r = routes_[src];
+    Route &r = route_for(src);
     bool on_tcp = r.path == Path::Tcp;
     if (r.switching != Switching::None) {
         stats_.rc_requests_refused++; // the next request comes after this switch
@@ -391,12 +400,13 @@ void Context::on_switch_request(int src, uint64_t want)
             // otherwise refuse.
             int victim = least_busy_tcp_route();
             uint64_t src_score = r.score + r.period_msgs;
-            if (victim < 0 || (routes_[victim].score + routes_[victim].period_msgs) * 2 > src_score) {
+            Route *v = victim < 0 ? nullptr : routes_.peek(victim);
+            if (!v || (v->score + v->period_msgs) * 2 > src_score) {
                 stats_.rc_requests_refused++;
                 stats_.rc_slots_full++;
                 return;
             }
-            demote(victim, routes_[victim]); // gives its slot back
+            demote(victim, *v); // gives its slot back
             if (!rc_slots_.try_take(RcDir::Out)) {     // another process of the node took it meanwhile
                 stats_.rc_requests_refused++;
                 stats_.rc_slots_full++;
@@ -418,6 +428,10 @@ llc_stats_t Context::stats() const
     st.rc_in_slots_in_use = rc_slots_.in_use(RcDir::In);
     st.rc_out_slots_high_water = rc_slots_.high_water(RcDir::Out);
     st.rc_in_slots_high_water = rc_slots_.high_water(RcDir::In);
+    st.hybrid_routes = routes_.size();
+    st.hybrid_sources = sources_.size();
+    st.hybrid_evictions = routes_.evictions() + sources_.evictions();
+    st.hybrid_cap_overflows = routes_.overflows() + sources_.overflows();
     return st;
 }
 
@@ -425,24 +439,23 @@ int Context::least_busy_tcp_route() const
 {
     int victim = -1;
     uint64_t least = 0;
-    for (const auto &entry : routes_) {
-        const Route &v = entry.second;
+    routes_.for_each([&](int dest, const Route &v) {
         uint64_t score = v.score + v.period_msgs;
         if (v.switching == Switching::None && v.path == Path::Tcp && (victim < 0 || score < least)) {
-            victim = entry.first;
+            victim = dest;
             least = score;
         }
-    }
+    });
     return victim;
 }
 
 void Context::on_switch_ack(int src)
 {
-    auto it = routes_.find(src);
-    if (it == routes_.end() || it->second.switching != Switching::ToUdp)
+    Route *route = routes_.peek(src);
+    if (!route || route->switching != Switching::ToUdp)
         throw Error(LLC_ERR_PEER, "protocol error: unexpected transport switch acknowledgement from rank " +
                                       std::to_string(src));
-    Route &r = it->second;
+    Route &r = *route;
     r.path = Path::Udp;
     r.switching = Switching::None;
     switching_count_--;
@@ -452,11 +465,64 @@ void Context::on_switch_ack(int src)
 
 bool Context::udp_state_droppable(int dest) const
 {
-    auto it = routes_.find(dest);
-    if (it == routes_.end())
-        return true;
-    const Route &r = it->second;
-    return r.path == Path::Udp && r.switching == Switching::None && !r.held;
+    const Route *r = static_cast<const PeerTable<Route> &>(routes_).peek(dest);
+    return !r || (r->path == Path::Udp && r->switching == Switching::None && !r->held);
+}
+
+// ------------------------------------------------------------ the hybrid cap
+//
+// routes_ and sources_ are PeerTables of capacity LLC_MAX_CONTEXTS.  Making
+// room for a new peer evicts an entry the table's predictor picks (the
+// entry predicted to be used again furthest in the future: PeerTable's
+// approximation of Belady's MIN over its logical clock of lookups, LRU
+// without reuse history) among the entries that may go:
+//   * a route settled on udp (not switching, no held sends: it holds no RC
+//     slot and no message), quiet for LLC_UDP_EVICT_IDLE_MS (in whole
+//     policy periods; 0: at once) and not busy (score + this period's sends
+//     below LLC_HYBRID_PROMOTE_MSGS / 4, the sender driver's demotion
+//     level);
+//   * a source last seen on udp with no request pending (it holds no RC
+//     slot), quiet for LLC_UDP_EVICT_IDLE_MS and not busy (its saving on RC
+//     below the policy's demotion level, SwitchPolicy::busy).
+// A dropped entry is what a new one is: path udp, empty history.  Entries on
+// tcp, switching, holding sends, pending or busy are never dropped: when
+// none may go, the table grows past the cap (hybrid_cap_overflows) and is
+// trimmed back every period once entries may go again.
+
+bool Context::route_droppable(const Route &r) const
+{
+    return r.path == Path::Udp && r.switching == Switching::None && !r.held &&
+           r.score + r.period_msgs < route_busy_msgs_ && uint32_t(hybrid_ticks_ - r.last_tick) >= hybrid_idle_ticks_;
+}
+
+bool Context::source_droppable(const Source &s) const
+{
+    if (s.seen != Arrival::Udp || s.asked_period != 0)
+        return false;
+    if (uint32_t(hybrid_ticks_ - s.last_tick) < hybrid_idle_ticks_)
+        return false;
+    return !switch_policy_ ||
+           !switch_policy_->busy(SourceLoad{-1, s.history.load_now(), s.history.mean_bytes_now(), false});
+}
+
+Context::Route &Context::route_for(int dest)
+{
+    return routes_.get_or_create(
+        dest,
+        [this](int) {
+            Route r;
+            r.last_tick = hybrid_ticks_;
+            return r;
+        },
+        [this](int, const Route &v) { return route_droppable(v); });
+}
+
+void Context::trim_hybrid_tables()
+{
+    if (routes_.size() > routes_.capacity())
+        routes_.trim([this](int, const Route &v) { return route_droppable(v); });
+    if (sources_.size() > sources_.capacity())
+        sources_.trim([this](int, const Source &v) { return source_droppable(v); });
 }
 
 void Context::hybrid_tick(uint64_t now)
@@ -464,11 +530,13 @@ void Context::hybrid_tick(uint64_t now)
     if (config_.net != Config::Net::Hybrid || policy_frozen_ || now < next_tick_us_)
         return;
     next_tick_us_ = now + config_.hybrid_period_ms * 1000;
+    hybrid_ticks_++;
     age_routes();
     if (switch_policy_)
         receiver_tick();
     else
         sender_tick();
+    trim_hybrid_tables();
 }
 
 // Ends the send-count period of every route; forgets quiet udp ones.
@@ -476,19 +544,16 @@ void Context::hybrid_tick(uint64_t now)
 size_t Context::age_routes()
 {
     size_t active = 0;
-    for (auto it = routes_.begin(); it != routes_.end();) {
-        Route &r = it->second;
+    routes_.erase_if([&](int, Route &r) {
         r.score = r.score / 2 + r.period_msgs;
         r.period_msgs = 0;
         bool on_tcp = r.switching == Switching::ToTcp || (r.switching == Switching::None && r.path == Path::Tcp);
-        if (!on_tcp && r.switching == Switching::None && r.score == 0 && !r.held) {
-            it = routes_.erase(it); // quiet udp peer: forget its history (state stays O(busy peers))
-            continue;
-        }
+        if (!on_tcp && r.switching == Switching::None && r.score == 0 && !r.held)
+            return true; // quiet udp peer: forget its history (state stays O(busy peers))
         if (on_tcp)
             active++;
-        ++it;
-    }
+        return false;
+    });
     return active;
 }
 
@@ -497,20 +562,18 @@ void Context::sender_tick()
 {
     const uint64_t threshold = config_.hybrid_promote_msgs;
     // Quiet tcp destinations go back to udp; the connection stays open for reuse.
-    for (auto &entry : routes_) {
-        Route &r = entry.second;
+    routes_.for_each([&](int dest, Route &r) {
         if (r.switching == Switching::None && r.path == Path::Tcp && r.score < threshold / 4)
-            demote(entry.first, r);
-    }
+            demote(dest, r);
+    });
     std::vector<std::pair<uint64_t, int>> candidates;
-    for (auto &entry : routes_) {
-        const Route &r = entry.second;
+    routes_.for_each([&](int dest, const Route &r) {
         if (r.switching == Switching::None && r.path == Path::Udp && r.score >= threshold)
-            candidates.push_back({r.score, entry.first});
-    }
+            candidates.push_back({r.score, dest});
+    });
     std::sort(candidates.begin(), candidates.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
     for (const auto &c : candidates) {
-        Route &r = routes_[c.second];
+        Route &r = *routes_.peek(c.second);
         if (rc_slots_.try_take(RcDir::Out)) {
             promote(c.second, r);
             continue;
@@ -518,13 +581,12 @@ void Context::sender_tick()
         // Full: evict the least busy tcp destination if this one is clearly busier.
         Route *victim = nullptr;
         int victim_rank = -1;
-        for (auto &entry : routes_) {
-            Route &v = entry.second;
+        routes_.for_each([&](int dest, Route &v) {
             if (v.switching == Switching::None && v.path == Path::Tcp && (!victim || v.score < victim->score)) {
                 victim = &v;
-                victim_rank = entry.first;
+                victim_rank = dest;
             }
-        }
+        });
         if (!victim || victim->score * 2 >= c.first) {
             stats_.rc_slots_full++;
             break;
@@ -552,9 +614,11 @@ void Context::sender_tick()
 
 void Context::count_arrival(int src, Arrival path, uint64_t bytes)
 {
-    Source &s = sources_[src];
+    Source &s = sources_.get_or_create(src, [](int) { return Source(); },
+                                       [this](int, const Source &v) { return source_droppable(v); });
     s.history.record(bytes);
     s.seen = path;
+    s.last_tick = hybrid_ticks_;
 }
 
 void Context::receiver_tick()
@@ -562,21 +626,18 @@ void Context::receiver_tick()
     period_++;
     std::vector<SourceLoad> loads;
     loads.reserve(sources_.size());
-    for (auto it = sources_.begin(); it != sources_.end();) {
-        Source &s = it->second;
+    sources_.erase_if([&](int src, Source &s) {
         s.history.close_period();
         if (s.asked_period != 0 && (s.asked == s.seen || period_ - s.asked_period > kRequestPatience))
             s.asked_period = 0; // granted, or refused (silently) / overtaken
         bool pending = s.asked_period != 0;
         // Forget a quiet source, unless it is on tcp and was never asked to leave it.
-        if (s.history.quiet() && !pending && (s.seen == Arrival::Udp || s.asked == Arrival::Udp)) {
-            it = sources_.erase(it);
-            continue;
-        }
+        if (s.history.quiet() && !pending && (s.seen == Arrival::Udp || s.asked == Arrival::Udp))
+            return true;
         Arrival where = pending ? s.asked : s.seen;
-        loads.push_back(SourceLoad{it->first, s.history.load(), s.history.mean_bytes(), where == Arrival::Tcp});
-        ++it;
-    }
+        loads.push_back(SourceLoad{src, s.history.load(), s.history.mean_bytes(), where == Arrival::Tcp});
+        return false;
+    });
     // One node slot per source on tcp or asked to move there: give back
     // those of sources that left (or refused), count any found on tcp unasked.
     size_t on_rc = size_t(std::count_if(loads.begin(), loads.end(), [](const SourceLoad &l) { return l.on_rc; }));
@@ -588,7 +649,7 @@ void Context::receiver_tick()
     size_t cap = rc_sources_held_ + rc_slots_.free_slots(RcDir::In);
     for (const SwitchDecision &d : switch_policy_->decide(loads, cap)) {
         Arrival want = channel_is_rc(d.want) ? Arrival::Tcp : Arrival::Udp;
-        Source &s = sources_[d.source];
+        Source &s = *sources_.peek(d.source); // decide() lists only sources in loads
         if (s.asked_period != 0 && s.asked == want)
             continue;
         if (want == Arrival::Tcp) {

@@ -9,6 +9,7 @@
 #include "node_map.hpp"
 #include "rc_slots.hpp"
 #include "outgoing_message.hpp"
+#include "peer_table.hpp"
 #include "progress_backoff.hpp"
 #include "switch_policy.hpp"
 
@@ -89,12 +90,14 @@ private:
     void idle_sleep();
     int send_remote(int dest, std::unique_ptr<OutgoingMessage> msg);
 
-    // Hybrid (LLC_NET=hybrid): per inter-node destination talked to.
+    // Hybrid (LLC_NET=hybrid): per inter-node destination talked to
+    // recently, in a PeerTable capped at LLC_MAX_CONTEXTS (see route_droppable).
     enum class Path : uint8_t { Udp, Tcp };
     enum class Switching : uint8_t { None, ToTcp, ToUdp };
     struct Route {
         Path path = Path::Udp;
         Switching switching = Switching::None;
+        uint32_t last_tick = 0;   // hybrid_ticks_ at its latest send (or creation)
         uint64_t period_msgs = 0; // sends in the current period
         uint64_t score = 0;       // history: score = score / 2 + period_msgs, every period
         // sends made while switching (allocated then only: an empty deque owns heap memory)
@@ -109,7 +112,16 @@ private:
     size_t age_routes();
     int least_busy_tcp_route() const; // -1 if none is settled on tcp
     void sender_tick();
-    std::unordered_map<int, Route> routes_;
+    // The cap (LLC_MAX_CONTEXTS) on routes_ and sources_: an entry may be
+    // dropped to make room only when dropping it changes nothing but the
+    // history the policy forgets (see doc/libllc.md, "Hybrid", "Bounded state").
+    bool route_droppable(const Route &r) const;
+    void trim_hybrid_tables();
+    Route &route_for(int dest); // get or create, making room under the cap if it can
+    PeerTable<Route> routes_{1, {}, 0, true}; // resized in create_transports
+    uint32_t hybrid_ticks_ = 0;      // policy periods so far (both drivers)
+    uint32_t hybrid_idle_ticks_ = 0; // LLC_UDP_EVICT_IDLE_MS in whole periods (rounded up)
+    uint64_t route_busy_msgs_ = 1;   // score at which a route's history is kept: LLC_HYBRID_PROMOTE_MSGS / 4 (>= 1)
     size_t switching_count_ = 0;
     size_t held_count_ = 0;
     RcSlots rc_slots_;           // LLC_MAX_RC_PER_NODE, node-shared (rc_slots.hpp); hybrid only
@@ -123,6 +135,7 @@ private:
         ReceiveHistory history;
         Arrival seen = Arrival::Udp;  // path of its latest message (Udp after its Switch marker)
         Arrival asked = Arrival::Udp; // path last asked for
+        uint32_t last_tick = 0;       // hybrid_ticks_ at its latest message
         uint64_t asked_period = 0;    // period of that request; 0: none pending
     };
     // Periods a request may stay unanswered before the source counts by what
@@ -130,7 +143,8 @@ private:
     static constexpr uint64_t kRequestPatience = 3;
     void count_arrival(int src, Arrival path, uint64_t bytes);
     void receiver_tick();
-    std::unordered_map<int, Source> sources_;
+    bool source_droppable(const Source &s) const;
+    PeerTable<Source> sources_{1, {}, 0, true}; // resized in create_transports (receiver-driven only)
     std::unique_ptr<SwitchPolicy> switch_policy_; // set when this process is a receiver-driven hybrid
     uint64_t period_ = 0;
 

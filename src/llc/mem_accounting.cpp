@@ -232,8 +232,9 @@ MemWalk::StructSizes MemWalk::struct_sizes()
     s.udp_header = sizeof(UdpHeader);
     s.udp_rx_buffer = UdpTransport::kRxBufBytes;
     s.udp_free_buffers = UdpTransport::kKeepFreeBuffers;
-    s.hybrid_route = hash_node_size(static_cast<decltype(Context::routes_) *>(nullptr));
-    s.hybrid_source = hash_node_size(static_cast<decltype(Context::sources_) *>(nullptr));
+    s.hybrid_route = PeerTable<Context::Route>::slot_bytes();
+    s.hybrid_source = PeerTable<Context::Source>::slot_bytes();
+    s.hybrid_table_per_cap = sizeof(int32_t) + PeerTable<Context::Route>::ghost_bytes();
     return s;
 }
 

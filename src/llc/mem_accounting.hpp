@@ -136,8 +136,9 @@ struct MemWalk {
         size_t udp_header;       // UdpHeader: a datagram buffer is udp_header + LLC_UDP_MTU bytes
         size_t udp_rx_buffer;    // the receive buffer (one per process)
         size_t udp_free_buffers; // most datagram buffers kept in the free pool
-        size_t hybrid_route;     // hybrid: Context::Route with its hash node (per recently used destination)
-        size_t hybrid_source;    // receiver-driven hybrid: Context::Source (receive history) with its hash node
+        size_t hybrid_route;     // hybrid: Context::Route in its table slot (per recently used destination, at most gamma)
+        size_t hybrid_source;    // receiver-driven hybrid: Context::Source (receive history) in its table slot (same)
+        size_t hybrid_table_per_cap; // either table, per unit of LLC_MAX_CONTEXTS: a bucket head and a predictor ghost
     };
     static StructSizes struct_sizes();
 };

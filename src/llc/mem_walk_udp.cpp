@@ -58,9 +58,16 @@ void MemWalk::measure_udp(MemRegistry &r, const UdpTransport &u)
 void MemWalk::measure_hybrid(MemRegistry &r, const Context &c)
 {
     using M = MemComponent;
-    r.add(M::HybridRoutes, heap_bytes(c.routes_), c.routes_.size());
+    // The capped tables (LLC_MAX_CONTEXTS): bucket heads and predictor ghosts
+    // sized by the cap, slots made on demand (at most the cap, more only after
+    // an overflow).  Only where they are used: hybrid with remote peers; the
+    // sources with the receiver driver.
+    const bool hybrid = c.config_.net == Config::Net::Hybrid && c.udp_;
+    if (hybrid)
+        r.add(M::HybridRoutes, c.routes_.memory_bytes() - sizeof(c.routes_), c.routes_.size());
     // receiver-driven: per recently heard source, its receive history; the policy object
-    r.add(M::HybridRoutes, heap_bytes(c.sources_), c.sources_.size());
+    if (hybrid && c.switch_policy_)
+        r.add(M::HybridRoutes, c.sources_.memory_bytes() - sizeof(c.sources_), c.sources_.size());
     if (c.switch_policy_)
         r.add(M::HybridRoutes, sizeof(*c.switch_policy_));
     // The node's RC slot count: one page per node, counted by the leader that
@@ -71,12 +78,12 @@ void MemWalk::measure_hybrid(MemRegistry &r, const Context &c)
     r.add(M::Context, heap_bytes(slots.name()));
     if (slots.cap() > 0)
         r.add_note(slots.describe());
-    for (const auto &entry : c.routes_) {
-        if (const auto *held = entry.second.held.get()) {
+    c.routes_.for_each([&](int, const Context::Route &route) {
+        if (const auto *held = route.held.get()) {
             r.add(M::HybridRoutes, sizeof(*held) + heap_bytes(*held));
             add_queue(r, *held);
         }
-    }
+    });
 }
 
 } // namespace llc

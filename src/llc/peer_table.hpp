@@ -39,8 +39,14 @@
 //     capacity instead of failing (counted in overflows()); trim() evicts
 //     the excess once entries may go again.  Slots added that way stay
 //     allocated (on the free list) for reuse.
+//   * Slots on demand (constructor flag): the slot array starts empty and
+//     grows by one slot (vector growth: capacity doubling) when no free slot
+//     is left, so a table sized for a large capacity costs only its bucket
+//     heads and ghosts until it fills.  A reference returned by
+//     get_or_create may then be invalidated by any later insertion.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -54,18 +60,20 @@ template <class T> class PeerTable {
 public:
     using EvictHook = std::function<void(int rank, T &value)>;
 
-    explicit PeerTable(size_t capacity, EvictHook on_evict = {}, size_t buckets = 0)
+    explicit PeerTable(size_t capacity, EvictHook on_evict = {}, size_t buckets = 0, bool slots_on_demand = false)
         : on_evict_(std::move(on_evict))
     {
         if (capacity == 0)
             throw std::invalid_argument("PeerTable capacity must be at least 1");
         capacity_ = capacity;
-        slots_.resize(capacity);
         heads_.assign(buckets ? buckets : capacity, kNone);
         ghosts_.resize(capacity);
-        for (size_t i = 0; i < capacity; i++)
-            slots_[i].next = i + 1 < capacity ? int32_t(i + 1) : kNone;
-        free_ = 0;
+        if (!slots_on_demand) {
+            slots_.resize(capacity);
+            for (size_t i = 0; i < capacity; i++)
+                slots_[i].next = i + 1 < capacity ? int32_t(i + 1) : kNone;
+            free_ = 0;
+        }
     }
 
     size_t capacity() const { return capacity_; }
@@ -87,6 +95,11 @@ public:
     }
     // Value for rank without counting a use.
     const T *peek(int rank) const
+    {
+        int32_t i = locate(rank);
+        return i == kNone ? nullptr : &slots_[size_t(i)].value;
+    }
+    T *peek(int rank)
     {
         int32_t i = locate(rank);
         return i == kNone ? nullptr : &slots_[size_t(i)].value;
@@ -156,6 +169,20 @@ public:
         return true;
     }
 
+    // Remove (without calling the hook) every entry for which pred(rank,
+    // value) holds; returns how many.  pred must not insert.
+    template <class Pred> size_t erase_if(Pred &&pred)
+    {
+        size_t n = 0;
+        for (size_t i = 0; i < slots_.size(); i++) {
+            if (slots_[i].live && pred(slots_[i].rank, slots_[i].value)) {
+                unlink(int32_t(i));
+                n++;
+            }
+        }
+        return n;
+    }
+
     // The rank the next eviction would remove (-1 when the table is empty).
     int predicted_victim() const
     {
@@ -187,9 +214,16 @@ public:
     static constexpr size_t slot_bytes() { return sizeof(Slot); }
     static constexpr size_t ghost_bytes() { return sizeof(Ghost); }
 
+    // fn must not insert (an insertion may move the slots).
     template <class Fn> void for_each(Fn &&fn)
     {
-        for (Slot &s : slots_)
+        for (size_t i = 0; i < slots_.size(); i++)
+            if (slots_[i].live)
+                fn(slots_[i].rank, slots_[i].value);
+    }
+    template <class Fn> void for_each(Fn &&fn) const
+    {
+        for (const Slot &s : slots_)
             if (s.live)
                 fn(s.rank, s.value);
     }
@@ -279,6 +313,9 @@ private:
     // One more slot past the capacity, onto the free list.
     void grow()
     {
+        // on demand: double up to the capacity, not past it
+        if (slots_.size() < capacity_ && slots_.size() == slots_.capacity())
+            slots_.reserve(std::min(capacity_, std::max<size_t>(4, 2 * slots_.size())));
         slots_.emplace_back();
         slots_.back().next = free_;
         free_ = int32_t(slots_.size() - 1);

@@ -70,6 +70,16 @@ double ReceiveHistory::mean_bytes() const
     return msgs ? double(bytes) / double(msgs) : 0.0;
 }
 
+double ReceiveHistory::mean_bytes_now() const
+{
+    uint64_t msgs = 0, bytes = 0;
+    for (size_t i = 0; i < kPeriods; i++) {
+        msgs += counts_[i];
+        bytes += bytes_[i];
+    }
+    return msgs ? double(bytes) / double(msgs) : 0.0;
+}
+
 bool ReceiveHistory::quiet() const
 {
     return std::all_of(counts_.begin(), counts_.end(), [](uint32_t c) { return c == 0; });

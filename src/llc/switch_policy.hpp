@@ -69,6 +69,10 @@ public:
     double load() const;
     // Mean message size over the closed periods (0 if none).
     double mean_bytes() const;
+    // The same with the open period counted too (weight 1, as the newest
+    // closed one): what a source's history says right now, between periods.
+    double load_now() const { return load() + counts_[head_]; }
+    double mean_bytes_now() const;
     // No message in any period kept.
     bool quiet() const;
 
@@ -100,6 +104,14 @@ public:
 
     // What a source on RC saves per period, net of its slot's cost (< 0: not worth it).
     double rc_gain(const SourceLoad &s) const;
+    // Whether the source's history is worth keeping: its saving on RC is at
+    // or above the demotion level (a quarter of the slot's cost), so it is
+    // or may soon be a candidate (the hybrid cap never drops such a source).
+    bool busy(const SourceLoad &s) const
+    {
+        double saving = saving_per_period(s);
+        return saving > 0 && saving >= slot_cost_us_ / 4;
+    }
     // The channel this source would use if it had no RC slot.
     Channel dc_choice(const SourceLoad &s) const { return model_.best_dc(s.mean_bytes); }
 

@@ -23,6 +23,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/udp_test.cpp \
 	test/unit/switch_policy_test.cpp \
 	test/unit/hybrid_switch_test.cpp \
+	test/unit/hybrid_cap_test.cpp \
 	test/unit/rc_slots_test.cpp \
 	test/unit/udp_cap_test.cpp \
 	test/unit/udp_shared_recv_test.cpp \

@@ -182,6 +182,43 @@ TEST(PeerTable, BusyEntriesAreNeverEvictedOverflowIsCountedAndTrimmed)
     EXPECT_TRUE(t.contains(14) && t.contains(15));
 }
 
+// Slots on demand (the hybrid's tables): only the bucket heads and ghosts
+// are sized by the capacity; the slot array grows with the entries, never
+// past the capacity without an overflow, and keeps its slots for reuse.
+// erase_if removes without the hook and frees the slots.
+TEST(PeerTable, SlotsOnDemandGrowUpToTheCapacityOnly)
+{
+    std::vector<int> evicted;
+    PeerTable<uint64_t> t(1000, [&](int rank, uint64_t &) { evicted.push_back(rank); }, 0, true);
+    const uint64_t fixed = sizeof(t) + 1000 * (sizeof(int32_t) + PeerTable<uint64_t>::ghost_bytes());
+    const uint64_t slot = PeerTable<uint64_t>::slot_bytes();
+    EXPECT_EQ(t.memory_bytes(), fixed);
+    for (int r = 0; r < 3; r++)
+        t.get_or_create(r) = uint64_t(r);
+    EXPECT_EQ(t.memory_bytes(), fixed + 4 * slot);
+    for (int r = 3; r < 5000; r++)
+        t.get_or_create(r * 977 + 5) = uint64_t(r);
+    EXPECT_EQ(t.size(), 1000u);
+    EXPECT_EQ(t.memory_bytes(), fixed + 1000 * slot) << "never more slots than the capacity";
+    EXPECT_EQ(t.evictions(), 4000u);
+    EXPECT_EQ(evicted.size(), 4000u);
+    size_t odd = 0;
+    t.for_each([&](int, const uint64_t &v) { odd += v % 2; });
+    EXPECT_EQ(t.erase_if([](int, uint64_t &v) { return v % 2 == 1; }), odd);
+    EXPECT_EQ(t.size(), 1000u - odd);
+    EXPECT_EQ(evicted.size(), 4000u) << "erase_if does not call the hook";
+    t.for_each([&](int, const uint64_t &v) { EXPECT_EQ(v % 2, 0u); });
+    for (int r = 0; r < int(odd); r++)
+        t.get_or_create(-1 - r);
+    EXPECT_EQ(t.size(), 1000u);
+    EXPECT_EQ(t.evictions(), 4000u) << "the freed slots were reused";
+    EXPECT_EQ(t.memory_bytes(), fixed + 1000 * slot);
+    uint64_t *v = t.peek(-1);
+    ASSERT_NE(v, nullptr);
+    *v = 42;
+    EXPECT_EQ(*static_cast<const PeerTable<uint64_t> &>(t).peek(-1), 42u);
+}
+
 TEST(LazyZeroArray, CommitsOnlyWrittenPages)
 {
     const size_t page = size_t(sysconf(_SC_PAGESIZE));

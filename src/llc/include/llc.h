@@ -191,6 +191,11 @@ typedef struct llc_stats {
     uint64_t udp_handed_over;     /* datagrams this process read for another process of its node and passed on */
     uint64_t udp_handover_waits;  /* ... found its buffers full: held, and the node's socket left to the others meanwhile */
     uint64_t udp_handover_drops;  /* ... dropped because that process had left (the sender is told: Gone) */
+    /* hybrid per-peer state capped at LLC_MAX_CONTEXTS; appended in 1.3, after the shared socket */
+    uint64_t hybrid_routes;        /* destinations with a hybrid route (path, send history) now */
+    uint64_t hybrid_sources;       /* receiver-driven: sources with a receive history now */
+    uint64_t hybrid_evictions;     /* routes and sources dropped to make room under the cap */
+    uint64_t hybrid_cap_overflows; /* routes and sources created above the cap because none could be dropped */
 } llc_stats_t;
 int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out);
 

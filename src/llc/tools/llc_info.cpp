@@ -120,8 +120,9 @@ void print_sizes()
     std::printf("  %-34s %6zu\n", "udp datagram header", s.udp_header);
     std::printf("  %-34s %6zu\n", "udp receive buffer", s.udp_rx_buffer);
     std::printf("  %-34s %6zu\n", "udp free datagram buffers kept", s.udp_free_buffers);
-    std::printf("  %-34s %6zu\n", "hybrid Route with its hash node", s.hybrid_route);
-    std::printf("  %-34s %6zu\n", "hybrid Source with its hash node", s.hybrid_source);
+    std::printf("  %-34s %6zu\n", "hybrid Route table slot", s.hybrid_route);
+    std::printf("  %-34s %6zu\n", "hybrid Source table slot", s.hybrid_source);
+    std::printf("  %-34s %6zu\n", "  either table, per unit of gamma", s.hybrid_table_per_cap);
     std::printf("  %-34s %6zu\n", "tcp rank -> connection hash node", s.tcp_out_entry);
     std::printf("  %-34s %6zu\n", "node-shared rank table header", s.node_map_header);
     std::printf("  n-sized tables: sequence numbers %zu bytes per rank of the job per process (lazily committed"
