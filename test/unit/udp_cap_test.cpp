@@ -362,6 +362,12 @@ uint16_t own_udp_port()
     return port;
 }
 
+// UdpHeader::dst (the receiver's rank) exists once the shared receive
+// socket (LLC_UDP_SHARED_RECV) is in: set it when the header has it, so that
+// a crafted datagram is not taken for a neighbour's.
+template <class H> auto set_dst_rank(H &h, int rank, int) -> decltype(h.dst = rank, void()) { h.dst = rank; }
+template <class H> void set_dst_rank(H &, int, long) {}
+
 sockaddr_in loopback(uint16_t port)
 {
     sockaddr_in sa{};
@@ -471,6 +477,7 @@ TEST(UdpCapLimits, AckFromPeerThatForgotUsDoesNotHoldFinalize)
         stale.src_inc = 1; // our Peer for X before X's Forget
         stale.dst_inc = 1; // X's Peer for us before it was evicted
         stale.psn = 0;     // delivered long ago
+        set_dst_rank(stale, 1, 0);
         ASSERT_EQ(::sendto(s, &stale, sizeof(stale), 0, reinterpret_cast<const sockaddr *>(&x_addr), sizeof(x_addr)),
                   ssize_t(sizeof(stale)));
         pollfd pf{s, POLLIN, 0};
