@@ -378,7 +378,12 @@ void UdpTransport::on_forget(const UdpHeader &h, const sockaddr_in &from)
     // (No pair known here, peer_inc 0 or forgotten: we never heard from that
     // incarnation, all its acknowledgements were lost, but it had our
     // datagrams.)
-    const bool live_pair = p && !p->peer_forgot && p->peer_inc == h.src_inc;
+    // live_pair also when our Peer is still `forgot` with that very
+    // incarnation (and the Forget names ours): the peer's Peer learnt our
+    // incarnation, delivered what we sent it and may have acknowledged it
+    // only with answers that were lost; its Forget (with its ack) is then
+    // the only word we get about those datagrams.
+    const bool live_pair = p && p->peer_inc == h.src_inc;
     const bool no_pair = p && (p->peer_inc == 0 || (p->peer_forgot && h.src_inc > p->peer_inc));
     if (p && !p->failed && (live_pair || no_pair) && h.dst_inc == p->inc)
         forget_live(*p, h);
@@ -467,6 +472,21 @@ bool UdpTransport::reconcile_incarnation(Peer &p, const UdpHeader &h)
         p.peer_forgot = false;
     }
     if (h.src_inc > p.peer_inc) {
+        if (!data && h.dst_inc != p.inc) {
+            // An acknowledgement from a newer incarnation that does not name
+            // our current one acknowledges nothing of ours, and says that
+            // this incarnation of the peer has no pair with us: typically a
+            // Peer that forgot us answering a stale datagram (dst_inc 0,
+            // "tells it our incarnation").  It must not make the pair live
+            // here: we would then wait at finalize for that peer's Goodbye
+            // and for its acknowledgement of ours, while its Peer, still
+            // `forgot`, waits for nothing of ours and may already have left
+            // its drain loop (blocked in the closing fence, it answers
+            // nothing).  Only data, or an answer addressed to our
+            // incarnation, binds the pair.  (A peer still holding our old
+            // pair is reached by its Forget.)
+            return false;
+        }
         // It dropped its state and made a new one.  Which of our
         // unacknowledged datagrams it delivered before that only its Forget
         // says (it repeats it until answered): wait for it.  Also when we

@@ -4,9 +4,15 @@
 // exchanges), with and without datagram loss; a peer with unacknowledged
 // data is never evicted (the cap overflows instead); a failed peer stays
 // failed once its state is gone.
+#include "string_hash.hpp"
 #include "test_util.hpp"
 #include "udp_transport.hpp"
 
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -327,6 +333,170 @@ TEST(UdpCapLimits, GoodbyeIsRememberedAcrossEviction)
         double fin = now_s();
         EXPECT_EQ(llc_finalize(ctx), LLC_OK) << llc_last_error(nullptr);
         EXPECT_LT(now_s() - fin, 3.5);
+    });
+}
+
+// The port of this process's udp socket (the udp transport's: the only one
+// with LLC_NET=udp), found among its open descriptors; 0 if none.
+uint16_t own_udp_port()
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return 0;
+    uint16_t port = 0;
+    while (dirent *e = readdir(d)) {
+        int fd = std::atoi(e->d_name);
+        if (fd <= 2 || fd == dirfd(d))
+            continue;
+        int type = 0;
+        socklen_t tl = sizeof(type);
+        sockaddr_in sa{};
+        socklen_t sl = sizeof(sa);
+        if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && type == SOCK_DGRAM &&
+            getsockname(fd, reinterpret_cast<sockaddr *>(&sa), &sl) == 0 && sa.sin_family == AF_INET) {
+            port = ntohs(sa.sin_port);
+            break;
+        }
+    }
+    closedir(d);
+    return port;
+}
+
+// UdpHeader::dst (the receiver's rank) exists once the shared receive
+// socket (LLC_UDP_SHARED_RECV) is in: set it when the header has it, so that
+// a crafted datagram is not taken for a neighbour's.
+template <class H> auto set_dst_rank(H &h, int rank, int) -> decltype(h.dst = rank, void()) { h.dst = rank; }
+template <class H> void set_dst_rank(H &, int, long) {}
+
+sockaddr_in loopback(uint16_t port)
+{
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sa.sin_port = htons(port);
+    return sa;
+}
+
+// Cap 1, no loss; ranks 0 (Y), 1 (X) and 2.  The MPICH failure of
+// 2026-11-23 (llc_finalize timing out with its own Goodbye unacknowledged by
+// a live peer that answers nothing, `bye s-`), made deterministic:
+//  1. X sends to Y (pair Y 1 / X 1), then to rank 2: X's Peer for Y is
+//     evicted (ghost, Forget); Y's Peer takes the Forget (incarnation 2,
+//     `forgot`).
+//  2. A stale datagram of the old pair (Y's incarnation 1 to X's 1, as a
+//     late retransmission would be; crafted here) reaches X: X makes a new
+//     Peer from the ghost (incarnation 3, `forgot`), drops the datagram and
+//     answers with an acknowledgement that names no incarnation of Y.
+//  3. That answer reaches Y (relayed by the test, since X sent it to the
+//     stale datagram's source).  X, whose only Peer for Y is `forgot` and
+//     idle, finalizes and waits in the closing fence.
+//  4. Y finalizes.  Before the fix, step 3 had bound Y's Peer to X's
+//     incarnation 3 and cleared `forgot`: Y sent a Goodbye that nobody
+//     answered and gave up after LLC_FINALIZE_TIMEOUT_MS.  Now such an
+//     acknowledgement does not bind the pair: Y's Peer stays `forgot`, owes
+//     and expects no Goodbye, and Y's finalize ends at once.
+TEST(UdpCapLimits, AckFromPeerThatForgotUsDoesNotHoldFinalize)
+{
+    JobOptions o = cap_job({0, 1, 2}, "1", 60);
+    o.env.push_back({"LLC_FINALIZE_TIMEOUT_MS", "4000"});
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        Inbox in;
+        in.me = p.rank;
+        in.next_seq.assign(size_t(p.size), 0);
+        Outbox out;
+        out.next_seq.assign(size_t(p.size), 0);
+        ASSERT_EQ(llc_am_register(ctx, kCapHandler, on_cap_message, &in), LLC_OK);
+        if (p.rank == 1) {
+            const std::string port = std::to_string(own_udp_port());
+            ASSERT_NE(port, "0");
+            ASSERT_EQ(TestProcess::put(&p, "x-udp-port", port.c_str(), port.size() + 1), 0);
+        }
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        auto spin = [&](double s) {
+            double end = now_s() + s;
+            while (now_s() < end)
+                ASSERT_GE(llc_progress(ctx, nullptr), 0) << llc_last_error(ctx);
+        };
+
+        if (p.rank == 2) {
+            ASSERT_EQ(TestProcess::fence(&p), 0); // (0) Y has X's message
+            EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[1] == 1; }, 30));
+            EXPECT_EQ(in.bad, 0u) << in.first_problem;
+            spin(0.2);
+            ASSERT_EQ(TestProcess::fence(&p), 0); // (A) Y took X's Forget
+            ASSERT_EQ(TestProcess::fence(&p), 0); // (B) X answered the stale datagram
+            finalize_ok(ctx);
+            return;
+        }
+        if (p.rank == 1) {
+            ASSERT_GE(send_one(ctx, out, 1, 0), 0);
+            ASSERT_EQ(TestProcess::fence(&p), 0); // (0)
+            spin(0.2);                            // Y's acknowledgement
+            ASSERT_GE(send_one(ctx, out, 1, 2), 0); // needs the only slot: the Peer for Y goes (Forget)
+            EXPECT_EQ(stats_of(ctx).udp_evictions, 1u);
+            EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
+            spin(0.2);
+            ASSERT_EQ(TestProcess::fence(&p), 0); // (A)
+            const uint64_t dups = stats_of(ctx).udp_duplicates, acks = stats_of(ctx).udp_acks_sent;
+            // Y sends the stale datagram now; we answer it.
+            EXPECT_TRUE(progress_until(
+                ctx, [&] { return stats_of(ctx).udp_duplicates > dups && stats_of(ctx).udp_acks_sent > acks; },
+                30));
+            ASSERT_EQ(TestProcess::fence(&p), 0); // (B)
+            // Our Peer for Y is `forgot` and idle: nothing holds us, we wait
+            // in the closing fence (answering nothing) until Y gets there.
+            finalize_ok(ctx);
+            return;
+        }
+
+        // rank 0 (Y)
+        EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[1] == 1; }, 30));
+        ASSERT_EQ(TestProcess::fence(&p), 0); // (0)
+        // X's Forget: our Peer for it restarts (incarnation 2, forgot).
+        EXPECT_TRUE(progress_until(ctx, [&] { return stats_of(ctx).udp_peer_restarts == 1; }, 30));
+        spin(0.2);
+        ASSERT_EQ(TestProcess::fence(&p), 0); // (A)
+        EXPECT_EQ(stats_of(ctx).udp_peers, 1u);
+
+        char buf[32] = {};
+        size_t len = sizeof(buf);
+        ASSERT_EQ(TestProcess::get(&p, 1, "x-udp-port", buf, &len), 0);
+        const sockaddr_in x_addr = loopback(uint16_t(std::atoi(buf)));
+        const uint16_t my_port = own_udp_port();
+        ASSERT_NE(my_port, 0);
+        int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        ASSERT_GE(s, 0);
+        llc::UdpHeader stale{};
+        stale.magic = 0x55434c4c;
+        stale.type = 1; // Data
+        stale.len = 0;
+        stale.src = 0;
+        stale.job_tag = llc::fnv1a32(p.job_id);
+        stale.src_inc = 1; // our Peer for X before X's Forget
+        stale.dst_inc = 1; // X's Peer for us before it was evicted
+        stale.psn = 0;     // delivered long ago
+        set_dst_rank(stale, 1, 0);
+        ASSERT_EQ(::sendto(s, &stale, sizeof(stale), 0, reinterpret_cast<const sockaddr *>(&x_addr), sizeof(x_addr)),
+                  ssize_t(sizeof(stale)));
+        pollfd pf{s, POLLIN, 0};
+        ASSERT_EQ(::poll(&pf, 1, 20000), 1) << "X did not answer the stale datagram";
+        llc::UdpHeader answer{};
+        ssize_t n = ::recv(s, &answer, sizeof(answer), 0);
+        ASSERT_EQ(n, ssize_t(sizeof(answer)));
+        EXPECT_EQ(answer.type, 2);      // Ack
+        EXPECT_EQ(answer.src_inc, 3u);  // X's new Peer for us, from the ghost
+        EXPECT_EQ(answer.dst_inc, 0u);  // which knows no incarnation of ours
+        const sockaddr_in me = loopback(my_port);
+        ASSERT_EQ(::sendto(s, &answer, size_t(n), 0, reinterpret_cast<const sockaddr *>(&me), sizeof(me)), n);
+        ::close(s);
+        spin(0.3);
+        ASSERT_EQ(TestProcess::fence(&p), 0); // (B)
+        usleep(500000); // X and rank 2 are in the closing fence by now
+        const double t0 = now_s();
+        EXPECT_EQ(llc_finalize(ctx), LLC_OK) << llc_last_error(nullptr);
+        EXPECT_LT(now_s() - t0, 2.0);
     });
 }
 
