@@ -23,8 +23,6 @@ void count_handler(llc_context_t *, void *arg, int, const void *, size_t, const 
     static_cast<Counter *>(arg)->n++;
 }
 
-bool contains(const char *text, const std::string &needle) { return std::string(text).find(needle) != std::string::npos; }
-
 // Progress until llc_progress returns an error; returns it (or LLC_OK on timeout).
 int progress_until_error(llc_context_t *ctx, double timeout_s)
 {

@@ -21,8 +21,6 @@ namespace {
 
 bool all_pairs(int, int) { return true; }
 
-bool contains(const std::string &text, const std::string &needle) { return text.find(needle) != std::string::npos; }
-
 JobOptions kvs_job(std::vector<int> nodes, const char *kvs, const char *net = "tcp")
 {
     JobOptions o = job(std::move(nodes), 120);
@@ -310,9 +308,7 @@ TEST(Kvs, MemoryReportCountsStoreAndCache)
         char byte = 7;
         llc_iov_t iov{&byte, 1};
         int got = 0;
-        llc_am_register(ctx, 0, [](llc_context_t *, void *arg, int, const void *, size_t, const void *, size_t) {
-            ++*static_cast<int *>(arg);
-        }, &got);
+        llc_am_register(ctx, 0, count_message, &got);
         TestProcess::fence(&p);
         EXPECT_EQ(llc_am_send(ctx, peer, 0, nullptr, 0, &iov, 1, nullptr, nullptr), LLC_OK);
         EXPECT_TRUE(progress_until(ctx, [&] { return got == 1; }));

@@ -177,21 +177,6 @@ JobOptions slot_job(std::vector<int> nodes, const char *cap, const char *node_sh
     return o;
 }
 
-// Sum over the job of one value per process (a bootstrap put/fence/get round).
-uint64_t job_sum(TestProcess &p, const char *key, uint64_t mine)
-{
-    EXPECT_EQ(TestProcess::put(&p, key, &mine, sizeof(mine)), 0);
-    EXPECT_EQ(TestProcess::fence(&p), 0);
-    uint64_t total = 0;
-    for (int r = 0; r < p.size; r++) {
-        uint64_t v = 0;
-        size_t len = sizeof(v);
-        EXPECT_EQ(TestProcess::get(&p, r, key, &v, &len), 0);
-        total += v;
-    }
-    return total;
-}
-
 // Streams in rounds of 0.4 s (ranks with a destination send to it, the
 // others only progress) until stop(total senders on tcp, round) says so or
 // 25 rounds went by; returns the most senders on tcp seen at a round's end.

@@ -17,8 +17,6 @@ using namespace llctest;
 
 namespace {
 
-bool contains(const char *text, const std::string &needle) { return std::string(text).find(needle) != std::string::npos; }
-
 JobOptions tcp_job(std::vector<int> nodes, const char *peer_timeout_ms, unsigned timeout_s = 60)
 {
     JobOptions o = job(std::move(nodes), timeout_s);

@@ -15,6 +15,30 @@
 
 namespace llctest {
 
+// text contains needle (error messages in assertions)
+inline bool contains(const std::string &text, const std::string &needle) { return text.find(needle) != std::string::npos; }
+
+// An active-message handler that counts the messages it gets (arg: int *).
+inline void count_message(llc_context_t *, void *arg, int, const void *, size_t, const void *, size_t)
+{
+    ++*static_cast<int *>(arg);
+}
+
+// Sum over the job of one value per process (a bootstrap put/fence/get round).
+inline uint64_t job_sum(TestProcess &p, const char *key, uint64_t mine)
+{
+    EXPECT_EQ(TestProcess::put(&p, key, &mine, sizeof(mine)), 0);
+    EXPECT_EQ(TestProcess::fence(&p), 0);
+    uint64_t total = 0;
+    for (int r = 0; r < p.size; r++) {
+        uint64_t v = 0;
+        size_t len = sizeof(v);
+        EXPECT_EQ(TestProcess::get(&p, r, key, &v, &len), 0);
+        total += v;
+    }
+    return total;
+}
+
 inline uint64_t mix64(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ull;
@@ -91,6 +115,49 @@ inline JobOptions job(std::vector<int> nodes, unsigned timeout_s = 60)
     o.nodes = std::move(nodes);
     o.timeout_s = timeout_s;
     return o;
+}
+
+// The leaving rank of a peer-death test: one message to `to`, wait for the
+// one `to` sends back (counted in got), 0.2 s more of progress so that `to`
+// has the acknowledgement of ours, then leave the job's fences.  The caller
+// then goes silent or exits.
+inline void greet_then_depart(TestProcess &p, llc_context_t *ctx, int to, const int &got)
+{
+    EXPECT_EQ(llc_am_send(ctx, to, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
+    progress_until(ctx, [&] { return got == 1; });
+    double end = now_s() + 0.2;
+    while (now_s() < end)
+        llc_progress(ctx, nullptr);
+    p.depart();
+}
+
+// Send 1 MiB (more than a udp window) to dest with handler 1 and progress
+// until llc_progress reports an error or 10 s pass.
+struct SendToGonePeer {
+    int err = LLC_OK;  // what llc_progress returned
+    double took = 0;   // seconds until then
+    int callbacks = 0; // completions of the send (one more llc_progress call after the error)
+    int status = LLC_OK;
+};
+inline SendToGonePeer send_big_until_error(llc_context_t *ctx, int dest)
+{
+    SendToGonePeer r;
+    std::vector<char> big(1 << 20, 'b');
+    llc_iov_t iov{big.data(), big.size()};
+    int rc = llc_am_send(ctx, dest, 1, nullptr, 0, &iov, 1,
+                         [](void *arg, int status) {
+                             auto *q = static_cast<SendToGonePeer *>(arg);
+                             q->callbacks++;
+                             q->status = status;
+                         },
+                         &r);
+    EXPECT_EQ(rc, LLC_INPROGRESS); // 1 MiB does not fit in the window
+    double start = now_s();
+    while (r.err == LLC_OK && now_s() - start < 10)
+        r.err = llc_progress(ctx, nullptr);
+    r.took = now_s() - start;
+    llc_progress(ctx, nullptr);
+    return r;
 }
 
 } // namespace llctest

@@ -34,23 +34,6 @@ llc_stats_t stats_of(llc_context_t *ctx)
     return st;
 }
 
-bool contains(const char *text, const std::string &needle) { return std::string(text).find(needle) != std::string::npos; }
-
-// Sum over the job of one value per process (a bootstrap put/fence/get round).
-uint64_t job_sum(TestProcess &p, const char *key, uint64_t mine)
-{
-    EXPECT_EQ(TestProcess::put(&p, key, &mine, sizeof(mine)), 0);
-    EXPECT_EQ(TestProcess::fence(&p), 0);
-    uint64_t total = 0;
-    for (int r = 0; r < p.size; r++) {
-        uint64_t v = 0;
-        size_t len = sizeof(v);
-        EXPECT_EQ(TestProcess::get(&p, r, key, &v, &len), 0);
-        total += v;
-    }
-    return total;
-}
-
 } // namespace
 
 // Rank 0 (node 0) streams to rank 1 (node 1) while rank 1 does not call
@@ -165,19 +148,9 @@ TEST(SharedRecv, ProcessThatLeftIsReportedAtOnce)
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
         int got = 0;
-        ASSERT_EQ(llc_am_register(ctx, 1,
-                                  [](llc_context_t *, void *arg, int, const void *, size_t, const void *, size_t) {
-                                      ++*static_cast<int *>(arg);
-                                  },
-                                  &got),
-                  LLC_OK);
+        ASSERT_EQ(llc_am_register(ctx, 1, count_message, &got), LLC_OK);
         if (p.rank == 1) {
-            EXPECT_EQ(llc_am_send(ctx, 0, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
-            progress_until(ctx, [&] { return got == 1; });
-            double end = now_s() + 0.2; // rank 0 has the acknowledgement of our message
-            while (now_s() < end)
-                llc_progress(ctx, nullptr);
-            p.depart();
+            greet_then_depart(p, ctx, 0, got);
             std::fflush(stderr);
             _exit(::testing::Test::HasFailure() ? 1 : 0); // no llc_finalize: its sockets close
         }
@@ -192,27 +165,12 @@ TEST(SharedRecv, ProcessThatLeftIsReportedAtOnce)
         progress_until(ctx, [&] { return got == 1; });
         EXPECT_EQ(llc_am_send(ctx, 1, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK); // rank 1 waits for it
         usleep(500000); // rank 1 has gone by now
-        static int cb_calls = 0, cb_status = 0;
-        std::vector<char> big(1 << 20, 'b');
-        llc_iov_t iov{big.data(), big.size()};
-        int rc = llc_am_send(ctx, 1, 1, nullptr, 0, &iov, 1,
-                             [](void *, int status) {
-                                 cb_calls++;
-                                 cb_status = status;
-                             },
-                             nullptr);
-        EXPECT_EQ(rc, LLC_INPROGRESS);
-        double start = now_s();
-        int err = LLC_OK;
-        while (err == LLC_OK && now_s() - start < 10)
-            err = llc_progress(ctx, nullptr);
-        double took = now_s() - start;
-        EXPECT_EQ(err, LLC_ERR_PEER);
-        EXPECT_LT(took, 1.0);
+        SendToGonePeer r = send_big_until_error(ctx, 1);
+        EXPECT_EQ(r.err, LLC_ERR_PEER);
+        EXPECT_LT(r.took, 1.0);
         EXPECT_TRUE(contains(llc_last_error(ctx), "has left")) << llc_last_error(ctx);
-        llc_progress(ctx, nullptr);
-        EXPECT_EQ(cb_calls, 1);
-        EXPECT_EQ(cb_status, LLC_ERR_PEER);
+        EXPECT_EQ(r.callbacks, 1);
+        EXPECT_EQ(r.status, LLC_ERR_PEER);
         double fin = now_s();
         llc_finalize(ctx); // must not hang
         EXPECT_LT(now_s() - fin, 5.0);

@@ -18,8 +18,6 @@ namespace {
 
 bool all_pairs(int, int) { return true; }
 
-bool contains(const char *text, const std::string &needle) { return std::string(text).find(needle) != std::string::npos; }
-
 JobOptions udp_job(std::vector<int> nodes, unsigned timeout_s = 90)
 {
     JobOptions o = job(std::move(nodes), timeout_s);
@@ -108,12 +106,7 @@ TEST(Udp, PeerStateIsCreatedLazily)
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
         int got = 0;
-        ASSERT_EQ(llc_am_register(ctx, 1,
-                                  [](llc_context_t *, void *arg, int, const void *, size_t, const void *, size_t) {
-                                      ++*static_cast<int *>(arg);
-                                  },
-                                  &got),
-                  LLC_OK);
+        ASSERT_EQ(llc_am_register(ctx, 1, count_message, &got), LLC_OK);
         if (p.rank == 0) {
             EXPECT_EQ(llc_am_send(ctx, 1, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
             progress_until(ctx, [&] { return got == 1; });
@@ -152,20 +145,9 @@ TEST_P(UdpPeerDeath, IsReportedInBoundedTime)
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
         int got = 0;
-        ASSERT_EQ(llc_am_register(ctx, 1,
-                                  [](llc_context_t *, void *arg, int, const void *, size_t, const void *, size_t) {
-                                      ++*static_cast<int *>(arg);
-                                  },
-                                  &got),
-                  LLC_OK);
+        ASSERT_EQ(llc_am_register(ctx, 1, count_message, &got), LLC_OK);
         if (p.rank == 1) {
-            EXPECT_EQ(llc_am_send(ctx, 0, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
-            progress_until(ctx, [&] { return got == 1; });
-            // make sure rank 0 has the acknowledgement of our message
-            double end = now_s() + 0.2;
-            while (now_s() < end)
-                llc_progress(ctx, nullptr);
-            p.depart();
+            greet_then_depart(p, ctx, 0, got);
             if (!exits)
                 usleep(3000000); // alive, socket open, but silent
             std::fflush(stderr);
@@ -179,22 +161,9 @@ TEST_P(UdpPeerDeath, IsReportedInBoundedTime)
             return st.udp_acks_sent + st.udp_packets_sent > 0;
         });
         usleep(400000); // rank 1 has gone silent (or away) by now
-        static int cb_calls = 0, cb_status = 0;
-        std::vector<char> big(1 << 20, 'b');
-        llc_iov_t iov{big.data(), big.size()};
-        int rc = llc_am_send(ctx, 1, 1, nullptr, 0, &iov, 1,
-                             [](void *, int status) {
-                                 cb_calls++;
-                                 cb_status = status;
-                             },
-                             nullptr);
-        EXPECT_EQ(rc, LLC_INPROGRESS); // 1 MiB does not fit in the window
-        double start = now_s();
-        int err = LLC_OK;
-        while (err == LLC_OK && now_s() - start < 10)
-            err = llc_progress(ctx, nullptr);
-        double took = now_s() - start;
-        EXPECT_EQ(err, LLC_ERR_PEER);
+        SendToGonePeer r = send_big_until_error(ctx, 1);
+        const double took = r.took;
+        EXPECT_EQ(r.err, LLC_ERR_PEER);
         EXPECT_TRUE(contains(llc_last_error(ctx), "rank 1 (udp host 127.0.0.1:")) << llc_last_error(ctx);
         if (exits) {
             EXPECT_LT(took, 1.0);
@@ -204,9 +173,8 @@ TEST_P(UdpPeerDeath, IsReportedInBoundedTime)
             EXPECT_LT(took, 5.0);
             EXPECT_TRUE(contains(llc_last_error(ctx), "LLC_UDP_PEER_TIMEOUT_MS")) << llc_last_error(ctx);
         }
-        llc_progress(ctx, nullptr);
-        EXPECT_EQ(cb_calls, 1);
-        EXPECT_EQ(cb_status, LLC_ERR_PEER);
+        EXPECT_EQ(r.callbacks, 1);
+        EXPECT_EQ(r.status, LLC_ERR_PEER);
         EXPECT_EQ(llc_am_send(ctx, 1, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_ERR_PEER);
         if (!exits) {
             llc_stats_t st;
@@ -233,19 +201,9 @@ TEST(Udp, FinalizeTimeoutNamesThePeerAndItsState)
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
         int got = 0;
-        ASSERT_EQ(llc_am_register(ctx, 1,
-                                  [](llc_context_t *, void *arg, int, const void *, size_t, const void *, size_t) {
-                                      ++*static_cast<int *>(arg);
-                                  },
-                                  &got),
-                  LLC_OK);
+        ASSERT_EQ(llc_am_register(ctx, 1, count_message, &got), LLC_OK);
         if (p.rank == 1) {
-            EXPECT_EQ(llc_am_send(ctx, 0, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
-            progress_until(ctx, [&] { return got == 1; });
-            double end = now_s() + 0.2; // rank 0 has the acknowledgement of our message
-            while (now_s() < end)
-                llc_progress(ctx, nullptr);
-            p.depart();
+            greet_then_depart(p, ctx, 0, got);
             usleep(2500000); // silent while rank 0 finalizes
             std::fflush(stderr);
             _exit(::testing::Test::HasFailure() ? 1 : 0); // no llc_finalize

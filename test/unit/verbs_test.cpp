@@ -26,8 +26,6 @@ using namespace llctest;
 
 namespace {
 
-bool contains(const std::string &text, const std::string &needle) { return text.find(needle) != std::string::npos; }
-
 bool kernel_has_rdma_class() { return access("/sys/class/infiniband", F_OK) == 0; }
 
 int open_descriptors()
