@@ -121,7 +121,7 @@ void Context::create_transports()
                 tcp_->publish_address();
             }
             if (config_.net != Config::Net::Tcp) {
-                udp_ = std::make_unique<UdpTransport>(*this);
+                udp_ = std::make_unique<UdpTransport>(*this, local_ranks);
                 udp_->publish_address();
             }
         }

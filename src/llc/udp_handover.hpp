@@ -83,7 +83,7 @@ public:
     void close(uint32_t index); // this process leaves
 
     uint64_t mapped_bytes() const { return map_.size(); }
-    bool created_here() const { return name_owned_ || created_; }
+    bool created_here() const { return created_; }
     uint32_t slots() const { return slots_; }
 
     static size_t segment_bytes(uint32_t processes, uint32_t slots, uint32_t slot_bytes);

@@ -185,9 +185,7 @@ UniqueFd UdpNodeSocket::receive(std::string &addr, uint64_t timeout_ms)
     }
 }
 
-// Zero bytes to its unix socket: refused when the process has gone (its
-// socket closed with it), else a harmless doorbell.
-bool UdpNodeSocket::socket_gone(int rank)
+bool UdpNodeSocket::knock_refused(int rank)
 {
     UnixAddress to = abstract_address(socket_name(job_id_, rank));
     for (;;) {
@@ -205,7 +203,7 @@ UdpNodeSocket::Handover UdpNodeSocket::hand_over(int dst, const sockaddr_in &fro
     switch (queues_.put(index_of(dst), from, datagram, len, &sleeping)) {
     case HandoverQueues::Put::Done:
         if (sleeping)
-            socket_gone(dst); // ring: it polls its unix socket
+            knock_refused(dst); // ring: it polls its unix socket
         return Handover::Sent;
     case HandoverQueues::Put::Closed:
         return Handover::Gone;
@@ -213,7 +211,7 @@ UdpNodeSocket::Handover UdpNodeSocket::hand_over(int dst, const sockaddr_in &fro
         break;
     }
     // Full: nobody empties an inbox whose process died without closing it.
-    return socket_gone(dst) ? Handover::Gone : Handover::Full;
+    return knock_refused(dst) ? Handover::Gone : Handover::Full;
 }
 
 size_t UdpNodeSocket::take_handed_over(char *buf, size_t cap, sockaddr_in &from)

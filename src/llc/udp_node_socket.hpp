@@ -81,7 +81,9 @@ public:
 
 private:
     uint32_t index_of(int rank) const; // in local_ranks_
-    bool socket_gone(int rank);        // its unix socket is closed: the process has left or died
+    // Zero bytes to rank's unix socket: a doorbell while it sleeps, and a
+    // probe: true if refused (the process has left or died).
+    bool knock_refused(int rank);
 
     std::string job_id_;
     int node_;

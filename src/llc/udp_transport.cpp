@@ -49,24 +49,16 @@ void set_buffer_size(int fd, int force_opt, int opt, size_t bytes)
 }
 } // namespace
 
-UdpTransport::UdpTransport(Context &ctx)
+UdpTransport::UdpTransport(Context &ctx, const std::vector<int> &local_ranks)
     : ctx_(ctx), mtu_(ctx.config().udp_mtu), window_(size_t(ctx.config().udp_window)),
       evict_idle_us_(ctx.config().udp_evict_idle_ms * 1000),
       peers_(ctx.config().max_contexts, [this](int, std::unique_ptr<Peer> &p) { on_evict(*p); }),
       ghosts_(std::max(kMinGhosts, kGhostsPerSlot * ctx.config().max_contexts))
 {
     const Config &cfg = ctx.config();
-    if (cfg.udp_shared_recv) {
-        std::vector<int> local;
-        const NodeMap &nodes = ctx.node_map();
-        for (int r = 0; r < ctx.size(); r++)
-            if (nodes.node_of(r) == nodes.my_node())
-                local.push_back(r);
-        if (local.size() > 1) // alone on its node, a process's own socket is the node's
-            node_ = std::make_unique<UdpNodeSocket>(ctx.job_id(), nodes.my_node(), ctx.rank(), std::move(local),
-                                                    uint32_t(cfg.udp_handover_slots),
-                                                    uint32_t(sizeof(UdpHeader) + mtu_));
-    }
+    if (cfg.udp_shared_recv && local_ranks.size() > 1) // alone on its node, a process's own socket is the node's
+        node_ = std::make_unique<UdpNodeSocket>(ctx.job_id(), ctx.node_map().my_node(), ctx.rank(), local_ranks,
+                                                uint32_t(cfg.udp_handover_slots), uint32_t(sizeof(UdpHeader) + mtu_));
     job_tag_ = fnv1a32(ctx.job_id());
     rxbuf_.reset(new char[kRxBufBytes]);
     // The datagram pool starts full: what a process holds is then the same

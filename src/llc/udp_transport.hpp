@@ -69,7 +69,9 @@ enum class UdpType : uint8_t { Data = 1, Ack = 2, Forget = 3, ForgetAck = 4, Gon
 
 class UdpTransport {
 public:
-    explicit UdpTransport(Context &ctx); // creates and binds the socket
+    // Creates and binds the socket.  local_ranks: the ranks of this node
+    // (with LLC_UDP_SHARED_RECV=1 they share the node leader's socket).
+    UdpTransport(Context &ctx, const std::vector<int> &local_ranks);
     ~UdpTransport();
     void publish_address();               // bootstrap put (before the init fence)
     // After the first init fence, before the KVS commit: with
