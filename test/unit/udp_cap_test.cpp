@@ -54,6 +54,8 @@ struct Inbox {
     unsigned long long received = 0, bad = 0;
     std::string first_problem;
 
+    Inbox(int rank, int size) : me(rank), next_seq(size_t(size), 0) {}
+
     void problem(const std::string &what)
     {
         if (bad++ == 0)
@@ -95,6 +97,8 @@ struct Outbox {
     std::list<std::vector<char>> payloads;
     std::vector<uint32_t> next_seq;
     unsigned long long callbacks_owed = 0, callbacks = 0, callback_errors = 0;
+
+    explicit Outbox(int size) : next_seq(size_t(size), 0) {}
 };
 
 int send_one(llc_context_t *ctx, Outbox &out, int me, int dst)
@@ -169,11 +173,8 @@ TEST_P(UdpCap, RotatingPeersGetEveryMessageExactlyOnceInOrder)
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
         const int n = p.size;
-        Inbox in;
-        in.me = p.rank;
-        in.next_seq.assign(size_t(n), 0);
-        Outbox out;
-        out.next_seq.assign(size_t(n), 0);
+        Inbox in(p.rank, n);
+        Outbox out(n);
         ASSERT_EQ(llc_am_register(ctx, kCapHandler, on_cap_message, &in), LLC_OK);
         ASSERT_EQ(TestProcess::fence(&p), 0);
 
@@ -242,11 +243,8 @@ TEST(UdpCapLimits, PeerWithUnacknowledgedDataIsNotEvicted)
     LLC_EXPECT_JOB_OK(cap_job({0, 1, 2}, "1", 60), [](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
-        Inbox in;
-        in.me = p.rank;
-        in.next_seq.assign(size_t(p.size), 0);
-        Outbox out;
-        out.next_seq.assign(size_t(p.size), 0);
+        Inbox in(p.rank, p.size);
+        Outbox out(p.size);
         ASSERT_EQ(llc_am_register(ctx, kCapHandler, on_cap_message, &in), LLC_OK);
         ASSERT_EQ(TestProcess::fence(&p), 0);
         if (p.rank == 0) {
@@ -297,11 +295,8 @@ TEST(UdpCapLimits, GoodbyeIsRememberedAcrossEviction)
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
-        Inbox in;
-        in.me = p.rank;
-        in.next_seq.assign(size_t(p.size), 0);
-        Outbox out;
-        out.next_seq.assign(size_t(p.size), 0);
+        Inbox in(p.rank, p.size);
+        Outbox out(p.size);
         ASSERT_EQ(llc_am_register(ctx, kCapHandler, on_cap_message, &in), LLC_OK);
         ASSERT_EQ(TestProcess::fence(&p), 0);
         if (p.rank == 1) {
@@ -402,11 +397,8 @@ TEST(UdpCapLimits, AckFromPeerThatForgotUsDoesNotHoldFinalize)
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
-        Inbox in;
-        in.me = p.rank;
-        in.next_seq.assign(size_t(p.size), 0);
-        Outbox out;
-        out.next_seq.assign(size_t(p.size), 0);
+        Inbox in(p.rank, p.size);
+        Outbox out(p.size);
         ASSERT_EQ(llc_am_register(ctx, kCapHandler, on_cap_message, &in), LLC_OK);
         if (p.rank == 1) {
             const std::string port = std::to_string(own_udp_port());
@@ -508,11 +500,8 @@ TEST(UdpCapLimits, FailedPeerStaysFailedAfterItsStateIsEvicted)
     LLC_EXPECT_JOB_OK(cap_job({0, 1, 2}, "1", 60), [](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
-        Inbox in;
-        in.me = p.rank;
-        in.next_seq.assign(size_t(p.size), 0);
-        Outbox out;
-        out.next_seq.assign(size_t(p.size), 0);
+        Inbox in(p.rank, p.size);
+        Outbox out(p.size);
         ASSERT_EQ(llc_am_register(ctx, kCapHandler, on_cap_message, &in), LLC_OK);
         ASSERT_EQ(TestProcess::fence(&p), 0);
         if (p.rank == 1) {
