@@ -38,6 +38,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/stream_decoder.cpp \
 	src/llc/stream_decoder.hpp \
 	src/llc/string_hash.hpp \
+	src/llc/switch_asks.cpp \
+	src/llc/switch_asks.hpp \
 	src/llc/switch_policy.cpp \
 	src/llc/switch_policy.hpp \
 	src/llc/tcp_address.cpp \

@@ -369,7 +369,7 @@ void Context::on_switch_marker(int src)
     udp_->send_control(src, Kind::SwitchAck);
 }
 
-void Context::on_switch_request(int src, uint64_t want)
+SwitchVerdict Context::on_switch_request(int src, uint64_t want, uint64_t number)
 {
     if (want != uint64_t(SwitchWant::Udp) && want != uint64_t(SwitchWant::Tcp))
         throw Error(LLC_ERR_PEER, "protocol error: rank " + std::to_string(src) +
@@ -378,21 +378,32 @@ void Context::on_switch_request(int src, uint64_t want)
         throw Error(LLC_ERR_PEER, "protocol error: rank " + std::to_string(src) +
                                       " on this node sent a transport switch request");
     stats_.rc_requests_received++;
-    // Refusals are silent: the receiver does not wait for an answer, it sees
-    // where the messages keep arriving and may ask again later.
-    if (!switch_policy_ || policy_frozen_ || !tcp_) {
-        stats_.rc_requests_refused++; // sender-driven here, or finalizing
-        return;
-    }
+    auto refuse = [this] {
+        stats_.rc_requests_refused++;
+        return SwitchVerdict::Refused;
+    };
+    // The receiver does not wait for the answer: it learns where the
+    // messages arrive from the messages; a refusal lets it give its slot
+    // back at once, and it may ask again later.
+    if (!switch_policy_ || policy_frozen_ || !tcp_)
+        return refuse(); // sender-driven here, or finalizing
     Route &r = route_for(src);
-    bool on_tcp = r.path == Path::Tcp;
+    // Asks travel outside the numbered stream and are repeated until
+    // answered: an older one arriving late must not undo a newer one, and a
+    // repeated one gets the answer the first got.
+    if (number < r.last_ask)
+        return refuse();
+    r.last_ask = number;
+    const bool to_tcp = want == uint64_t(SwitchWant::Tcp);
+    const bool on_tcp = r.path == Path::Tcp;
     if (r.switching != Switching::None) {
-        stats_.rc_requests_refused++; // the next request comes after this switch
-        return;
+        if ((r.switching == Switching::ToTcp) == to_tcp)
+            return SwitchVerdict::Accepted; // under way (a repeated ask)
+        return refuse();                    // the next request comes after this switch
     }
-    if (want == uint64_t(SwitchWant::Tcp)) {
-        if (on_tcp)
-            return;
+    if (to_tcp == on_tcp)
+        return SwitchVerdict::Accepted; // already there
+    if (to_tcp) {
         if (!rc_slots_.try_take(RcDir::Out)) {
             // Every RC slot of this node is in use.  Give up the one to the
             // destination this process sends least to, if src gets at least
@@ -402,21 +413,39 @@ void Context::on_switch_request(int src, uint64_t want)
             uint64_t src_score = r.score + r.period_msgs;
             Route *v = victim < 0 ? nullptr : routes_.peek(victim);
             if (!v || (v->score + v->period_msgs) * 2 > src_score) {
-                stats_.rc_requests_refused++;
                 stats_.rc_slots_full++;
-                return;
+                return refuse();
             }
             demote(victim, *v); // gives its slot back
-            if (!rc_slots_.try_take(RcDir::Out)) {     // another process of the node took it meanwhile
-                stats_.rc_requests_refused++;
+            if (!rc_slots_.try_take(RcDir::Out)) { // another process of the node took it meanwhile
                 stats_.rc_slots_full++;
-                return;
+                return refuse();
             }
         }
         promote(src, r);
-    } else if (on_tcp) {
+    } else {
         demote(src, r);
     }
+    return SwitchVerdict::Accepted;
+}
+
+// The source answered an ask (a repeated answer never gets here).  A refusal
+// ends the wait at once: the slot taken for a promotion goes back to the
+// node now instead of after kRequestPatience periods.
+void Context::on_switch_answer(int src, uint64_t number, SwitchVerdict verdict)
+{
+    if (verdict != SwitchVerdict::Refused)
+        return; // accepted: the source's messages (or its Switch marker) will say when it has moved
+    stats_.rc_asks_refused++;
+    Source *s = sources_.peek(src);
+    if (!s || s->asked_period != number)
+        return; // no longer waiting for this one
+    if (s->asked == Arrival::Tcp && s->seen != Arrival::Tcp && rc_sources_held_ > 0) {
+        rc_slots_.give(RcDir::In);
+        rc_sources_held_--;
+    }
+    s->asked = s->seen;
+    s->asked_period = 0;
 }
 
 llc_stats_t Context::stats() const
@@ -606,11 +635,13 @@ void Context::sender_tick()
 // every period asks the SwitchPolicy which sources should move between the
 // RC class (tcp) and the DC class (udp), within the RC slots it holds plus
 // those its node has free (rc_slots_).
-// It asks each such source with a SwitchRequest on udp; the source runs the
-// switching protocol above (or refuses silently).  The receiver waits for
-// nothing: it learns where a source sends from the path its messages (or its
-// Switch marker) arrive on; an unanswered request expires after
-// kRequestPatience periods.
+// It asks each such source on the switching channel (switch_asks.hpp: a
+// datagram outside the numbered stream, resent until answered); the source
+// runs the switching protocol above, or refuses, and answers either way.
+// The receiver waits for nothing: it learns where a source sends from the
+// path its messages (or its Switch marker) arrive on; a refusal gives the
+// slot back at once (on_switch_answer); an ask that is never answered
+// expires after kRequestPatience periods.
 
 void Context::count_arrival(int src, Arrival path, uint64_t bytes)
 {
@@ -660,8 +691,7 @@ void Context::receiver_tick()
             rc_sources_held_++;
         }
         try {
-            udp_->send_control(d.source, Kind::SwitchRequest,
-                               uint64_t(want == Arrival::Tcp ? SwitchWant::Tcp : SwitchWant::Udp));
+            udp_->ask_switch(d.source, want == Arrival::Tcp ? SwitchWant::Tcp : SwitchWant::Udp, period_);
         } catch (const Error &) {
             if (want == Arrival::Tcp) {
                 rc_slots_.give(RcDir::In);

@@ -11,6 +11,7 @@
 #include "outgoing_message.hpp"
 #include "peer_table.hpp"
 #include "progress_backoff.hpp"
+#include "switch_asks.hpp"
 #include "switch_policy.hpp"
 
 #include <array>
@@ -75,7 +76,9 @@ public:
         if (switch_policy_)
             count_arrival(src, path, bytes);
     }
-    void on_switch_request(int src, uint64_t want); // a SwitchRequest arrived on udp from src
+    // A SwitchAsk (number: the asker's round) arrived from src on the switching channel.
+    SwitchVerdict on_switch_request(int src, uint64_t want, uint64_t number);
+    void on_switch_answer(int src, uint64_t number, SwitchVerdict verdict); // the answer to one of our asks
     // udp may drop its state for dest: no hybrid route of dest is on tcp,
     // switching or holding sends (always true unless LLC_NET=hybrid).
     bool udp_state_droppable(int dest) const;
@@ -100,6 +103,7 @@ private:
         uint32_t last_tick = 0;   // hybrid_ticks_ at its latest send (or creation)
         uint64_t period_msgs = 0; // sends in the current period
         uint64_t score = 0;       // history: score = score / 2 + period_msgs, every period
+        uint64_t last_ask = 0;    // number of the latest switch ask from this (receiver) rank
         // sends made while switching (allocated then only: an empty deque owns heap memory)
         std::unique_ptr<std::deque<std::unique_ptr<OutgoingMessage>>> held;
     };

@@ -25,9 +25,10 @@ void MemWalk::measure_udp(MemRegistry &r, const UdpTransport &u)
     }
     // The capped table's fixed arrays (slots, bucket heads, predictor ghosts:
     // sized by LLC_MAX_CONTEXTS, more slots only after an overflow), the
-    // iteration list, the failed ranks and the Forgets not yet answered.
+    // iteration list, the failed ranks, the Forgets not yet answered and the
+    // switch asks not yet answered.
     r.add(M::UdpPeerTable, u.peers_.memory_bytes() - sizeof(u.peers_) + heap_bytes(u.live_) +
-                               heap_bytes(u.forgets_) + heap_bytes(u.ghosts_),
+                               heap_bytes(u.forgets_) + heap_bytes(u.ghosts_) + u.asks_.capacity_bytes(),
           u.peers_.size());
     r.add(M::UdpPeerTable, heap_bytes(u.failures_), u.failures_.size());
     for (const auto &f : u.failures_)

@@ -167,8 +167,8 @@ typedef struct llc_stats {
     uint64_t rc_demotions;        /* hybrid: destinations moved from tcp back to udp */
     uint64_t rc_active;           /* hybrid: destinations currently on tcp */
     /* receiver-driven hybrid (LLC_HYBRID_DRIVER=receiver); appended in 1.2 */
-    uint64_t rc_requests_sent;     /* SwitchRequests this process (as a receiver) sent to sources */
-    uint64_t rc_requests_received; /* SwitchRequests this process (as a sender) received */
+    uint64_t rc_requests_sent;     /* switch asks this process (as a receiver) sent to sources (first sends) */
+    uint64_t rc_requests_received; /* switch asks this process (as a sender) received, repeats included */
     uint64_t rc_requests_refused;  /* received ones it did not act on (cap full, switching, finalizing) */
     /* udp peer cap (LLC_MAX_CONTEXTS); appended in 1.2 */
     uint64_t udp_evictions;       /* udp peer states dropped to stay under the cap */
@@ -196,6 +196,10 @@ typedef struct llc_stats {
     uint64_t hybrid_sources;       /* receiver-driven: sources with a receive history now */
     uint64_t hybrid_evictions;     /* routes and sources dropped to make room under the cap */
     uint64_t hybrid_cap_overflows; /* routes and sources created above the cap because none could be dropped */
+    /* the hybrid's switching channel (asks and answers outside the udp stream); appended in 1.3 */
+    uint64_t rc_asks_refused;      /* receiver-driven: answers from sources that refused one of our asks */
+    uint64_t rc_ask_resends;       /* asks sent again because no answer came in time */
+    uint64_t rc_asks_unanswered;   /* asks given up after the resends (the policy's patience takes over) */
 } llc_stats_t;
 int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out);
 
