@@ -475,3 +475,112 @@ TEST(RingPool, HybridPromotesOnlyWithARing)
         check_counts_after_finalize(p, s, c);
     });
 }
+
+namespace {
+JobOptions ring_job(std::vector<int> nodes, const char *rings)
+{
+    JobOptions o = job(std::move(nodes), 120);
+    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"},     {"LLC_NET", "hybrid"},           {"LLC_HYBRID_DRIVER", "receiver"},
+             {"LLC_HYBRID_PERIOD_MS", "50"},    {"LLC_HYBRID_PROMOTE_MSGS", "20"}, {"LLC_MAX_RC_PER_NODE", "2"},
+             {"LLC_RING_POOL", rings},          {"LLC_NODE_SHARED", "1"},         {"LLC_FINALIZE_TIMEOUT_MS", "3000"}};
+    return o;
+}
+} // namespace
+
+// One ring, ranks 2 then 3 streaming to rank 0: rank 2 is promoted with the
+// ring, goes quiet, is demoted, and its ring (returned once its Switch marker
+// has drained its tcp stream) lets rank 3 be promoted.
+TEST(RingPool, HybridDemotedSourceHandsItsRingOn)
+{
+    LLC_EXPECT_JOB_OK(ring_job({0, 0, 1, 1}, "1"), [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        StreamChecker c(p.rank, p.size);
+        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
+        Streamer s(ctx, p.rank, p.size);
+        llc_stats_t st{};
+        bool first_on_tcp = false, second_on_tcp = false;
+        for (int round = 0; round < 25 && !::testing::Test::HasFailure(); round++) {
+            // rank 2 streams until it has been on tcp, then rank 3
+            const bool my_turn = p.rank == (first_on_tcp ? 3 : 2);
+            double end = now_s() + 0.4;
+            while (now_s() < end && !::testing::Test::HasFailure()) {
+                if (my_turn && s.room())
+                    s.send(0);
+                ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
+                s.reap();
+            }
+            llc_get_stats(ctx, &st);
+            EXPECT_LE(st.ring_pool_in_use, 1u);
+            const std::string r = std::to_string(round);
+            first_on_tcp |= job_sum(p, ("a" + r).c_str(), p.rank == 2 ? st.rc_active : 0) > 0;
+            second_on_tcp |= job_sum(p, ("b" + r).c_str(), p.rank == 3 ? st.rc_active : 0) > 0;
+            if (second_on_tcp)
+                break;
+        }
+        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
+        llc_get_stats(ctx, &st);
+        EXPECT_TRUE(first_on_tcp);
+        EXPECT_TRUE(second_on_tcp) << "rank 3 should have had rank 2's ring";
+        if (p.rank == 0) {
+            EXPECT_GE(st.ring_leases, 2u);
+            EXPECT_EQ(st.ring_pool_high_water, 1u);
+        }
+        if (p.rank == 2) {
+            EXPECT_GE(st.rc_demotions, 1u);
+        }
+        finalize_ok(ctx);
+        check_counts_after_finalize(p, s, c);
+    });
+}
+
+// Rank 1 streams to rank 0 until it is on tcp with a ring, then exits
+// without finalizing: rank 0's tcp connection from it breaks and the ring
+// goes back to the pool.
+TEST(RingPool, HybridFailedSourceReturnsItsRing)
+{
+    LLC_EXPECT_JOB_OK(ring_job({0, 1}, "4"), [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        StreamChecker c(p.rank, p.size);
+        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
+        Streamer s(ctx, p.rank, p.size);
+        llc_stats_t st{};
+        bool held = false;
+        for (int round = 0; round < 25 && !held && !::testing::Test::HasFailure(); round++) {
+            double end = now_s() + 0.3;
+            while (now_s() < end && !::testing::Test::HasFailure()) {
+                if (p.rank == 1 && s.room())
+                    s.send(0);
+                ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
+                s.reap();
+            }
+            llc_get_stats(ctx, &st);
+            const std::string r = std::to_string(round);
+            held = job_sum(p, ("held" + r).c_str(), p.rank == 0 ? st.ring_pool_held : 0) == 1 &&
+                   job_sum(p, ("tcp" + r).c_str(), p.rank == 1 ? st.rc_active : 0) == 1;
+        }
+        ASSERT_TRUE(held) << "rank 1 should be on tcp with a ring";
+        if (p.rank == 1) {
+            // Keep streaming, so that its connection is in use when it dies.
+            for (int k = 0; k < 32 && s.room(); k++)
+                s.send(0);
+            llc_progress(ctx, nullptr);
+            p.depart();
+            std::fflush(stdout);
+            _exit(::testing::Test::HasFailure() ? 1 : 0);
+        }
+        EXPECT_EQ(st.ring_pool_in_use, 1u);
+        const double end = now_s() + 20;
+        while (now_s() < end) {
+            llc_progress(ctx, nullptr); // reports the dead peer (not checked here)
+            llc_get_stats(ctx, &st);
+            if (st.ring_pool_held == 0)
+                break;
+        }
+        EXPECT_EQ(st.ring_pool_held, 0u) << "the dead source's ring is back";
+        EXPECT_EQ(st.ring_pool_in_use, 0u);
+        EXPECT_EQ(c.bad, 0u);
+        llc_finalize(ctx); // reports the failure again; must not hang
+    });
+}
