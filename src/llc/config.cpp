@@ -47,7 +47,7 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_HYBRID_PERIOD_MS", "2000", "hybrid: length of one counting period (ms): receive counts per source (receiver driver) or send counts per destination (sender driver)"},
         {"LLC_HYBRID_PROMOTE_MSGS", "256", "hybrid: small messages per period (decayed history) that make a peer worth a tcp slot; the receiver driver needs fewer for larger messages"},
         {"LLC_MAX_RC_PER_NODE", "128", "hybrid: most tcp (RC-class) routes per node in each direction (destinations sent to, sources received from), a count shared by its processes (LLC_NODE_SHARED=0: split evenly among them); 0: no promotion"},
-        {"LLC_RING_POOL", "1024", "hybrid (receiver driver): ring buffers in the node's pool, shared by its processes (LLC_NODE_SHARED=0: split evenly among them); a source is asked to move to tcp only with a ring leased for it (the landing zone of its stream); 0: no pool, so no promotion"},
+        {"LLC_RING_POOL", "1024", "hybrid (receiver driver): ring buffers in the node's pool, shared by its processes (LLC_NODE_SHARED=0: split evenly among them); a source is asked to move to tcp only with a ring leased for it (the landing zone of its stream); 0: no pool (promotions without rings, streams read through the staging buffer)"},
         {"LLC_RING_SLOTS", "16", "slots per ring of the ring pool (1 .. 4096)"},
         {"LLC_RING_SLOT_BYTES", "4k", "bytes per ring slot (a power of two, 1k .. 1m); rings x slots x slot bytes is at most 64 GiB of address space (pages are committed only while a ring is leased and written)"},
         {"LLC_KVS", "dist", "where endpoint addresses live: pmi (every process puts/gets through the bootstrap) or dist (KVS on the node leaders, bootstrap only for their addresses)"},
