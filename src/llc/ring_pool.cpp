@@ -368,18 +368,19 @@ const char *RingPool::ring_address(uint32_t i) const
 
 std::string RingPool::describe() const
 {
-    std::string geometry = std::to_string(slots_) + " x " + std::to_string(slot_bytes_) + " B";
+    std::string geometry = std::string(rings() == 1 ? " ring of " : " rings of ") + std::to_string(slots_) + " x " +
+                           std::to_string(slot_bytes_) + " B";
     std::string usage = std::to_string(in_use()) + " in use (most " + std::to_string(high_water()) + "), " +
                         std::to_string(held()) + " held here, " + std::to_string(leases()) + " leased here, " +
                         std::to_string(empty()) + " refused here for an empty pool";
     if (shared())
-        return "ring pool: " + std::to_string(rings()) + " rings of " + geometry + " shared by the " +
+        return "ring pool: " + std::to_string(rings()) + geometry + " shared by the " +
                std::to_string(processes_) + " processes of node " + std::to_string(node_) +
                (created_here() ? ", segment created by this process (node leader)"
                                : ", segment mapped from the node leader") +
                "; " + usage;
     std::string why = state_ ? state_->private_reason : std::string("not in use");
-    return "ring pool: this process's private " + std::to_string(rings()) + " rings of " + geometry + " of " +
+    return "ring pool: this process's private " + std::to_string(rings()) + geometry + " of " +
            std::to_string(node_rings_) + " (" + why + "); " + usage;
 }
 
