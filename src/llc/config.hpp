@@ -49,6 +49,11 @@ struct Config {
     uint64_t hybrid_period_ms = 2000;     // LLC_HYBRID_PERIOD_MS
     uint64_t hybrid_promote_msgs = 256;   // LLC_HYBRID_PROMOTE_MSGS
     uint64_t max_rc_per_node = 128;       // LLC_MAX_RC_PER_NODE
+    // The node pool of ring buffers (ring_pool.hpp): rings per node (0: no
+    // pool), slots per ring, bytes per slot (a power of two >= 1024).
+    uint64_t ring_pool = 1024;            // LLC_RING_POOL
+    uint64_t ring_slots = 16;             // LLC_RING_SLOTS
+    uint64_t ring_slot_bytes = 4096;      // LLC_RING_SLOT_BYTES
     // Who decides the hybrid's switches (LLC_HYBRID_DRIVER): each receiver
     // from its per-source receive history, asking the senders (switch asks, switch_asks.hpp),
     // or each sender from its per-destination send counts.

@@ -79,6 +79,16 @@ void MemWalk::measure_hybrid(MemRegistry &r, const Context &c)
     r.add(M::Context, heap_bytes(slots.name()));
     if (slots.cap() > 0)
         r.add_note(slots.describe());
+    // The ring pool: the rings held here (their pages are this process's
+    // doing while it holds them) and the header, counted by its creator.
+    const RingPool &pool = c.ring_pool_;
+    if (pool.rings() > 0) {
+        r.add(M::RingPool, uint64_t(c.rings_.size()) * pool.ring_bytes(), c.rings_.size());
+        if (pool.created_here() || !pool.shared())
+            r.add(M::RingPool, pool.header_bytes());
+        r.add(M::Context, heap_bytes(pool.name()) + heap_bytes(c.rings_) + heap_bytes(c.rings_retiring_));
+        r.add_note(pool.describe());
+    }
     c.routes_.for_each([&](int, const Context::Route &route) {
         if (const auto *held = route.held.get()) {
             r.add(M::HybridRoutes, sizeof(*held) + heap_bytes(*held));
