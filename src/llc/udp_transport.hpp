@@ -307,6 +307,7 @@ private:
     sockaddr_in stalled_from_{};
     bool finalizing_ = false;
     uint64_t finalize_us_ = 0;
+    uint64_t next_probe_us_ = 0; // finalize: next "still waiting" acknowledgement round
     bool errors_pending_ = false; // an ICMP error was reported: read the error queue
     uint64_t next_sweep_us_ = 0;
     // loss injection (LLC_UDP_DROP_PERMILLE / LLC_UDP_REORDER)
