@@ -2,7 +2,9 @@
 // discovery (none found here, repeatedly, without leaks), the fallback
 // decision for every LLC_VERBS_FALLBACK value (as a function, and in forked
 // two-process jobs whose traffic must go over the fallback transport), and
-// the refusal when a usable device is found (with a made-up device).
+// the choice of a usable device (with a made-up device): the verbs transport
+// with the data path built, a refusal without; the fallback after a failure
+// to start.
 #include "config.hpp"
 #include "errors.hpp"
 #include "net_selection.hpp"
@@ -272,19 +274,64 @@ TEST(VerbsSelection, DeviceWithoutActivePortFallsBackAndNamesIt)
     EXPECT_TRUE(contains(choice.notice, "no ACTIVE port")) << choice.notice;
 }
 
-// A usable device is never silently ignored: there is no data path for it.
-TEST(VerbsSelection, UsableDeviceIsRefusedWhateverTheFallback)
+// A usable device is never silently ignored: with the verbs data path built
+// it is chosen (the fallback kept for a failure to start), without it
+// llc_init is refused.
+TEST(VerbsSelection, UsableDeviceIsChosenOrRefusedWithoutTheDataPath)
 {
-    for (auto fb : {llc::Config::VerbsFallback::Tcp, llc::Config::VerbsFallback::None}) {
+    struct {
+        llc::Config::VerbsFallback fallback;
+        llc::Config::Net net;
+    } cases[] = {{llc::Config::VerbsFallback::Tcp, llc::Config::Net::Tcp},
+                 {llc::Config::VerbsFallback::Udp, llc::Config::Net::Udp},
+                 {llc::Config::VerbsFallback::Hybrid, llc::Config::Net::Hybrid},
+                 {llc::Config::VerbsFallback::None, llc::Config::Net::Tcp}};
+    for (const auto &c : cases) {
         try {
-            llc::choose_net(verbs_config(fb), one_device(true));
-            ADD_FAILURE() << "a usable device was accepted";
+            llc::NetChoice choice = llc::choose_net(verbs_config(c.fallback), one_device(true));
+            if (!llc::kVerbsDataPathBuilt)
+                ADD_FAILURE() << "a usable device was accepted by a build without the data path";
+            EXPECT_TRUE(choice.verbs);
+            EXPECT_EQ(choice.device.name, "mlx5_0");
+            EXPECT_EQ(choice.net, c.net) << "the fallback if the transport cannot start";
+            EXPECT_EQ(choice.notice, "") << "nothing to say when verbs is used";
         } catch (const llc::Error &e) {
+            if (llc::kVerbsDataPathBuilt)
+                ADD_FAILURE() << "a usable device was refused: " << e.what();
             EXPECT_EQ(e.status(), LLC_ERR_UNSUPPORTED);
             EXPECT_TRUE(contains(e.what(), "mlx5_0")) << e.what();
             EXPECT_TRUE(contains(e.what(), "no verbs data path")) << e.what();
             EXPECT_TRUE(contains(e.what(), "LLC_NET=tcp, udp or hybrid")) << e.what();
         }
+    }
+    // A device without an ACTIVE port is not chosen, whatever the build.
+    EXPECT_FALSE(llc::choose_net(verbs_config(llc::Config::VerbsFallback::Tcp), one_device(false)).verbs);
+}
+
+// The verbs transport failed to start (no DC support, limits): the fallback
+// applies with a notice naming the device and the error, or llc_init fails
+// with LLC_VERBS_FALLBACK=none.
+TEST(VerbsSelection, FailureToStartFallsBackOrFails)
+{
+    const std::string err = "mlx5dv_create_qp (DC target): Operation not supported";
+    llc::NetChoice c = llc::fall_back_after_failure(verbs_config(llc::Config::VerbsFallback::Udp), "mlx5_0 (port 1)",
+                                                    LLC_ERR_UNSUPPORTED, err);
+    EXPECT_EQ(c.net, llc::Config::Net::Udp);
+    EXPECT_FALSE(c.verbs);
+    EXPECT_TRUE(contains(c.notice, "could not start on mlx5_0 (port 1)")) << c.notice;
+    EXPECT_TRUE(contains(c.notice, err)) << c.notice;
+    EXPECT_TRUE(contains(c.notice, "using udp instead (LLC_VERBS_FALLBACK=udp")) << c.notice;
+    EXPECT_EQ(llc::fall_back_after_failure(verbs_config(llc::Config::VerbsFallback::Hybrid), "d", LLC_ERR_SYSTEM, "x").net,
+              llc::Config::Net::Hybrid);
+    EXPECT_EQ(llc::fall_back_after_failure(verbs_config(llc::Config::VerbsFallback::Tcp), "d", LLC_ERR_SYSTEM, "x").net,
+              llc::Config::Net::Tcp);
+    try {
+        llc::fall_back_after_failure(verbs_config(llc::Config::VerbsFallback::None), "mlx5_0", LLC_ERR_UNSUPPORTED, err);
+        ADD_FAILURE() << "LLC_VERBS_FALLBACK=none fell back";
+    } catch (const llc::Error &e) {
+        EXPECT_EQ(e.status(), LLC_ERR_UNSUPPORTED);
+        EXPECT_TRUE(contains(e.what(), "LLC_VERBS_FALLBACK=none")) << e.what();
+        EXPECT_TRUE(contains(e.what(), err)) << e.what();
     }
 }
 
@@ -384,7 +431,7 @@ class VerbsFallbackJob : public ::testing::TestWithParam<const char *> {};
 TEST_P(VerbsFallbackJob, TrafficUsesTheFallbackAndRankZeroSaysSo)
 {
     if (usable_device_here())
-        GTEST_SKIP() << "a usable RDMA device is present: LLC_NET=verbs refuses it (no data path)";
+        GTEST_SKIP() << "a usable RDMA device is present: LLC_NET=verbs uses it (or refuses it without the data path)";
     const std::string fallback = GetParam();
     LLC_EXPECT_JOB_OK(verbs_job({0, 1}, fallback == "default" ? nullptr : fallback.c_str()), [&](TestProcess &p) {
         const std::string net = fallback == "default" ? "tcp" : fallback;
