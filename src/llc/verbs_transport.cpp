@@ -158,7 +158,8 @@ void VerbsTransport::fail(int status, const std::string &message)
 
 bool VerbsTransport::evictable(const Peer &p) const
 {
-    return p.queue.empty() && !p.feeding && p.credits_to_send == 0 && !p.goodbye_rx && !p.goodbye_queued &&
+    return p.queue.empty() && !p.feeding && p.credits_to_send == 0 && p.in_flight == 0 && !p.goodbye_rx &&
+           !p.goodbye_queued &&
            (!p.decoder || p.decoder->at_record_boundary()) && p.tx_credits.available() == p.tx_credits.initial() &&
            p.rx_credits.outstanding() == 0;
 }
@@ -219,6 +220,7 @@ bool VerbsTransport::post_frame(Peer &p, size_t dci, uint32_t slot, size_t len)
         return false;
     }
     dci_in_flight_[dci]++;
+    p.in_flight++;
     slot_owner_[slot] = p.rank;
     return true;
 }
@@ -447,6 +449,9 @@ bool VerbsTransport::poll_send()
             dci_in_flight_[i]--;
             if (slot < slot_owner_.size())
                 release_slot(slot);
+            if (std::unique_ptr<Peer> *owner = rank >= 0 ? peers_.peek(rank) : nullptr)
+                if (*owner && (*owner)->in_flight > 0)
+                    (*owner)->in_flight--; // its Peer cannot have been evicted meanwhile (in_flight > 0)
             if (wc[k].status != IBV_WC_SUCCESS)
                 fail(LLC_ERR_PEER, "LLC_NET=verbs: a send to " + describe(rank) + " failed (" +
                                        ibv_wc_status_str(wc[k].status) +

@@ -122,6 +122,7 @@ private:
         std::deque<std::unique_ptr<OutgoingMessage>> queue;
         std::unique_ptr<StreamDecoder> decoder;
         uint32_t credits_to_send = 0; // taken from rx_credits, not yet posted
+        uint32_t in_flight = 0;       // posted SENDs not yet completed (they use `ah`)
         bool goodbye_queued = false;
         bool goodbye_rx = false;
         bool heard = false;   // a data frame arrived from it
