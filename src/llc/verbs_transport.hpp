@@ -187,4 +187,11 @@ private:
 
 } // namespace llc
 
+#else // !LLC_VERBS_DATA_PATH
+
+namespace llc {
+// Without the data path Context holds an always-empty pointer to this.
+class VerbsTransport {};
+} // namespace llc
+
 #endif // LLC_VERBS_DATA_PATH
