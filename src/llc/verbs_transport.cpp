@@ -229,30 +229,15 @@ bool VerbsTransport::pump(Peer &p)
 {
     bool did = false;
     const size_t dci = size_t(p.rank) % kDataDcis;
-    const size_t room = kBufferBytes - sizeof(VerbsFrame);
     while (!p.queue.empty() && !failed_) {
         if (dci_in_flight_[dci] >= dci_send_wr_ || !p.tx_credits.can_send() || free_slots_.empty())
             break;
         resolve(p);
         uint32_t slot = uint32_t(take_slot());
-        char *buf = slot_data(slot);
-        size_t used = 0;
-        while (used < room && !p.queue.empty()) {
-            OutgoingMessage &m = *p.queue.front();
-            used += m.copy_out(buf + sizeof(VerbsFrame) + used, room - used);
-            if (!m.fully_written())
-                break;
-            ctx_.defer_completion(m, LLC_OK); // copied: the caller's buffers are free
-            p.queue.pop_front();
-        }
-        VerbsFrame f{};
-        f.job_tag = job_tag_;
-        f.type = uint8_t(VerbsFrameType::Data);
-        f.src = ctx_.rank();
-        f.len = uint32_t(used);
-        std::memcpy(buf, &f, sizeof(f));
+        size_t len = pack_data_frame(p.queue, slot_data(slot), kBufferBytes, job_tag_, ctx_.rank(),
+                                     [this](OutgoingMessage &m) { ctx_.defer_completion(m, LLC_OK); }); // copied: the caller's buffers are free
         p.tx_credits.consume();
-        if (!post_frame(p, dci, slot, sizeof(f) + used))
+        if (!post_frame(p, dci, slot, len))
             break;
         talked_[size_t(p.rank)] = true;
         did = true;
@@ -329,13 +314,7 @@ void VerbsTransport::on_record(Peer &p, const IncomingRecord &rec)
 void VerbsTransport::on_frame(uint32_t buffer, const char *data, size_t len)
 {
     VerbsFrame f{};
-    if (len < sizeof(f)) {
-        pool_.release(buffer);
-        stray_frames_++;
-        return;
-    }
-    std::memcpy(&f, data, sizeof(f));
-    if (f.job_tag != job_tag_ || f.src < 0 || f.src >= ctx_.size() || f.len > len - sizeof(f)) {
+    if (check_frame(data, len, job_tag_, ctx_.size(), &f) != FrameCheck::Ok) {
         pool_.release(buffer);
         stray_frames_++;
         return;
@@ -419,13 +398,8 @@ void VerbsTransport::return_credits(bool flush)
         }
         resolve(*p);
         uint32_t s = uint32_t(take_slot());
-        VerbsFrame f{};
-        f.job_tag = job_tag_;
-        f.type = uint8_t(VerbsFrameType::Credit);
-        f.src = ctx_.rank();
-        f.credits = p->credits_to_send;
-        std::memcpy(slot_data(s), &f, sizeof(f));
-        if (post_frame(*p, dci, s, sizeof(f)))
+        size_t len = write_credit_frame(slot_data(s), job_tag_, ctx_.rank(), p->credits_to_send);
+        if (post_frame(*p, dci, s, len))
             p->credits_to_send = 0;
         else
             credit_pending_[kept++] = rank;

@@ -49,6 +49,7 @@
 #include "stream_decoder.hpp"
 #include "verbs_address.hpp"
 #include "verbs_credits.hpp"
+#include "verbs_frame.hpp"
 #include "verbs_handles.hpp"
 #include "verbs_objects.hpp"
 #include "verbs_qp_attr.hpp"
@@ -65,20 +66,6 @@
 namespace llc {
 
 class Context;
-
-// The header of every SEND (host byte order, a homogeneous job as the rest).
-struct VerbsFrame {
-    uint32_t job_tag; // kvs_job_tag(job id): a stray frame of another job is dropped
-    uint8_t type;     // VerbsFrameType
-    uint8_t reserved8;
-    uint16_t reserved16;
-    int32_t src;      // sender's rank
-    uint32_t len;     // Data: stream bytes that follow
-    uint32_t credits; // Credit: credits returned to the receiver of this frame
-    uint32_t reserved32;
-};
-static_assert(sizeof(VerbsFrame) == 24, "verbs frame layout");
-enum class VerbsFrameType : uint8_t { Data = 1, Credit = 2 };
 
 class VerbsTransport {
 public:
