@@ -228,6 +228,12 @@ bool VerbsTransport::post_frame(Peer &p, size_t dci, uint32_t slot, size_t len)
 bool VerbsTransport::pump(Peer &p)
 {
     bool did = false;
+    // TODO(RC promotion, doc/libllc.md "Verbs"): here a destination found
+    // busy (frames per period, as the hybrid's sender driver counts sends)
+    // would get an RC QP, within LLC_MAX_RC_PER_NODE (RcSlots), through a
+    // connect handshake carrying VerbsAddress::rc_qpn/psn and the
+    // rc_* transitions of verbs_qp_attr.hpp, with a marker record ending the
+    // DC stream before RC takes over.  Not written: everything goes over DC.
     const size_t dci = size_t(p.rank) % kDataDcis;
     while (!p.queue.empty() && !failed_) {
         if (dci_in_flight_[dci] >= dci_send_wr_ || !p.tx_credits.can_send() || free_slots_.empty())
