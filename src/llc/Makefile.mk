@@ -67,6 +67,8 @@ src_llc_libllc_la_SOURCES += \
 	src/llc/verbs_credits.cpp \
 	src/llc/verbs_credits.hpp \
 	src/llc/verbs_devices.cpp \
+	src/llc/verbs_engine.cpp \
+	src/llc/verbs_engine.hpp \
 	src/llc/verbs_frame.cpp \
 	src/llc/verbs_frame.hpp \
 	src/llc/verbs_devices.hpp \

@@ -41,6 +41,8 @@ public:
     T *get() const { return p_; }
     T *operator->() const { return p_; }
     explicit operator bool() const { return p_ != nullptr; }
+    // Gives up ownership.
+    T *release() { return std::exchange(p_, nullptr); }
     void reset()
     {
         if (p_)

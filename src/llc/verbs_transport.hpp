@@ -33,6 +33,10 @@
 //     published through AddressBook (AddrKind::Verbs) and looked up on first
 //     contact.
 //
+// The logic (everything above but the ibv calls) is VerbsEngine
+// (verbs_engine.hpp), tested with a fake device; this file is the device side
+// (VerbsFabric over ibv/mlx5dv) and the glue to Context.
+//
 // Not done (see doc/libllc.md, "Verbs"): RC queue pairs for busy peers (the
 // promotion hook, TODO), the transport-switching DCI, zero-copy RDMA READ
 // rendezvous, recovery of a DCI in the error state (a failed send fails the
@@ -44,21 +48,14 @@
 
 #ifdef LLC_VERBS_DATA_PATH
 
-#include "outgoing_message.hpp"
-#include "peer_table.hpp"
-#include "stream_decoder.hpp"
-#include "verbs_address.hpp"
-#include "verbs_credits.hpp"
-#include "verbs_frame.hpp"
+#include "verbs_engine.hpp"
 #include "verbs_handles.hpp"
 #include "verbs_objects.hpp"
 #include "verbs_qp_attr.hpp"
-#include "verbs_recv_pool.hpp"
 
 #include <infiniband/mlx5dv.h>
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,87 +86,22 @@ public:
     VerbsTransport &operator=(const VerbsTransport &) = delete;
 
     void publish_address();
-    const VerbsAddress &address() const { return local_; }
-    int send(int dest, std::unique_ptr<OutgoingMessage> msg);
-    bool progress();
-    bool has_pending_sends() const;
-    std::string pending_report() const;
-    void say_goodbye();
-    bool incoming_quiet() const;
-    size_t peer_count() const { return peers_.size(); }
+    const VerbsAddress &address() const;
+    int send(int dest, std::unique_ptr<OutgoingMessage> msg) { return engine_->send(dest, std::move(msg)); }
+    bool progress() { return engine_->progress(); }
+    bool has_pending_sends() const { return engine_->has_pending_sends(); }
+    std::string pending_report() const { return engine_->pending_report(); }
+    void say_goodbye() { engine_->say_goodbye(); }
+    bool incoming_quiet() const { return engine_->incoming_quiet(); }
+    size_t peer_count() const { return engine_->peer_count(); }
 
 private:
-    struct Peer {
-        int rank = -1;
-        bool have_address = false;
-        VerbsAddress addr;
-        VerbsAh ah;
-        SendCredits tx_credits{kCreditsPerPeer};
-        RecvCredits rx_credits{kCreditsPerPeer, kCreditBatch};
-        std::deque<std::unique_ptr<OutgoingMessage>> queue;
-        std::unique_ptr<StreamDecoder> decoder;
-        uint32_t credits_to_send = 0; // taken from rx_credits, not yet posted
-        uint32_t in_flight = 0;       // posted SENDs not yet completed (they use `ah`)
-        bool goodbye_queued = false;
-        bool goodbye_rx = false;
-        bool heard = false;   // a data frame arrived from it
-        bool feeding = false; // its decoder is running (a handler may send): not evictable
-    };
-
-    Peer &peer_for(int rank);
-    void resolve(Peer &p);
-    bool evictable(const Peer &p) const;
-    bool pump(Peer &p);
-    bool post_frame(Peer &p, size_t dci, uint32_t slot, size_t len);
-    bool poll_send();
-    bool poll_recv();
-    void on_frame(uint32_t buffer, const char *data, size_t len);
-    void on_record(Peer &p, const IncomingRecord &rec);
-    void repost();
-    void return_credits(bool flush);
-    int32_t take_slot();
-    void release_slot(uint32_t slot);
-    char *slot_data(uint32_t slot) { return send_region_.get() + size_t(slot) * kBufferBytes; }
-    // The transport is unusable from now on: every later send throws, and
-    // the current llc_progress returns the error.
-    void fail(int status, const std::string &message);
-    std::string describe(int rank) const;
-
+    class Fabric; // VerbsFabric over ibv/mlx5dv (verbs_transport.cpp)
+    class Host;   // VerbsHost over Context
     Context &ctx_;
-    uint32_t job_tag_ = 0;
-    VerbsQpParams params_;
-    VerbsAddress local_;
-    std::string device_name_;
-    // Declaration order is teardown order reversed: QPs go before the CQs,
-    // SRQ and memory regions they use, all before the PD and the device.
-    std::unique_ptr<VerbsDeviceList> list_;
-    std::unique_ptr<VerbsDeviceContext> dev_;
-    std::unique_ptr<VerbsProtectionDomain> pd_;
-    std::unique_ptr<char, void (*)(void *)> recv_region_{nullptr, nullptr};
-    std::unique_ptr<char, void (*)(void *)> send_region_{nullptr, nullptr};
-    VerbsMr recv_mr_, send_mr_;
-    VerbsCq recv_cq_;
-    std::vector<VerbsCq> send_cqs_; // one per DCI
-    VerbsSrq srq_;
-    VerbsQp dct_;
-    std::vector<VerbsQp> dcis_; // kDataDcis data DCIs, then the credit DCI
-    std::vector<uint32_t> dci_in_flight_;
-    std::vector<ibv_qp_ex *> dci_qpx_;      // the extended send interface of each DCI
-    std::vector<mlx5dv_qp_ex *> dci_dvqpx_; // ... and its mlx5 part (mlx5dv_wr_set_dc_addr)
-    uint32_t dci_send_wr_ = kDciSendWr;     // clamped to the device's maximum
-    std::vector<ibv_recv_wr> recv_wrs_;     // repost() scratch
-    std::vector<ibv_sge> recv_sges_;
-    RecvBufferPool pool_;
-    std::vector<uint32_t> free_slots_;
-    std::vector<int32_t> slot_owner_; // rank a slot's frame was sent to (-1: free)
-    bool owed_any_ = false;           // some peer owes credits below the batch (flushed when idle)
-    uint64_t stray_frames_ = 0;       // frames of another job or with a bad source, dropped
-    PeerTable<std::unique_ptr<Peer>> peers_;
-    std::vector<int> credit_pending_; // ranks with credits_to_send > 0
-    bool failed_ = false;
-    std::string failure_;
-    bool goodbye_said_ = false;
-    std::vector<bool> talked_; // one bit per rank: data was sent to it (it gets a Goodbye at finalize)
+    std::unique_ptr<Fabric> fabric_;
+    std::unique_ptr<Host> host_;
+    std::unique_ptr<VerbsEngine> engine_; // destroyed first: it releases its routes through fabric_
 };
 
 } // namespace llc
