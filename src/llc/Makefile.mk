@@ -56,7 +56,8 @@ src_llc_libllc_la_SOURCES = \
 ## decision; compiled without verbs too (LLC_HAVE_VERBS unset: no devices).
 ## verbs_registrar: the registration cache's ibv_reg_mr Registrar (empty
 ## without LLC_HAVE_VERBS).  The verbs data path: verbs_address,
-## verbs_recv_pool and verbs_credits are pure logic (always compiled);
+## verbs_frame, verbs_recv_pool, verbs_credits and verbs_engine are pure
+## logic (always compiled);
 ## verbs_qp_attr and verbs_objects need libibverbs (DC parts mlx5dv),
 ## verbs_transport both (LLC_VERBS_DATA_PATH); empty otherwise.
 src_llc_libllc_la_SOURCES += \
