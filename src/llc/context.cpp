@@ -42,7 +42,7 @@ NetChoice resolve_verbs(Config &config, int rank)
 {
     if (!config.net_verbs)
         return NetChoice{};
-    NetChoice choice = choose_net(config, discover_verbs_devices());
+    NetChoice choice = choose_net(config, discover_for_init());
     config.net = choice.net;
     static std::atomic<bool> said{false};
     if (rank == 0 && !choice.notice.empty() && !said.exchange(true))

@@ -29,6 +29,8 @@ const char *fallback_name(Config::VerbsFallback fallback)
 
 namespace {
 
+VerbsDiscoveryFn discovery_override = nullptr;
+
 Config::Net fallback_net(Config::VerbsFallback f)
 {
     switch (f) {
@@ -41,6 +43,10 @@ Config::Net fallback_net(Config::VerbsFallback f)
 }
 
 } // namespace
+
+void set_verbs_discovery_for_testing(VerbsDiscoveryFn fn) { discovery_override = fn; }
+
+VerbsDiscovery discover_for_init() { return discovery_override ? discovery_override() : discover_verbs_devices(); }
 
 NetChoice choose_net(const Config &config, const VerbsDiscovery &found)
 {

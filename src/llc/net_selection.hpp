@@ -36,6 +36,16 @@ NetChoice choose_net(const Config &config, const VerbsDiscovery &found);
 NetChoice fall_back_after_failure(const Config &config, const std::string &device, int status,
                                   const std::string &error);
 
+// The discovery llc_init runs: discover_verbs_devices(), unless a test has
+// replaced it (set_verbs_discovery_for_testing; nullptr restores it).  The
+// seam lets the unit tests make llc_init see a usable device on a machine
+// without one, so that the verbs transport's failure to start, and the
+// fallback after it, run for real.
+using VerbsDiscoveryFn = VerbsDiscovery (*)();
+void set_verbs_discovery_for_testing(VerbsDiscoveryFn fn);
+VerbsDiscovery discover_for_init();
+
+// "tcp", "udp", "hybrid"; and "tcp", "udp", "hybrid", "none".
 const char *net_name(Config::Net net);
 const char *fallback_name(Config::VerbsFallback fallback);
 

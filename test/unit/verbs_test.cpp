@@ -506,6 +506,53 @@ TEST(VerbsFallback, NoneFailsInitOnEveryRank)
     }
 }
 
+// The verbs transport chosen for a (made-up) usable device, and failing to
+// start because the device is not really there: every process with remote
+// peers says so with the device and the reason and uses the fallback, whose
+// traffic then flows; with LLC_VERBS_FALLBACK=none llc_init fails on every
+// rank naming the device.  This runs the Context wiring and the verbs
+// transport's constructor up to its first device call (the device list).
+#ifdef LLC_VERBS_DATA_PATH
+namespace {
+llc::VerbsDiscovery fake_usable() { return one_device(true); }
+} // namespace
+
+TEST(VerbsFallback, TransportThatCannotStartFallsBackWithANotice)
+{
+    if (usable_device_here())
+        GTEST_SKIP() << "a usable RDMA device is present: the made-up one would not fail the same way";
+    for (const char *fb : {"tcp", "udp"}) {
+        LLC_EXPECT_JOB_OK(verbs_job({0, 1}, fb), [&](TestProcess &p) {
+            llc::set_verbs_discovery_for_testing(fake_usable);
+            llc_context_t *ctx = nullptr;
+            std::string said = capture_stderr([&] { ctx = init_or_fail(p); });
+            llc::set_verbs_discovery_for_testing(nullptr);
+            ASSERT_NE(ctx, nullptr);
+            EXPECT_TRUE(contains(said, "libllc: LLC_NET=verbs: the verbs transport could not start on mlx5_0")) << said;
+            EXPECT_TRUE(contains(said, "disappeared since discovery")) << said;
+            EXPECT_TRUE(contains(said, std::string("using ") + fb + " instead")) << said;
+            EXPECT_TRUE(contains(said, "(rank " + std::to_string(p.rank) + ")")) << said;
+            llc_stats_t st = exchange(ctx, 1 - p.rank, 20);
+            EXPECT_EQ(std::string(fb) == "tcp" ? st.tcp_msgs : st.udp_msgs, 20u);
+            EXPECT_EQ(st.msgs_received, 20u);
+            finalize_ok(ctx);
+        });
+    }
+    LLC_EXPECT_JOB_OK(verbs_job({0, 1}, "none"), [](TestProcess &p) {
+        llc::set_verbs_discovery_for_testing(fake_usable);
+        llc_init_params_t params = p.params();
+        llc_context_t *ctx = nullptr;
+        int rc = llc_init(&params, &ctx);
+        llc::set_verbs_discovery_for_testing(nullptr);
+        EXPECT_LT(rc, 0);
+        EXPECT_EQ(ctx, nullptr);
+        std::string msg = llc_last_error(nullptr);
+        EXPECT_TRUE(contains(msg, "LLC_VERBS_FALLBACK=none")) << msg;
+        EXPECT_TRUE(contains(msg, "could not start on mlx5_0")) << msg;
+    });
+}
+#endif
+
 TEST(VerbsFallback, InvalidValueFailsInit)
 {
     LLC_EXPECT_JOB_OK(verbs_job({0, 1}, "carrier-pigeon"), [](TestProcess &p) {
