@@ -26,6 +26,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/progress_backoff.hpp \
 	src/llc/rc_slots.cpp \
 	src/llc/rc_slots.hpp \
+	src/llc/ring_pool.cpp \
+	src/llc/ring_pool.hpp \
 	src/llc/reg_cache.cpp \
 	src/llc/reg_cache.hpp \
 	src/llc/self_transport.cpp \
@@ -38,6 +40,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/stream_decoder.cpp \
 	src/llc/stream_decoder.hpp \
 	src/llc/string_hash.hpp \
+	src/llc/switch_asks.cpp \
+	src/llc/switch_asks.hpp \
 	src/llc/switch_policy.cpp \
 	src/llc/switch_policy.hpp \
 	src/llc/tcp_address.cpp \

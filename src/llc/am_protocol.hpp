@@ -25,7 +25,7 @@ enum class Kind : uint8_t {
     Switch = 7,   // hybrid: last record on the tcp path before the sender moves to udp
     SwitchAck = 8, // hybrid: sent on udp by the receiver of a Switch (the tcp path is drained)
     StreamAck = 9, // tcp: sent back on an accepted connection; seq = bytes of the stream consumed so far
-    SwitchRequest = 10, // hybrid, receiver-driven: sent on udp by a receiver to a source; seq = SwitchWant
+    SwitchRequest = 10, // retired (switch asks are udp datagrams of their own now, switch_asks.hpp); never sent
     Close = 11     // tcp: last record of an evicted connection; seq = stream bytes before it
 };
 

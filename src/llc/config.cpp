@@ -42,11 +42,15 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_UDP_SHARED_RECV", "0", "1: one udp socket per node, shared by its processes (the DC-class shared receive queue): the node leader passes it to the others at init; a datagram read by another process than its destination is handed over on a local unix socket; one udp address and one kernel receive buffer per node. 0: one socket per process"},
         {"LLC_UDP_HANDOVER_SLOTS", "32", "LLC_UDP_SHARED_RECV=1: datagram buffers per process in the node's shared receive buffers (rounded up to a power of two, 2 .. 4096); a datagram for a process whose buffers are full is dropped and resent"},
         {"LLC_UDP_DROP_PERMILLE", "0", "testing: drop this many of every 1000 outgoing udp datagrams"},
+        {"LLC_UDP_DROP_ONLY", "all", "testing: which datagrams LLC_UDP_DROP_PERMILLE drops: all, or switch (the hybrid's switch asks and answers only)"},
         {"LLC_UDP_REORDER", "0", "testing: delay this many of every 1000 outgoing udp datagrams behind the next one"},
-        {"LLC_HYBRID_DRIVER", "receiver", "hybrid: who decides switches: receiver (per-source receive history and cost model; asks the sender with a SwitchRequest) or sender (per-destination send counts)"},
+        {"LLC_HYBRID_DRIVER", "receiver", "hybrid: who decides switches: receiver (per-source receive history and cost model; asks the sender on the switching channel) or sender (per-destination send counts)"},
         {"LLC_HYBRID_PERIOD_MS", "2000", "hybrid: length of one counting period (ms): receive counts per source (receiver driver) or send counts per destination (sender driver)"},
         {"LLC_HYBRID_PROMOTE_MSGS", "256", "hybrid: small messages per period (decayed history) that make a peer worth a tcp slot; the receiver driver needs fewer for larger messages"},
         {"LLC_MAX_RC_PER_NODE", "128", "hybrid: most tcp (RC-class) routes per node in each direction (destinations sent to, sources received from), a count shared by its processes (LLC_NODE_SHARED=0: split evenly among them); 0: no promotion"},
+        {"LLC_RING_POOL", "1024", "hybrid (receiver driver): ring buffers in the node's pool, shared by its processes (LLC_NODE_SHARED=0: split evenly among them); a source is asked to move to tcp only with a ring leased for it (the landing zone of its stream); 0: no pool (promotions without rings, streams read through the staging buffer)"},
+        {"LLC_RING_SLOTS", "16", "slots per ring of the ring pool (1 .. 4096)"},
+        {"LLC_RING_SLOT_BYTES", "4k", "bytes per ring slot (a power of two, 1k .. 1m); rings x slots x slot bytes is at most 64 GiB of address space (pages are committed only while a ring is leased and written)"},
         {"LLC_KVS", "dist", "where endpoint addresses live: pmi (every process puts/gets through the bootstrap) or dist (KVS on the node leaders, bootstrap only for their addresses)"},
         {"LLC_KVS_TIMEOUT_MS", "10000", "dist: a KVS put/lookup whose server does not answer for this many ms fails (LLC_ERR_PEER)"},
         {"LLC_KVS_CACHE", "LLC_MAX_CONTEXTS", "dist: peer address entries cached after lookup (least recently used evicted; 0: no cache); unset: as many as LLC_MAX_CONTEXTS (1024 by default)"},
@@ -179,9 +183,29 @@ Config Config::from_environment()
         c.udp_sockbuf = v;
     read_unsigned("LLC_UDP_DROP_PERMILLE", c.udp_drop_permille, 0, 1000);
     read_unsigned("LLC_UDP_REORDER", c.udp_reorder_permille, 0, 1000);
+    if (const char *only = env_get("LLC_UDP_DROP_ONLY")) {
+        std::string o = only;
+        if (o == "all" || o == "switch")
+            c.udp_drop_switch_only = o == "switch";
+        else
+            throw Error(LLC_ERR_INVALID, "environment variable LLC_UDP_DROP_ONLY=\"" + o +
+                                             "\" is not valid: expected all or switch");
+    }
     read_unsigned("LLC_HYBRID_PERIOD_MS", c.hybrid_period_ms, 1, uint64_t(1) << 40);
     read_unsigned("LLC_HYBRID_PROMOTE_MSGS", c.hybrid_promote_msgs, 1, uint64_t(1) << 40);
     read_unsigned("LLC_MAX_RC_PER_NODE", c.max_rc_per_node, 0, uint64_t(1) << 30);
+    read_unsigned("LLC_RING_POOL", c.ring_pool, 0, uint64_t(1) << 20);
+    read_unsigned("LLC_RING_SLOTS", c.ring_slots, 1, 4096);
+    if (read_unsigned("LLC_RING_SLOT_BYTES", c.ring_slot_bytes, 1024, uint64_t(1) << 20) &&
+        (c.ring_slot_bytes & (c.ring_slot_bytes - 1)) != 0)
+        throw Error(LLC_ERR_INVALID, "environment variable LLC_RING_SLOT_BYTES=\"" +
+                                         std::string(env_get("LLC_RING_SLOT_BYTES")) +
+                                         "\" is not valid: expected a power of two in [1024, 1048576]");
+    if (c.ring_pool * c.ring_slots * c.ring_slot_bytes > (uint64_t(1) << 36))
+        throw Error(LLC_ERR_INVALID, "LLC_RING_POOL x LLC_RING_SLOTS x LLC_RING_SLOT_BYTES = " +
+                                         std::to_string(c.ring_pool) + " x " + std::to_string(c.ring_slots) +
+                                         " x " + std::to_string(c.ring_slot_bytes) +
+                                         " bytes is more than the ring pool's limit of 64 GiB of address space");
     if (const char *driver = env_get("LLC_HYBRID_DRIVER"); driver && *driver) {
         std::string d = driver;
         if (d == "receiver")

@@ -46,11 +46,17 @@ struct Config {
     size_t udp_sockbuf = 4u << 20;        // LLC_UDP_SOCKBUF: SO_SNDBUF/SO_RCVBUF request
     uint64_t udp_drop_permille = 0;       // LLC_UDP_DROP_PERMILLE (testing)
     uint64_t udp_reorder_permille = 0;    // LLC_UDP_REORDER (testing)
+    bool udp_drop_switch_only = false;    // LLC_UDP_DROP_ONLY=switch (testing): drop only switch asks/answers
     uint64_t hybrid_period_ms = 2000;     // LLC_HYBRID_PERIOD_MS
     uint64_t hybrid_promote_msgs = 256;   // LLC_HYBRID_PROMOTE_MSGS
     uint64_t max_rc_per_node = 128;       // LLC_MAX_RC_PER_NODE
+    // The node pool of ring buffers (ring_pool.hpp): rings per node (0: no
+    // pool), slots per ring, bytes per slot (a power of two >= 1024).
+    uint64_t ring_pool = 1024;            // LLC_RING_POOL
+    uint64_t ring_slots = 16;             // LLC_RING_SLOTS
+    uint64_t ring_slot_bytes = 4096;      // LLC_RING_SLOT_BYTES
     // Who decides the hybrid's switches (LLC_HYBRID_DRIVER): each receiver
-    // from its per-source receive history, asking the senders (SwitchRequest),
+    // from its per-source receive history, asking the senders (switch asks, switch_asks.hpp),
     // or each sender from its per-destination send counts.
     enum class HybridDriver { Receiver, Sender };
     HybridDriver hybrid_driver = HybridDriver::Receiver;

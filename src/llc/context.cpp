@@ -147,6 +147,12 @@ void Context::create_transports()
         if (config_.net == Config::Net::Hybrid && any_remote && !verbs_ && config_.max_rc_per_node > 0)
             rc_slots_ = RcSlots(size_t(config_.max_rc_per_node), node_map_.my_node(), rank_, node_map_.leader(),
                                 int(local_ranks.size()), job_id_, config_.node_shared);
+        // The node's ring pool: receivers lease a ring per source they ask to move to tcp.
+        if (config_.net == Config::Net::Hybrid && config_.hybrid_driver == Config::HybridDriver::Receiver && udp_ &&
+            config_.max_rc_per_node > 0 && config_.ring_pool > 0)
+            ring_pool_ = RingPool(size_t(config_.ring_pool), size_t(config_.ring_slots),
+                                  size_t(config_.ring_slot_bytes), node_map_.my_node(), rank_, node_map_.leader(),
+                                  int(local_ranks.size()), job_id_, config_.node_shared);
         if (config_.net == Config::Net::Hybrid && config_.hybrid_driver == Config::HybridDriver::Receiver && udp_)
             switch_policy_ = std::make_unique<SwitchPolicy>(CostModel{}, config_.hybrid_promote_msgs, rc_slots_.cap());
         if (config_.net == Config::Net::Hybrid && udp_) {
@@ -180,6 +186,7 @@ void Context::create_transports()
         try {
             node_map_.attach(); // the leader's table (created before the first fence)
             rc_slots_.attach(); // the leader's slot count (falls back to a private share, never fails)
+            ring_pool_.attach(); // the leader's ring pool (falls back to a private pool, never fails)
         } catch (const Error &e) {
             failure = e;
         }
@@ -194,6 +201,7 @@ void Context::create_transports()
     boot_.fence();
     node_map_.release_name();
     rc_slots_.release_name();
+    ring_pool_.release_name();
     if (udp_)
         udp_->release_node_names();
     if (shm_)
@@ -384,6 +392,10 @@ void Context::on_switch_marker(int src)
 {
     if (Source *s = sources_.peek(src))
         s->seen = Arrival::Udp; // its tcp path is drained: what follows comes on udp
+    // Nothing more lands in its ring (unless it was asked back to tcp since):
+    // returned once the tcp transport has finished reading.
+    if (rings_.count(src) && (!sources_.peek(src) || !ring_still_needed(src)))
+        retire_ring(src);
     if (!udp_)
         throw Error(LLC_ERR_PEER, "protocol error: rank " + std::to_string(src) +
                                       " sent a transport switch marker but this process has no udp transport "
@@ -391,7 +403,7 @@ void Context::on_switch_marker(int src)
     udp_->send_control(src, Kind::SwitchAck);
 }
 
-void Context::on_switch_request(int src, uint64_t want)
+SwitchVerdict Context::on_switch_request(int src, uint64_t want, uint64_t number)
 {
     if (want != uint64_t(SwitchWant::Udp) && want != uint64_t(SwitchWant::Tcp))
         throw Error(LLC_ERR_PEER, "protocol error: rank " + std::to_string(src) +
@@ -400,21 +412,32 @@ void Context::on_switch_request(int src, uint64_t want)
         throw Error(LLC_ERR_PEER, "protocol error: rank " + std::to_string(src) +
                                       " on this node sent a transport switch request");
     stats_.rc_requests_received++;
-    // Refusals are silent: the receiver does not wait for an answer, it sees
-    // where the messages keep arriving and may ask again later.
-    if (!switch_policy_ || policy_frozen_ || !tcp_) {
-        stats_.rc_requests_refused++; // sender-driven here, or finalizing
-        return;
-    }
+    auto refuse = [this] {
+        stats_.rc_requests_refused++;
+        return SwitchVerdict::Refused;
+    };
+    // The receiver does not wait for the answer: it learns where the
+    // messages arrive from the messages; a refusal lets it give its slot
+    // back at once, and it may ask again later.
+    if (!switch_policy_ || policy_frozen_ || !tcp_)
+        return refuse(); // sender-driven here, or finalizing
     Route &r = route_for(src);
-    bool on_tcp = r.path == Path::Tcp;
+    // Asks travel outside the numbered stream and are repeated until
+    // answered: an older one arriving late must not undo a newer one, and a
+    // repeated one gets the answer the first got.
+    if (number < r.last_ask)
+        return refuse();
+    r.last_ask = number;
+    const bool to_tcp = want == uint64_t(SwitchWant::Tcp);
+    const bool on_tcp = r.path == Path::Tcp;
     if (r.switching != Switching::None) {
-        stats_.rc_requests_refused++; // the next request comes after this switch
-        return;
+        if ((r.switching == Switching::ToTcp) == to_tcp)
+            return SwitchVerdict::Accepted; // under way (a repeated ask)
+        return refuse();                    // the next request comes after this switch
     }
-    if (want == uint64_t(SwitchWant::Tcp)) {
-        if (on_tcp)
-            return;
+    if (to_tcp == on_tcp)
+        return SwitchVerdict::Accepted; // already there
+    if (to_tcp) {
         if (!rc_slots_.try_take(RcDir::Out)) {
             // Every RC slot of this node is in use.  Give up the one to the
             // destination this process sends least to, if src gets at least
@@ -424,21 +447,41 @@ void Context::on_switch_request(int src, uint64_t want)
             uint64_t src_score = r.score + r.period_msgs;
             Route *v = victim < 0 ? nullptr : routes_.peek(victim);
             if (!v || (v->score + v->period_msgs) * 2 > src_score) {
-                stats_.rc_requests_refused++;
                 stats_.rc_slots_full++;
-                return;
+                return refuse();
             }
             demote(victim, *v); // gives its slot back
-            if (!rc_slots_.try_take(RcDir::Out)) {     // another process of the node took it meanwhile
-                stats_.rc_requests_refused++;
+            if (!rc_slots_.try_take(RcDir::Out)) { // another process of the node took it meanwhile
                 stats_.rc_slots_full++;
-                return;
+                return refuse();
             }
         }
         promote(src, r);
-    } else if (on_tcp) {
+    } else {
         demote(src, r);
     }
+    return SwitchVerdict::Accepted;
+}
+
+// The source answered an ask (a repeated answer never gets here).  A refusal
+// ends the wait at once: the slot (and ring) taken for a promotion go back
+// to the node now instead of after kRequestPatience periods.
+void Context::on_switch_answer(int src, uint64_t number, SwitchVerdict verdict)
+{
+    if (verdict != SwitchVerdict::Refused)
+        return; // accepted: the source's messages (or its Switch marker) will say when it has moved
+    stats_.rc_asks_refused++;
+    Source *s = sources_.peek(src);
+    if (!s || s->asked_period != number)
+        return; // no longer waiting for this one
+    if (s->asked == Arrival::Tcp && s->seen != Arrival::Tcp && rc_sources_held_ > 0) {
+        rc_slots_.give(RcDir::In);
+        rc_sources_held_--;
+    }
+    s->asked = s->seen;
+    s->asked_period = 0;
+    if (rings_.count(src) && !ring_still_needed(src))
+        retire_ring(src); // its ring too (returned when this progress call ends)
 }
 
 llc_stats_t Context::stats() const
@@ -454,6 +497,11 @@ llc_stats_t Context::stats() const
     st.hybrid_sources = sources_.size();
     st.hybrid_evictions = routes_.evictions() + sources_.evictions();
     st.hybrid_cap_overflows = routes_.overflows() + sources_.overflows();
+    st.ring_pool_rings = ring_pool_.rings();
+    st.ring_pool_in_use = ring_pool_.in_use();
+    st.ring_pool_high_water = ring_pool_.high_water();
+    st.ring_pool_held = rings_.size();
+    st.ring_leases = ring_pool_.leases();
     return st;
 }
 
@@ -628,11 +676,13 @@ void Context::sender_tick()
 // every period asks the SwitchPolicy which sources should move between the
 // RC class (tcp) and the DC class (udp), within the RC slots it holds plus
 // those its node has free (rc_slots_).
-// It asks each such source with a SwitchRequest on udp; the source runs the
-// switching protocol above (or refuses silently).  The receiver waits for
-// nothing: it learns where a source sends from the path its messages (or its
-// Switch marker) arrive on; an unanswered request expires after
-// kRequestPatience periods.
+// It asks each such source on the switching channel (switch_asks.hpp: a
+// datagram outside the numbered stream, resent until answered); the source
+// runs the switching protocol above, or refuses, and answers either way.
+// The receiver waits for nothing: it learns where a source sends from the
+// path its messages (or its Switch marker) arrive on; a refusal gives the
+// slot back at once (on_switch_answer); an ask that is never answered
+// expires after kRequestPatience periods.
 
 void Context::count_arrival(int src, Arrival path, uint64_t bytes)
 {
@@ -660,6 +710,16 @@ void Context::receiver_tick()
         loads.push_back(SourceLoad{src, s.history.load(), s.history.mean_bytes(), where == Arrival::Tcp});
         return false;
     });
+    // Rings of sources that will send nothing more on tcp: the request was
+    // refused (expired while the source stayed on udp), or its marker came.
+    for (auto it = rings_.begin(); it != rings_.end();) {
+        if (ring_still_needed(it->first)) {
+            ++it;
+            continue;
+        }
+        it = rings_.erase(it); // returns the ring (no transport is reading: between progress steps)
+        landing_epoch_++;
+    }
     // One node slot per source on tcp or asked to move there: give back
     // those of sources that left (or refused), count any found on tcp unasked.
     size_t on_rc = size_t(std::count_if(loads.begin(), loads.end(), [](const SourceLoad &l) { return l.on_rc; }));
@@ -680,14 +740,28 @@ void Context::receiver_tick()
                 continue;
             }
             rc_sources_held_++;
+            // With the pool: a ring for its stream to land in, or no request.
+            // A source still holding one (asked back before its marker came) keeps it.
+            if (ring_pool_.rings() > 0 && !rings_.count(d.source)) {
+                RingLease ring = ring_pool_.try_lease();
+                if (!ring) {
+                    stats_.ring_pool_empty++;
+                    rc_slots_.give(RcDir::In);
+                    rc_sources_held_--;
+                    continue;
+                }
+                rings_.emplace(d.source, std::move(ring));
+                landing_epoch_++;
+            }
         }
         try {
-            udp_->send_control(d.source, Kind::SwitchRequest,
-                               uint64_t(want == Arrival::Tcp ? SwitchWant::Tcp : SwitchWant::Udp));
+            udp_->ask_switch(d.source, want == Arrival::Tcp ? SwitchWant::Tcp : SwitchWant::Udp, period_);
         } catch (const Error &) {
             if (want == Arrival::Tcp) {
                 rc_slots_.give(RcDir::In);
                 rc_sources_held_--;
+                if (rings_.erase(d.source)) // the source failed: nothing will land
+                    landing_epoch_++;
             }
             continue; // the source failed (reported by the transport): nothing to ask
         }
@@ -699,6 +773,50 @@ void Context::receiver_tick()
         s.asked_period = period_;
         stats_.rc_requests_sent++;
     }
+}
+
+// A ring is needed while its source may still send on tcp: it was last seen
+// there, or a request to move there is pending.  A source forgotten by the
+// table (quiet, asked to leave tcp) keeps its ring until its marker comes or
+// its connection fails.
+bool Context::ring_still_needed(int src) const
+{
+    const Source *s = static_cast<const PeerTable<Source> &>(sources_).peek(src);
+    if (!s)
+        return true;
+    return s->seen == Arrival::Tcp || (s->asked_period != 0 && s->asked == Arrival::Tcp);
+}
+
+void Context::retire_ring(int src)
+{
+    if (std::find(rings_retiring_.begin(), rings_retiring_.end(), src) == rings_retiring_.end())
+        rings_retiring_.push_back(src);
+    landing_epoch_++; // the transport stops reading into it at its next read
+}
+
+void Context::return_retired_rings()
+{
+    for (int src : rings_retiring_)
+        rings_.erase(src); // ~RingLease: pages and index back to the pool
+    rings_retiring_.clear();
+}
+
+char *Context::landing_for(int src, size_t &bytes)
+{
+    auto it = rings_.find(src);
+    if (it == rings_.end() ||
+        std::find(rings_retiring_.begin(), rings_retiring_.end(), src) != rings_retiring_.end()) {
+        bytes = 0;
+        return nullptr;
+    }
+    bytes = it->second.size();
+    return it->second.data();
+}
+
+void Context::on_tcp_source_failed(int src)
+{
+    if (rings_.count(src))
+        retire_ring(src);
 }
 
 void Context::deliver(int src, const WireHeader &wire, const void *hdr, const void *data, size_t data_len)
@@ -766,8 +884,10 @@ int Context::progress(int *progressed)
     // hybrid: one poll() covers the tcp sockets and the udp socket, so an
     // idle udp socket costs no recvfrom() per progress call
     bool udp_ready = true;
-    if (tcp_)
+    if (tcp_) {
         did |= tcp_->progress(udp_ ? udp_->fd() : -1, udp_ ? &udp_ready : nullptr);
+        return_retired_rings();
+    }
     if (udp_) {
         did |= udp_->progress(udp_ready);
         did |= advance_switches();

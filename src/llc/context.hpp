@@ -8,9 +8,11 @@
 #include "llc.h"
 #include "node_map.hpp"
 #include "rc_slots.hpp"
+#include "ring_pool.hpp"
 #include "outgoing_message.hpp"
 #include "peer_table.hpp"
 #include "progress_backoff.hpp"
+#include "switch_asks.hpp"
 #include "switch_policy.hpp"
 
 #include <array>
@@ -76,10 +78,20 @@ public:
         if (switch_policy_)
             count_arrival(src, path, bytes);
     }
-    void on_switch_request(int src, uint64_t want); // a SwitchRequest arrived on udp from src
+    // A SwitchAsk (number: the asker's round) arrived from src on the switching channel.
+    SwitchVerdict on_switch_request(int src, uint64_t want, uint64_t number);
+    void on_switch_answer(int src, uint64_t number, SwitchVerdict verdict); // the answer to one of our asks
     // udp may drop its state for dest: no hybrid route of dest is on tcp,
     // switching or holding sends (always true unless LLC_NET=hybrid).
     bool udp_state_droppable(int dest) const;
+    // Receiver-driven hybrid, the ring pool: the ring leased for src (the
+    // landing zone of its tcp stream), or nullptr.  The answer holds until
+    // landing_epoch() changes (a ring leased or returned); a ring is never
+    // returned while a transport reads into it (returns wait for the end of
+    // the tcp progress call).
+    uint64_t landing_epoch() const { return landing_epoch_; }
+    char *landing_for(int src, size_t &bytes);
+    void on_tcp_source_failed(int src); // src's accepted tcp connection broke
 
 private:
     friend struct MemWalk; // mem_accounting.cpp counts the members
@@ -101,6 +113,7 @@ private:
         uint32_t last_tick = 0;   // hybrid_ticks_ at its latest send (or creation)
         uint64_t period_msgs = 0; // sends in the current period
         uint64_t score = 0;       // history: score = score / 2 + period_msgs, every period
+        uint64_t last_ask = 0;    // number of the latest switch ask from this (receiver) rank
         // sends made while switching (allocated then only: an empty deque owns heap memory)
         std::unique_ptr<std::deque<std::unique_ptr<OutgoingMessage>>> held;
     };
@@ -127,6 +140,18 @@ private:
     size_t held_count_ = 0;
     RcSlots rc_slots_;           // LLC_MAX_RC_PER_NODE, node-shared (rc_slots.hpp); hybrid only
     size_t rc_sources_held_ = 0; // receiver-driven: slots held for sources on (or asked to) tcp
+    // Receiver-driven: the node's ring pool (ring_pool.hpp) and the ring of
+    // each source on tcp or asked to move there, held until its tcp stream
+    // has drained (Switch marker), the request was refused, or it failed.
+    // Declared after the pool (destroyed before it) and before the
+    // transports (destroyed after them).
+    RingPool ring_pool_;
+    std::unordered_map<int, RingLease> rings_;
+    std::vector<int> rings_retiring_; // returned at the end of the tcp progress call
+    uint64_t landing_epoch_ = 0;
+    bool ring_still_needed(int src) const;
+    void retire_ring(int src);
+    void return_retired_rings();
     uint64_t next_tick_us_ = 0;
     bool policy_frozen_ = false; // finalize: no new switches
 

@@ -52,6 +52,7 @@ enum class MemComponent : int {
     SendQueues,      // messages queued for sending (all transports), with copied headers/payloads
     SelfTransport,   // self: queue and gather buffer
     Bootstrap,       // the bootstrap wrapper; LLC_KVS=dist: the leader's KVS share and the address cache
+    RingPool,        // hybrid: the rings this process holds of the node's ring pool, and the pool's header (its creator)
     Count
 };
 

@@ -25,9 +25,10 @@ void MemWalk::measure_udp(MemRegistry &r, const UdpTransport &u)
     }
     // The capped table's fixed arrays (slots, bucket heads, predictor ghosts:
     // sized by LLC_MAX_CONTEXTS, more slots only after an overflow), the
-    // iteration list, the failed ranks and the Forgets not yet answered.
+    // iteration list, the failed ranks, the Forgets not yet answered and the
+    // switch asks not yet answered.
     r.add(M::UdpPeerTable, u.peers_.memory_bytes() - sizeof(u.peers_) + heap_bytes(u.live_) +
-                               heap_bytes(u.forgets_) + heap_bytes(u.ghosts_),
+                               heap_bytes(u.forgets_) + heap_bytes(u.ghosts_) + u.asks_.capacity_bytes(),
           u.peers_.size());
     r.add(M::UdpPeerTable, heap_bytes(u.failures_), u.failures_.size());
     for (const auto &f : u.failures_)
@@ -78,6 +79,16 @@ void MemWalk::measure_hybrid(MemRegistry &r, const Context &c)
     r.add(M::Context, heap_bytes(slots.name()));
     if (slots.cap() > 0)
         r.add_note(slots.describe());
+    // The ring pool: the rings held here (their pages are this process's
+    // doing while it holds them) and the header, counted by its creator.
+    const RingPool &pool = c.ring_pool_;
+    if (pool.rings() > 0) {
+        r.add(M::RingPool, uint64_t(c.rings_.size()) * pool.ring_bytes(), c.rings_.size());
+        if (pool.created_here() || !pool.shared())
+            r.add(M::RingPool, pool.header_bytes());
+        r.add(M::Context, heap_bytes(pool.name()) + heap_bytes(c.rings_) + heap_bytes(c.rings_retiring_));
+        r.add_note(pool.describe());
+    }
     c.routes_.for_each([&](int, const Context::Route &route) {
         if (const auto *held = route.held.get()) {
             r.add(M::HybridRoutes, sizeof(*held) + heap_bytes(*held));

@@ -534,8 +534,12 @@ void TcpTransport::close_in(InConn &c, int status, const std::string &message)
 {
     c.closed = true;
     c.fd.reset();
-    if (status != LLC_OK)
+    c.landing = nullptr;
+    if (status != LLC_OK) {
+        if (c.rank >= 0)
+            ctx_.on_tcp_source_failed(c.rank); // its ring, if any, goes back after this progress call
         ctx_.report_error(status, message);
+    }
 }
 
 bool TcpTransport::read_in(InConn &c)
@@ -554,11 +558,19 @@ bool TcpTransport::read_in(InConn &c)
                 d.payload_received(size_t(n));
             }
         } else {
-            asked = kStagingBytes;
-            char *buf = staging_.reserve(kStagingBytes);
-            n = ::recv(c.fd.get(), buf, kStagingBytes, MSG_DONTWAIT);
+            // A source holding a ring lands its records there (the ring is
+            // returned only between progress calls, after a new epoch).
+            if (c.rank >= 0 && c.landing_epoch != ctx_.landing_epoch()) {
+                c.landing = ctx_.landing_for(c.rank, c.landing_bytes);
+                c.landing_epoch = ctx_.landing_epoch();
+            }
+            asked = c.landing ? c.landing_bytes : kStagingBytes;
+            char *buf = c.landing ? c.landing : staging_.reserve(kStagingBytes);
+            n = ::recv(c.fd.get(), buf, asked, MSG_DONTWAIT);
             if (n > 0) {
                 c.bytes_read += uint64_t(n);
+                if (c.landing)
+                    ctx_.counters().ring_bytes_landed += uint64_t(n);
                 d.feed(buf, size_t(n));
             }
         }

@@ -123,6 +123,12 @@ private:
         uint64_t bytes_read = 0;      // stream bytes read so far
         uint64_t bytes_acked = 0;     // count carried by the last StreamAck
         WireHeader ack_out{};
+        // The ring leased for this source (the hybrid's ring pool), read into
+        // instead of staging_; asked of the Context again when its landing
+        // epoch changes (a ring leased or returned).
+        char *landing = nullptr;
+        size_t landing_bytes = 0;
+        uint64_t landing_epoch = UINT64_MAX;
     };
 
     OutConn &out_conn(int dest);

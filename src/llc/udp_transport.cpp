@@ -536,6 +536,7 @@ void UdpTransport::fail_peer(Peer &p, int status, const std::string &message)
         return;
     p.failed = true;
     failures_.emplace(p.rank, Failure{status, message});
+    asks_.drop(p.rank);
     if (p.tx) {
         for (auto &m : p.tx->queue)
             ctx_.defer_completion(*m, LLC_ERR_PEER);
@@ -579,6 +580,55 @@ void UdpTransport::send_control(int dest, Kind kind, uint64_t seq)
     pump(p);
 }
 
+// ------------------------------------------------- the switching channel
+
+void UdpTransport::ask_switch(int dest, SwitchWant want, uint64_t number)
+{
+    Peer &p = peer_for(dest);
+    if (p.failed)
+        throw_failure(dest);
+    SwitchAsks::Ask &a = asks_.add(dest, number, uint64_t(want), p.addr, monotonic_us());
+    send_switch_datagram(UdpType::SwitchAsk, dest, a.number, a.want, a.addr);
+}
+
+void UdpTransport::send_switch_datagram(UdpType type, int dest, uint64_t number, uint64_t value, const sockaddr_in &to)
+{
+    UdpHeader h{};
+    h.magic = kUdpMagic;
+    h.type = uint8_t(type);
+    h.src = ctx_.rank();
+    h.dst = dest;
+    h.job_tag = job_tag_;
+    h.psn = number;
+    h.ack = value;
+    raw_send(reinterpret_cast<const char *>(&h), sizeof(h), to); // lost or not sent: the asker resends
+}
+
+// An ask from a receiver: act on it (or refuse) and answer, every time it
+// comes (a repeated ask is answered again; Context's answer is the same).
+void UdpTransport::on_switch_ask(const UdpHeader &h, const sockaddr_in &from)
+{
+    if (failed(h.src))
+        return;
+    SwitchVerdict v = ctx_.on_switch_request(h.src, h.ack, h.psn);
+    send_switch_datagram(UdpType::SwitchAnswer, h.src, h.psn, uint64_t(v), from);
+}
+
+bool UdpTransport::resend_asks(uint64_t now)
+{
+    auto timeout = [this](const SwitchAsks::Ask &a) {
+        const Peer *p = peek(a.dest);
+        uint64_t base = p ? rto_for(*p, 0) : std::min<uint64_t>(ctx_.config().udp_rto_us, kMaxRtoUs);
+        return base << std::min<unsigned>(a.retries, kMaxBackoffShift);
+    };
+    SwitchAsks::DueResult r = asks_.due(now, timeout, [this](const SwitchAsks::Ask &a) {
+        send_switch_datagram(UdpType::SwitchAsk, a.dest, a.number, a.want, a.addr);
+    });
+    ctx_.counters().rc_ask_resends += r.resent;
+    ctx_.counters().rc_asks_unanswered += r.given_up;
+    return r.resent != 0;
+}
+
 void UdpTransport::stamp(const Peer &p, UdpHeader &h) const
 {
     h.src_inc = p.inc;
@@ -599,10 +649,22 @@ void UdpTransport::fill_ack(const Peer &p, UdpHeader &h) const
     }
 }
 
+namespace {
+bool is_switch_datagram(const char *buf, size_t len)
+{
+    UdpHeader h;
+    if (len < sizeof(h))
+        return false;
+    std::memcpy(&h, buf, sizeof(h));
+    return h.type == uint8_t(UdpType::SwitchAsk) || h.type == uint8_t(UdpType::SwitchAnswer);
+}
+} // namespace
+
 bool UdpTransport::raw_send(const char *buf, size_t len, const sockaddr_in &to)
 {
     const Config &cfg = ctx_.config();
-    if (cfg.udp_drop_permille && random() % 1000 < cfg.udp_drop_permille) {
+    if (cfg.udp_drop_permille && (!cfg.udp_drop_switch_only || is_switch_datagram(buf, len)) &&
+        random() % 1000 < cfg.udp_drop_permille) {
         ctx_.counters().udp_injected_drops++;
         return true; // "sent", lost on the way
     }
@@ -792,9 +854,6 @@ void UdpTransport::on_record(Peer &p, const IncomingRecord &rec)
         ctx_.note_arrival(p.rank, Context::Arrival::Udp, w.payload_len);
         ctx_.deliver(p.rank, w, rec.hdr, rec.payload, size_t(w.payload_len));
         break;
-    case Kind::SwitchRequest:
-        ctx_.on_switch_request(p.rank, w.seq);
-        break;
     case Kind::Goodbye:
         p.goodbye_rx = true;
         p.goodbye_rx_us = monotonic_us();
@@ -846,6 +905,15 @@ void UdpTransport::on_datagram(const char *buf, size_t len, const sockaddr_in &f
     }
     if (h.type == uint8_t(UdpType::ForgetAck)) {
         on_forget_ack(h);
+        return;
+    }
+    if (h.type == uint8_t(UdpType::SwitchAsk)) {
+        on_switch_ask(h, from);
+        return;
+    }
+    if (h.type == uint8_t(UdpType::SwitchAnswer)) {
+        if (asks_.answered(h.src, h.psn))
+            ctx_.on_switch_answer(h.src, h.psn, SwitchVerdict(h.ack));
         return;
     }
     bool data = h.type == uint8_t(UdpType::Data);
@@ -1132,6 +1200,8 @@ bool UdpTransport::progress(bool socket_ready)
             send_ack(*p);
     if (!forgets_.empty())
         did |= resend_forgets(now);
+    if (!asks_.empty())
+        did |= resend_asks(now);
     flush_held();
     if (errors_pending_)
         drain_errors();
@@ -1253,6 +1323,7 @@ void UdpTransport::say_goodbye()
 {
     finalizing_ = true;
     finalize_us_ = monotonic_us();
+    asks_.clear(); // no more switches: the policy is frozen
     for (Peer *p : live_) {
         // A peer that dropped its state for us (and we owe nothing) will not
         // say goodbye either: it has nothing of ours and sends us nothing.

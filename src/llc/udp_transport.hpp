@@ -16,6 +16,7 @@
 
 #include "outgoing_message.hpp"
 #include "peer_table.hpp"
+#include "switch_asks.hpp"
 #include "udp_node_socket.hpp"
 #include "stream_decoder.hpp"
 #include "unique_fd.hpp"
@@ -65,7 +66,11 @@ static_assert(sizeof(UdpHeader) == 56, "udp header layout");
 // Gone (LLC_UDP_SHARED_RECV=1): sent by a process of the receiver's node in
 // its place: the receiver (src) has closed its hand-over socket, it has left
 // (or died); the answer a closed per-process socket gives as ICMP.
-enum class UdpType : uint8_t { Data = 1, Ack = 2, Forget = 3, ForgetAck = 4, Gone = 5 };
+// SwitchAsk / SwitchAnswer: the hybrid's switching channel, outside the
+// numbered stream (switch_asks.hpp): an ask carries its number in psn and the
+// wanted path (SwitchWant) in ack; the answer echoes the number in psn and
+// carries the SwitchVerdict in ack.
+enum class UdpType : uint8_t { Data = 1, Ack = 2, Forget = 3, ForgetAck = 4, Gone = 5, SwitchAsk = 6, SwitchAnswer = 7 };
 
 class UdpTransport {
 public:
@@ -95,8 +100,14 @@ public:
     }
 
     int send(int dest, std::unique_ptr<OutgoingMessage> msg);
-    // Queue a control record (e.g. SwitchAck; SwitchRequest with seq = SwitchWant) to dest on its stream.
+    // Queue a control record (e.g. SwitchAck) to dest on its stream.
     void send_control(int dest, Kind kind, uint64_t seq = 0);
+    // Receiver-driven hybrid: ask dest to send to us on `want`, on the
+    // switching channel (a SwitchAsk datagram, resent until dest answers;
+    // the answer goes to Context::on_switch_answer).  number: increases with
+    // every round of asks of this process.  Throws if dest has failed.
+    void ask_switch(int dest, SwitchWant want, uint64_t number);
+    size_t pending_asks() const { return asks_.size(); }
     // socket_ready = false: a poll() of this progress call found nothing to
     // read on the socket, so it is not read (the rest of the work still runs)
     bool progress(bool socket_ready = true);
@@ -234,6 +245,9 @@ private:
     void on_forget(const UdpHeader &h, const sockaddr_in &from);
     void on_forget_ack(const UdpHeader &h);
     bool resend_forgets(uint64_t now);
+    bool resend_asks(uint64_t now);
+    void on_switch_ask(const UdpHeader &h, const sockaddr_in &from);
+    void send_switch_datagram(UdpType type, int dest, uint64_t number, uint64_t value, const sockaddr_in &to);
     void send_forget_ack(const UdpHeader &forget, const sockaddr_in &to);
     void stamp(const Peer &p, UdpHeader &h) const;
     Ghost &ghost_of(int rank);
@@ -284,6 +298,7 @@ private:
     std::unordered_map<int, Failure> failures_; // failed ranks only; survives eviction
     std::vector<Ghost> ghosts_;                 // kGhostsPerSlot x LLC_MAX_CONTEXTS (at least kMinGhosts)
     std::vector<PendingForget> forgets_;
+    SwitchAsks asks_; // the switching channel: asks not yet answered
     std::vector<std::unique_ptr<char[]>> free_bufs_;
     std::unique_ptr<char[]> rxbuf_;
     // LLC_UDP_SHARED_RECV=1: a datagram for a neighbour whose buffers were full

@@ -137,6 +137,111 @@ TEST(HybridReceiverDriven, SenderAtItsCapRefusesAndTheReceiverDoesNotWait)
     });
 }
 
+// The same shape, watched from the receivers: the source answers every ask
+// on the switching channel, so a refused receiver gives its node's slot
+// back in the very progress call that reads the refusal (before the
+// answers it kept the slot for kRequestPatience periods).  Refusals must be
+// seen (rank 0 holds one slot for two equally busy receivers) and no
+// receiver may still hold a slot for rank 0 right after one.
+TEST(HybridReceiverDriven, ARefusalGivesTheReceiversSlotBackAtOnce)
+{
+    JobOptions o = receiver_driven_job({0, 1, 2}, "10", "20", "1");
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        StreamChecker c(p.rank, p.size);
+        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
+        Streamer s(ctx, p.rank, p.size);
+        llc_stats_t before{}, after{};
+        int refusals_seen = 0, held_after_refusal = 0;
+        double end = now_s() + 1.5;
+        unsigned k = 0;
+        while (now_s() < end && !::testing::Test::HasFailure()) {
+            if (p.rank == 0 && s.room())
+                s.send(1 + int(k++ % 2));
+            llc_get_stats(ctx, &before);
+            ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
+            llc_get_stats(ctx, &after);
+            s.reap();
+            // A refusal read in a call that sent no new ask: nothing may be held for rank 0.
+            if (after.rc_asks_refused > before.rc_asks_refused && after.rc_requests_sent == before.rc_requests_sent) {
+                refusals_seen++;
+                if (after.rc_sources != 0)
+                    held_after_refusal++;
+            }
+        }
+        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
+        llc_get_stats(ctx, &after);
+        print_stats(p, after);
+        if (p.rank == 0) {
+            EXPECT_GE(after.rc_requests_refused, 1u);
+            EXPECT_EQ(after.rc_asks_refused, 0u) << "rank 0 asked nobody";
+        } else {
+            EXPECT_EQ(held_after_refusal, 0) << "rank " << p.rank << " kept its slot after a refusal";
+            EXPECT_GT(c.next[0], 1000u);
+        }
+        finalize_ok(ctx);
+        check_counts_after_finalize(p, s, c);
+        ASSERT_EQ(TestProcess::put(&p, "refusals", &refusals_seen, sizeof(refusals_seen)), 0);
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        int total = 0;
+        for (int r = 0; r < p.size; r++) {
+            int f = 0;
+            size_t len = sizeof(f);
+            ASSERT_EQ(TestProcess::get(&p, r, "refusals", &f, &len), 0);
+            total += f;
+        }
+        EXPECT_GE(total, 1) << "refusals read by the receivers";
+    });
+}
+
+// Asks and answers are datagrams outside the numbered stream, so the
+// receiver sends an ask again until it is answered and gives up after
+// SwitchAsks::kMaxRetries resends (the policy's patience then decides when
+// to ask again).  Every switch datagram is dropped here
+// (LLC_UDP_DROP_ONLY=switch, the data is not): rank 1 asks, resends and
+// gives up (once or more in 3 s); rank 0 never hears an ask and never promotes;
+// every message arrives on udp, once and in order.
+TEST(HybridReceiverDriven, UnansweredAsksAreResentThenGivenUp)
+{
+    JobOptions o = receiver_driven_job({0, 1}, "200", "20", "1"); // patience 600 ms: more than the resends take
+    for (auto &kv : o.env)
+        if (kv.first == std::string("LLC_UDP_DROP_PERMILLE"))
+            kv.second = "1000";
+    o.env.push_back({"LLC_UDP_DROP_ONLY", "switch"});
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        StreamChecker c(p.rank, p.size);
+        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
+        Streamer s(ctx, p.rank, p.size);
+        llc_stats_t st{};
+        double end = now_s() + 3.0;
+        while (now_s() < end && !::testing::Test::HasFailure()) {
+            if (p.rank == 0 && s.room())
+                s.send(1);
+            ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
+            s.reap();
+        }
+        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
+        llc_get_stats(ctx, &st);
+        print_stats(p, st);
+        if (p.rank == 0) {
+            EXPECT_EQ(st.rc_requests_received, 0u);
+            EXPECT_EQ(st.rc_promotions, 0u);
+            EXPECT_EQ(st.tcp_msgs, 0u);
+        } else {
+            EXPECT_GE(st.rc_asks_unanswered, 1u) << "asks given up";
+            EXPECT_GE(st.rc_ask_resends, st.rc_asks_unanswered * 8) << "each given up after kMaxRetries resends";
+            EXPECT_LE(st.rc_asks_unanswered, st.rc_requests_sent);
+            EXPECT_EQ(st.rc_asks_refused, 0u);
+            EXPECT_GT(c.next[0], 100u);
+        }
+        finalize_ok(ctx);
+        check_counts_after_finalize(p, s, c);
+    });
+}
+
 // Very short periods and a low threshold keep switches going; each process
 // calls llc_finalize as soon as one of its own switches is in flight
 // (promoting: sends held while udp drains; demoting: waiting for the

@@ -167,8 +167,8 @@ typedef struct llc_stats {
     uint64_t rc_demotions;        /* hybrid: destinations moved from tcp back to udp */
     uint64_t rc_active;           /* hybrid: destinations currently on tcp */
     /* receiver-driven hybrid (LLC_HYBRID_DRIVER=receiver); appended in 1.2 */
-    uint64_t rc_requests_sent;     /* SwitchRequests this process (as a receiver) sent to sources */
-    uint64_t rc_requests_received; /* SwitchRequests this process (as a sender) received */
+    uint64_t rc_requests_sent;     /* switch asks this process (as a receiver) sent to sources (first sends) */
+    uint64_t rc_requests_received; /* switch asks this process (as a sender) received, repeats included */
     uint64_t rc_requests_refused;  /* received ones it did not act on (cap full, switching, finalizing) */
     /* udp peer cap (LLC_MAX_CONTEXTS); appended in 1.2 */
     uint64_t udp_evictions;       /* udp peer states dropped to stay under the cap */
@@ -196,6 +196,18 @@ typedef struct llc_stats {
     uint64_t hybrid_sources;       /* receiver-driven: sources with a receive history now */
     uint64_t hybrid_evictions;     /* routes and sources dropped to make room under the cap */
     uint64_t hybrid_cap_overflows; /* routes and sources created above the cap because none could be dropped */
+    /* the node's ring pool (LLC_RING_POOL); appended in 1.3, after the hybrid cap */
+    uint64_t ring_pool_rings;      /* rings in the pool this process uses: the node's when shared, its private share otherwise */
+    uint64_t ring_pool_in_use;     /* rings leased now: node-wide when shared, this process's otherwise */
+    uint64_t ring_pool_high_water; /* most rings leased at once (same scope) */
+    uint64_t ring_pool_held;       /* rings this process holds now (one per source on tcp or asked to move there) */
+    uint64_t ring_leases;          /* rings this process has leased so far */
+    uint64_t ring_pool_empty;      /* promotions not asked because the pool had no free ring */
+    uint64_t ring_bytes_landed;    /* tcp stream bytes read into a leased ring (the rest: the staging buffer or direct reads) */
+    /* the hybrid's switching channel (asks and answers outside the udp stream); appended in 1.3, after the ring pool */
+    uint64_t rc_asks_refused;      /* receiver-driven: answers from sources that refused one of our asks */
+    uint64_t rc_ask_resends;       /* asks sent again because no answer came in time */
+    uint64_t rc_asks_unanswered;   /* asks given up after the resends (the policy's patience takes over) */
 } llc_stats_t;
 int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out);
 

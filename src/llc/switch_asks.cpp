@@ -1,0 +1,39 @@
+// switch_asks.cpp - see switch_asks.hpp.
+#include "switch_asks.hpp"
+
+#include <algorithm>
+
+namespace llc {
+
+SwitchAsks::Ask &SwitchAsks::add(int dest, uint64_t number, uint64_t want, const sockaddr_in &addr, uint64_t now_us)
+{
+    auto it = std::find_if(asks_.begin(), asks_.end(), [dest](const Ask &a) { return a.dest == dest; });
+    if (it == asks_.end()) {
+        asks_.emplace_back();
+        it = asks_.end() - 1;
+    }
+    *it = Ask{dest, number, want, addr, now_us, 0};
+    return *it;
+}
+
+bool SwitchAsks::answered(int src, uint64_t number)
+{
+    auto it = std::find_if(asks_.begin(), asks_.end(),
+                           [&](const Ask &a) { return a.dest == src && a.number == number; });
+    if (it == asks_.end())
+        return false; // a duplicate answer, or one to an ask that was replaced
+    *it = asks_.back();
+    asks_.pop_back();
+    return true;
+}
+
+void SwitchAsks::drop(int dest)
+{
+    auto it = std::find_if(asks_.begin(), asks_.end(), [dest](const Ask &a) { return a.dest == dest; });
+    if (it == asks_.end())
+        return;
+    *it = asks_.back();
+    asks_.pop_back();
+}
+
+} // namespace llc
