@@ -27,7 +27,8 @@ VerbsEngine::VerbsEngine(VerbsHost &host, VerbsFabric &fabric, const VerbsEngine
     for (size_t i = slots; i-- > 0;)
         free_slots_.push_back(uint32_t(i));
     slot_owner_.assign(slots, -1);
-    qp_in_flight_.assign(fabric_.data_qps() + 1, 0);
+    slot_rc_.assign(slots, 0);
+    qp_in_flight_.assign(fabric_.data_qps() + 2, 0); // data, credit, RC
     talked_.assign(size_t(host_.size()), false);
     repost();
     if (pool_.posted() == 0)
@@ -37,10 +38,15 @@ VerbsEngine::VerbsEngine(VerbsHost &host, VerbsFabric &fabric, const VerbsEngine
 VerbsEngine::~VerbsEngine()
 {
     peers_.for_each([this](int, std::unique_ptr<Peer> &p) {
-        if (p && p->route)
+        if (!p)
+            return;
+        if (p->rc_qp)
+            fabric_.rc_destroy(p->rc_qp);
+        if (p->rc_rx_qp)
+            fabric_.rc_destroy(p->rc_rx_qp);
+        if (p->route)
             fabric_.disconnect(p->route);
-        if (p)
-            p->route = nullptr;
+        p->rc_qp = p->rc_rx_qp = p->route = nullptr;
     });
 }
 
@@ -59,7 +65,8 @@ bool VerbsEngine::evictable(const Peer &p) const
 {
     return p.queue.empty() && !p.feeding && p.credits_to_send == 0 && p.in_flight == 0 && !p.goodbye_rx &&
            !p.goodbye_queued && (!p.decoder || p.decoder->at_record_boundary()) &&
-           p.tx_credits.available() == p.tx_credits.initial() && p.rx_credits.outstanding() == 0;
+           p.tx_credits.available() == p.tx_credits.initial() && p.rx_credits.outstanding() == 0 &&
+           !p.rc_qp && !p.rc_rx_qp && p.held.empty(); // RC QPs are kept for reuse
 }
 
 VerbsEngine::Peer &VerbsEngine::peer_for(int rank)
@@ -90,7 +97,8 @@ void VerbsEngine::resolve(Peer &p)
 
 bool VerbsEngine::post_frame(Peer &p, size_t qp, uint32_t slot, size_t len)
 {
-    int rc = fabric_.post_send(qp, p.route, p.addr, slot, len);
+    const bool rc_qp = qp == fabric_.data_qps() + 1;
+    int rc = rc_qp ? fabric_.post_send_rc(p.rc_qp, slot, len) : fabric_.post_send(qp, p.route, p.addr, slot, len);
     if (rc != 0) {
         free_slots_.push_back(slot);
         fail(LLC_ERR_SYSTEM, errno_message("LLC_NET=verbs: posting a send to " + describe(p.rank), rc));
@@ -98,22 +106,126 @@ bool VerbsEngine::post_frame(Peer &p, size_t qp, uint32_t slot, size_t len)
     }
     qp_in_flight_[qp]++;
     p.in_flight++;
+    if (rc_qp)
+        p.rc_in_flight++;
     slot_owner_[slot] = p.rank;
+    slot_rc_[slot] = rc_qp ? 1 : 0;
     return true;
+}
+
+// RC promotion, sender side: count the frames of the window; a destination
+// with rc_promote_frames of them is asked for an RC queue pair (once: a
+// refusal is kept while its Peer lives).
+void VerbsEngine::consider_rc(Peer &p)
+{
+    if (params_.rc_max == 0 || !fabric_.rc_supported())
+        return;
+    p.window_frames++;
+    if (p.rc == Peer::Rc::None && p.window_frames >= params_.rc_promote_frames && rc_count_ < params_.rc_max) {
+        uint32_t qpn = 0, psn = 0;
+        void *qp = nullptr;
+        try {
+            qp = fabric_.rc_create(&qpn, &psn);
+        } catch (const Error &) {
+            qp = nullptr;
+        }
+        if (!qp) {
+            p.rc = Peer::Rc::Refused; // this device will not: stay on DC
+        } else {
+            p.rc_qp = qp;
+            p.rc = Peer::Rc::Requested;
+            rc_count_++;
+            control_pending_.push_back(Control{p.rank, VerbsFrameType::RcRequest, qpn, psn});
+        }
+    }
+    if (++window_total_ >= params_.rc_window_frames) {
+        window_total_ = 0;
+        peers_.for_each([](int, std::unique_ptr<Peer> &q) {
+            if (q)
+                q->window_frames = 0;
+        });
+    }
+}
+
+void VerbsEngine::on_rc_frame(Peer &p, const VerbsFrame &f)
+{
+    VerbsAddress peer_rc = p.addr;
+    peer_rc.rc_qpn = f.credits;
+    peer_rc.psn = f.psn;
+    switch (VerbsFrameType(f.type)) {
+    case VerbsFrameType::RcRequest: {
+        resolve(p);
+        peer_rc = p.addr;
+        peer_rc.rc_qpn = f.credits;
+        peer_rc.psn = f.psn;
+        void *qp = nullptr;
+        uint32_t qpn = 0, psn = 0;
+        if (!p.rc_rx_qp && rc_count_ < params_.rc_max && fabric_.rc_supported()) {
+            try {
+                qp = fabric_.rc_create(&qpn, &psn);
+                if (qp)
+                    fabric_.rc_connect(qp, peer_rc);
+            } catch (const Error &) {
+                if (qp)
+                    fabric_.rc_destroy(qp);
+                qp = nullptr;
+            }
+        }
+        if (qp) {
+            p.rc_rx_qp = qp;
+            rc_count_++;
+            control_pending_.push_back(Control{p.rank, VerbsFrameType::RcAccept, qpn, psn});
+        } else {
+            control_pending_.push_back(Control{p.rank, VerbsFrameType::RcRefuse, 0, 0});
+        }
+        break;
+    }
+    case VerbsFrameType::RcAccept:
+        if (p.rc != Peer::Rc::Requested)
+            break; // not asked (a protocol slip): ignored
+        try {
+            fabric_.rc_connect(p.rc_qp, peer_rc);
+            p.rc = Peer::Rc::Up; // the next frame to it closes the DC stream (pump)
+            rc_promotions_++;
+            pump(p);
+        } catch (const Error &) {
+            // The peer holds its end for nothing: a leak of its RC budget.
+            fabric_.rc_destroy(p.rc_qp);
+            p.rc_qp = nullptr;
+            p.rc = Peer::Rc::Refused;
+            rc_count_--;
+        }
+        break;
+    case VerbsFrameType::RcRefuse:
+        if (p.rc != Peer::Rc::Requested)
+            break;
+        fabric_.rc_destroy(p.rc_qp);
+        p.rc_qp = nullptr;
+        p.rc = Peer::Rc::Refused;
+        rc_count_--;
+        rc_refusals_++;
+        break;
+    default:
+        break;
+    }
 }
 
 bool VerbsEngine::pump(Peer &p)
 {
-    // TODO(RC promotion, doc/libllc.md "Verbs"): here a destination found
-    // busy (frames per period, as the hybrid's sender driver counts sends)
-    // would get an RC QP, within LLC_MAX_RC_PER_NODE (RcSlots), through a
-    // connect handshake carrying VerbsAddress::rc_qpn/psn and the rc_*
-    // transitions of verbs_qp_attr.hpp, with a marker record ending the DC
-    // stream before RC takes over.  Not written: everything goes over DC.
     bool did = false;
-    const size_t qp = size_t(p.rank) % fabric_.data_qps();
-    while (!p.queue.empty() && !failed_) {
-        if (qp_in_flight_[qp] >= fabric_.send_queue_depth() || free_slots_.empty())
+    const size_t dc_qp = size_t(p.rank) % fabric_.data_qps();
+    const size_t rc_qp = fabric_.data_qps() + 1;
+    while (!failed_) {
+        // Up and the DC stream not closed yet: the next frame (with data or
+        // without) goes on DC flagged LastOnDc; every later one on RC.
+        const bool close_dc = p.rc == Peer::Rc::Up && !p.dc_closed;
+        const bool via_rc = p.rc == Peer::Rc::Up && p.dc_closed;
+        if (p.queue.empty() && !close_dc)
+            break;
+        if (free_slots_.empty())
+            break;
+        if (via_rc ? (p.rc_in_flight >= fabric_.send_queue_depth() || qp_in_flight_[rc_qp] >= fabric_.rc_cq_depth())
+                   : qp_in_flight_[dc_qp] >= fabric_.send_queue_depth())
             break;
         if (!p.tx_credits.can_send()) {
             credit_stalls_++;
@@ -122,12 +234,16 @@ bool VerbsEngine::pump(Peer &p)
         resolve(p);
         uint32_t slot = free_slots_.back();
         free_slots_.pop_back();
+        const uint8_t flags = via_rc ? kFrameViaRc : close_dc ? kFrameLastOnDc : 0;
         size_t len = pack_data_frame(p.queue, fabric_.send_slot(slot), fabric_.slot_bytes(), params_.job_tag,
-                                     host_.rank(), [this](OutgoingMessage &m) { host_.complete(m, LLC_OK); });
+                                     host_.rank(), [this](OutgoingMessage &m) { host_.complete(m, LLC_OK); }, flags);
         p.tx_credits.consume();
-        if (!post_frame(p, qp, slot, len))
+        if (!post_frame(p, via_rc ? rc_qp : dc_qp, slot, len))
             break;
+        if (close_dc)
+            p.dc_closed = true;
         talked_[size_t(p.rank)] = true;
+        consider_rc(p);
         did = true;
     }
     return did;
@@ -194,6 +310,11 @@ void VerbsEngine::on_frame(uint32_t buffer, const char *data, size_t len)
         return;
     }
     Peer &p = peer_for(f.src); // a heap object: stays put while the table changes
+    if (VerbsFrameType(f.type) >= VerbsFrameType::RcRequest) {
+        pool_.release(buffer);
+        on_rc_frame(p, f);
+        return;
+    }
     if (VerbsFrameType(f.type) == VerbsFrameType::Credit) {
         pool_.release(buffer);
         if (!p.tx_credits.on_return(f.credits)) {
@@ -211,20 +332,21 @@ void VerbsEngine::on_frame(uint32_t buffer, const char *data, size_t len)
         return;
     }
     p.heard = true;
-    if (!p.decoder) {
-        Peer *raw = &p;
-        p.decoder = std::make_unique<StreamDecoder>([this, raw](const IncomingRecord &rec) { on_record(*raw, rec); });
+    if ((f.flags & kFrameViaRc) && !p.dc_done) {
+        // Overtook the end of its DC stream: kept until LastOnDc arrives.
+        p.held.emplace_back(data + sizeof(f), f.len);
+        rc_frames_held_++;
+    } else {
+        feed(p, data + sizeof(f), f.len);
+        if (f.flags & kFrameLastOnDc) {
+            p.dc_done = true;
+            while (!p.held.empty() && !failed_) {
+                std::string bytes = std::move(p.held.front());
+                p.held.pop_front();
+                feed(p, bytes.data(), bytes.size());
+            }
+        }
     }
-    p.feeding = true;
-    try {
-        p.decoder->feed(data + sizeof(f), f.len);
-    } catch (const Error &e) {
-        p.feeding = false;
-        pool_.release(buffer);
-        fail(e.status(), e.what());
-        return;
-    }
-    p.feeding = false;
     pool_.release(buffer); // the decoder has copied what it needs; repost() posts it again
     p.rx_credits.on_buffer_reposted();
     if (uint32_t n = p.rx_credits.take_return()) {
@@ -233,6 +355,39 @@ void VerbsEngine::on_frame(uint32_t buffer, const char *data, size_t len)
         p.credits_to_send += n;
     } else if (p.rx_credits.owed() > 0) {
         owed_any_ = true;
+    }
+}
+
+void VerbsEngine::feed(Peer &p, const char *data, size_t len)
+{
+    if (!p.decoder) {
+        Peer *raw = &p;
+        p.decoder = std::make_unique<StreamDecoder>([this, raw](const IncomingRecord &rec) { on_record(*raw, rec); });
+    }
+    p.feeding = true;
+    try {
+        p.decoder->feed(data, len);
+    } catch (const Error &e) {
+        fail(e.status(), e.what());
+    }
+    p.feeding = false;
+}
+
+void VerbsEngine::flush_control()
+{
+    const size_t qp = fabric_.data_qps(); // the credit queue pair carries the handshake too
+    while (!control_pending_.empty() && !failed_) {
+        if (qp_in_flight_[qp] >= fabric_.send_queue_depth() || free_slots_.empty())
+            return;
+        const Control c = control_pending_.front();
+        Peer &p = peer_for(c.rank);
+        resolve(p);
+        uint32_t s = free_slots_.back();
+        free_slots_.pop_back();
+        size_t len = write_rc_frame(fabric_.send_slot(s), c.type, params_.job_tag, host_.rank(), c.qpn, c.psn);
+        control_pending_.pop_front();
+        if (!post_frame(p, qp, s, len))
+            return;
     }
 }
 
@@ -293,9 +448,13 @@ bool VerbsEngine::poll_send()
                 slot_owner_[slot] = -1;
                 free_slots_.push_back(slot);
             }
+            const bool was_rc = slot < slot_rc_.size() && slot_rc_[slot];
             if (std::unique_ptr<Peer> *owner = rank >= 0 ? peers_.peek(rank) : nullptr)
-                if (*owner && (*owner)->in_flight > 0)
+                if (*owner && (*owner)->in_flight > 0) {
                     (*owner)->in_flight--; // its Peer cannot have been evicted meanwhile (in_flight > 0)
+                    if (was_rc && (*owner)->rc_in_flight > 0)
+                        (*owner)->rc_in_flight--;
+                }
             if (!wc[k].ok)
                 fail(LLC_ERR_PEER, "LLC_NET=verbs: a send to " + describe(rank) + " failed (" + wc[k].status +
                                        "); the DC initiator is now in the error state and this version does not "
@@ -338,8 +497,9 @@ bool VerbsEngine::progress()
     did |= received;
     repost();
     return_credits(!received); // idle receive side: return every owed credit
+    flush_control();
     peers_.for_each([&](int, std::unique_ptr<Peer> &p) {
-        if (p && !p->queue.empty())
+        if (p && (!p->queue.empty() || (p->rc == Peer::Rc::Up && !p->dc_closed)))
             did |= pump(*p);
     });
     return did;
@@ -349,9 +509,9 @@ bool VerbsEngine::has_pending_sends() const
 {
     if (failed_)
         return false;
-    bool pending = !credit_pending_.empty() || free_slots_.size() != fabric_.send_slots();
+    bool pending = !credit_pending_.empty() || !control_pending_.empty() || free_slots_.size() != fabric_.send_slots();
     peers_.for_each([&](int, const std::unique_ptr<Peer> &p) {
-        if (p && !p->queue.empty())
+        if (p && (!p->queue.empty() || (p->rc == Peer::Rc::Up && !p->dc_closed)))
             pending = true;
     });
     return pending;

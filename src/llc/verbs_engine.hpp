@@ -68,6 +68,34 @@ public:
     virtual int poll_recv(VerbsCompletion *out, int max) = 0;
     // Posts receive buffers ids[0..n); returns how many were posted (a prefix).
     virtual size_t post_recv(const uint32_t *ids, size_t n) = 0;
+
+    // RC queue pairs, created on demand for busy peers (none when
+    // rc_supported() is false).  Their sends complete on queue pair number
+    // data_qps() + 1 (poll_send), at most rc_cq_depth() in flight in all.
+    virtual bool rc_supported() const { return false; }
+    virtual uint32_t rc_cq_depth() const { return 0; }
+    // An RC QP in INIT receiving through the shared receive queue; *qpn and
+    // *psn: its number and first packet sequence number.  Throws Error.
+    virtual void *rc_create(uint32_t *qpn, uint32_t *psn)
+    {
+        (void)qpn;
+        (void)psn;
+        return nullptr;
+    }
+    // To RTR and RTS towards `peer` (its address with rc_qpn and psn set).  Throws Error.
+    virtual void rc_connect(void *rc, const VerbsAddress &peer)
+    {
+        (void)rc;
+        (void)peer;
+    }
+    virtual int post_send_rc(void *rc, uint32_t slot, size_t len)
+    {
+        (void)rc;
+        (void)slot;
+        (void)len;
+        return 38; // ENOSYS
+    }
+    virtual void rc_destroy(void *rc) { (void)rc; }
 };
 
 struct VerbsEngineParams {
@@ -77,6 +105,13 @@ struct VerbsEngineParams {
     uint32_t credit_batch = 16;
     size_t max_peers = 1024;        // LLC_MAX_CONTEXTS
     uint32_t job_tag = 0;
+    // RC promotion: a destination that got at least rc_promote_frames of the
+    // last rc_window_frames data frames this process sent is asked for an RC
+    // queue pair; at most rc_max RC QPs (both directions) per process, kept
+    // for reuse.  rc_max 0: never.
+    size_t rc_max = 0;
+    uint32_t rc_promote_frames = 256;
+    uint32_t rc_window_frames = 1024;
 };
 
 class VerbsEngine {
@@ -101,6 +136,10 @@ public:
     uint64_t peer_evictions() const { return peers_.evictions(); }
     uint64_t stray_frames() const { return stray_frames_; }
     uint64_t credit_stalls() const { return credit_stalls_; }
+    size_t rc_count() const { return rc_count_; }                // RC QPs held (both directions)
+    uint64_t rc_promotions() const { return rc_promotions_; }    // our RC QPs connected (sender side)
+    uint64_t rc_refusals() const { return rc_refusals_; }        // our requests refused
+    uint64_t rc_frames_held() const { return rc_frames_held_; }  // RC frames that overtook the DC stream
     const RecvBufferPool &pool() const { return pool_; }
 
 private:
@@ -119,6 +158,24 @@ private:
         bool goodbye_rx = false;
         bool heard = false;   // a data frame arrived from it
         bool feeding = false; // its decoder is running (a handler may send): not evictable
+        // RC, sender side: our QP to it (Requested: waiting for the answer;
+        // Up: connected; once the LastOnDc frame is out, data goes on RC).
+        enum class Rc : uint8_t { None, Requested, Up, Refused };
+        Rc rc = Rc::None;
+        void *rc_qp = nullptr;
+        bool dc_closed = false;
+        uint32_t rc_in_flight = 0;
+        uint32_t window_frames = 0; // data frames to it in the current window
+        // RC, receiver side: the QP it sends to us on, and its RC frames
+        // that arrived before its LastOnDc frame (stream bytes, in order).
+        void *rc_rx_qp = nullptr;
+        bool dc_done = false;
+        std::deque<std::string> held;
+    };
+    struct Control {
+        int rank;
+        VerbsFrameType type;
+        uint32_t qpn, psn;
     };
 
     Peer &peer_for(int rank);
@@ -132,6 +189,10 @@ private:
     void on_record(Peer &p, const IncomingRecord &rec);
     void repost();
     void return_credits(bool flush);
+    void flush_control();
+    void consider_rc(Peer &p);
+    void on_rc_frame(Peer &p, const VerbsFrame &f);
+    void feed(Peer &p, const char *data, size_t len);
     void fail(int status, const std::string &message);
     std::string describe(int rank) const;
 
@@ -144,6 +205,11 @@ private:
     std::vector<uint32_t> qp_in_flight_; // per queue pair
     PeerTable<std::unique_ptr<Peer>> peers_;
     std::vector<int> credit_pending_;   // ranks with credits_to_send > 0
+    std::deque<Control> control_pending_; // RC handshake frames not yet posted
+    std::vector<uint8_t> slot_rc_;      // the slot's frame went on an RC QP
+    size_t rc_count_ = 0;
+    uint32_t window_total_ = 0;
+    uint64_t rc_promotions_ = 0, rc_refusals_ = 0, rc_frames_held_ = 0;
     std::vector<bool> talked_;          // one bit per rank: data was sent to it (it gets a Goodbye)
     bool owed_any_ = false;             // some peer owes credits below the batch (flushed when idle)
     bool failed_ = false;

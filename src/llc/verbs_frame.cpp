@@ -6,7 +6,8 @@
 namespace llc {
 
 size_t pack_data_frame(std::deque<std::unique_ptr<OutgoingMessage>> &queue, char *buf, size_t capacity,
-                       uint32_t job_tag, int src, const std::function<void(OutgoingMessage &)> &done)
+                       uint32_t job_tag, int src, const std::function<void(OutgoingMessage &)> &done,
+                       uint8_t flags)
 {
     const size_t room = capacity - sizeof(VerbsFrame);
     size_t used = 0;
@@ -22,6 +23,7 @@ size_t pack_data_frame(std::deque<std::unique_ptr<OutgoingMessage>> &queue, char
     VerbsFrame f{};
     f.job_tag = job_tag;
     f.type = uint8_t(VerbsFrameType::Data);
+    f.flags = flags;
     f.src = src;
     f.len = uint32_t(used);
     std::memcpy(buf, &f, sizeof(f));
@@ -39,6 +41,18 @@ size_t write_credit_frame(char *buf, uint32_t job_tag, int src, uint32_t credits
     return sizeof(f);
 }
 
+size_t write_rc_frame(char *buf, VerbsFrameType type, uint32_t job_tag, int src, uint32_t qpn, uint32_t psn)
+{
+    VerbsFrame f{};
+    f.job_tag = job_tag;
+    f.type = uint8_t(type);
+    f.src = src;
+    f.credits = qpn;
+    f.psn = psn;
+    std::memcpy(buf, &f, sizeof(f));
+    return sizeof(f);
+}
+
 FrameCheck check_frame(const char *data, size_t len, uint32_t job_tag, int size, VerbsFrame *out)
 {
     VerbsFrame f{};
@@ -52,7 +66,7 @@ FrameCheck check_frame(const char *data, size_t len, uint32_t job_tag, int size,
     if (f.type == uint8_t(VerbsFrameType::Data)) {
         if (f.len > len - sizeof(f))
             return FrameCheck::BadLength;
-    } else if (f.type == uint8_t(VerbsFrameType::Credit)) {
+    } else if (f.type >= uint8_t(VerbsFrameType::Credit) && f.type <= uint8_t(VerbsFrameType::RcRefuse)) {
         if (f.len != 0)
             return FrameCheck::BadLength;
     } else {

@@ -55,15 +55,29 @@ public:
             ibv_destroy_ah(static_cast<ibv_ah *>(route));
     }
     int post_send(size_t qp, void *route, const VerbsAddress &peer, uint32_t slot, size_t len) override;
-    int poll_send(size_t qp, VerbsCompletion *out, int max) override { return poll(send_cqs_[qp].get(), out, max); }
+    int poll_send(size_t qp, VerbsCompletion *out, int max) override
+    {
+        return poll(qp < send_cqs_.size() ? send_cqs_[qp].get() : rc_send_cq_.get(), out, max);
+    }
     int poll_recv(VerbsCompletion *out, int max) override { return poll(recv_cq_.get(), out, max); }
     size_t post_recv(const uint32_t *ids, size_t n) override;
+
+    bool rc_supported() const override { return true; }
+    uint32_t rc_cq_depth() const override { return uint32_t(rc_cq_entries_); }
+    void *rc_create(uint32_t *qpn, uint32_t *psn) override;
+    void rc_connect(void *rc, const VerbsAddress &peer) override;
+    int post_send_rc(void *rc, uint32_t slot, size_t len) override;
+    void rc_destroy(void *rc) override;
 
     const VerbsAddress &address() const { return local_; }
     uint32_t srq_depth() const { return srq_depth_; }
 
 private:
     static int poll(ibv_cq *cq, VerbsCompletion *out, int max);
+    struct RcQp {
+        VerbsQp qp;
+        uint32_t psn;
+    };
 
     VerbsQpParams params_;
     VerbsAddress local_;
@@ -79,6 +93,9 @@ private:
     VerbsMr recv_mr_, send_mr_;
     VerbsCq recv_cq_;
     std::vector<VerbsCq> send_cqs_; // one per DCI
+    VerbsCq rc_send_cq_;            // shared by the RC QPs (created on demand, owned by the engine)
+    int rc_cq_entries_ = kSendCqEntries;
+    uint32_t next_psn_ = 0;
     VerbsSrq srq_;
     VerbsQp dct_;
     std::vector<VerbsQp> dcis_; // kDataDcis data DCIs, then the credit DCI
@@ -161,6 +178,10 @@ VerbsTransport::Fabric::Fabric(const VerbsDevice &device, uint32_t job_tag)
     modify_verbs_qp(dct_.get(), t.attr, t.mask, "DC target");
     local_.dct_number = dct_->qp_num;
 
+    rc_cq_entries_ = send_cq_entries;
+    rc_send_cq_ = make_verbs_cq(c, rc_cq_entries_, "RC send CQ");
+    next_psn_ = job_tag * 2654435761u;
+
     for (size_t i = 0; i < kDataDcis + 1; i++) {
         const char *what = i < kDataDcis ? "data DC initiator" : "credit DC initiator";
         send_cqs_.push_back(make_verbs_cq(c, send_cq_entries, "send CQ"));
@@ -192,6 +213,47 @@ int VerbsTransport::Fabric::post_send(size_t qp, void *route, const VerbsAddress
     ibv_wr_set_sge(qx, send_mr_->lkey, uint64_t(uintptr_t(send_slot(slot))), uint32_t(len));
     return ibv_wr_complete(qx);
 }
+
+void *VerbsTransport::Fabric::rc_create(uint32_t *qpn, uint32_t *psn)
+{
+    auto rc = std::make_unique<RcQp>();
+    rc->qp = make_rc_qp(pd_->get(), rc_send_cq_.get(), recv_cq_.get(), srq_.get(), dci_send_wr_, 0);
+    QpTransition t = rc_reset_to_init(params_);
+    modify_verbs_qp(rc->qp.get(), t.attr, t.mask, "RC queue pair");
+    next_psn_ = next_psn_ * 1103515245u + 12345u;
+    rc->psn = next_psn_ & 0xffffffu;
+    *qpn = rc->qp->qp_num;
+    *psn = rc->psn;
+    return rc.release();
+}
+
+void VerbsTransport::Fabric::rc_connect(void *h, const VerbsAddress &peer)
+{
+    RcQp *rc = static_cast<RcQp *>(h);
+    QpTransition t = rc_init_to_rtr(params_, peer);
+    modify_verbs_qp(rc->qp.get(), t.attr, t.mask, "RC queue pair");
+    t = rc_rtr_to_rts(params_, rc->psn);
+    modify_verbs_qp(rc->qp.get(), t.attr, t.mask, "RC queue pair");
+}
+
+int VerbsTransport::Fabric::post_send_rc(void *h, uint32_t slot, size_t len)
+{
+    RcQp *rc = static_cast<RcQp *>(h);
+    ibv_sge sge{};
+    sge.addr = uint64_t(uintptr_t(send_slot(slot)));
+    sge.length = uint32_t(len);
+    sge.lkey = send_mr_->lkey;
+    ibv_send_wr wr{};
+    wr.wr_id = slot;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    ibv_send_wr *bad = nullptr;
+    return ibv_post_send(rc->qp.get(), &wr, &bad);
+}
+
+void VerbsTransport::Fabric::rc_destroy(void *h) { delete static_cast<RcQp *>(h); }
 
 size_t VerbsTransport::Fabric::post_recv(const uint32_t *ids, size_t n)
 {
@@ -257,6 +319,12 @@ VerbsTransport::VerbsTransport(Context &ctx, const VerbsDevice &device) : ctx_(c
     p.credit_batch = kCreditBatch;
     p.max_peers = ctx.config().max_contexts;
     p.job_tag = job_tag;
+    // RC for busy peers: LLC_MAX_RC_PER_NODE RC QPs per process (not shared
+    // by the node's processes as the hybrid's RcSlots are), a destination
+    // being busy at LLC_HYBRID_PROMOTE_MSGS of the last 4x that many frames.
+    p.rc_max = size_t(ctx.config().max_rc_per_node);
+    p.rc_promote_frames = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(ctx.config().hybrid_promote_msgs, 1u << 20)));
+    p.rc_window_frames = 4 * p.rc_promote_frames;
     engine_ = std::make_unique<VerbsEngine>(*host_, *fabric_, p);
 }
 

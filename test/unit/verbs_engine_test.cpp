@@ -17,6 +17,7 @@
 
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -29,15 +30,29 @@ constexpr size_t kSlotBytes = 4096;
 
 struct FakeFabric;
 
-struct FakeNet {
-    std::vector<FakeFabric *> nodes; // by rank
-};
-
 struct Parked {
     int src_rank;
     size_t qp;
     uint32_t slot;
     std::string bytes;
+};
+
+struct FakeRc {
+    int owner;
+    uint32_t qpn, psn;
+    int target = -1;         // rank of the connected peer
+    uint32_t target_qpn = 0; // its RC QP
+};
+
+struct FakeNet {
+    std::vector<FakeFabric *> nodes; // by rank
+    // slow_dc: DC frames wait in `slow` (in order) until flush_slow(), while
+    // RC frames land at once, so RC frames overtake the end of a DC stream.
+    bool slow_dc = false;
+    std::deque<std::pair<int, Parked>> slow; // (target rank, frame)
+    std::map<uint32_t, std::unique_ptr<FakeRc>> rcs;
+    uint32_t next_qpn = 1000;
+    void flush_slow();
 };
 
 struct FakeFabric : llc::VerbsFabric {
@@ -51,12 +66,13 @@ struct FakeFabric : llc::VerbsFabric {
     std::deque<Parked> parked;                    // arrived while nothing was posted (RNR)
     int fail_posts_after = -1;                    // post_send returns EIO after this many posts
     bool fail_completions = false;                // send completions report an error
-    int posts = 0, routes = 0;
+    bool rc = true;                               // rc_supported()
+    int posts = 0, routes = 0, rc_posts = 0, rc_live = 0;
     size_t max_posted = 0;
 
     FakeFabric(FakeNet &n, int r, size_t send_slots, size_t recv_buffers)
         : net(n), rank(r), slots(send_slots), recv_count(recv_buffers), send_mem(send_slots * kSlotBytes),
-          recv_mem(recv_buffers * kSlotBytes), send_done(3)
+          recv_mem(recv_buffers * kSlotBytes), send_done(4)
     {
         if (net.nodes.size() <= size_t(r))
             net.nodes.resize(size_t(r) + 1);
@@ -86,9 +102,54 @@ struct FakeFabric : llc::VerbsFabric {
         if (fail_posts_after >= 0 && posts >= fail_posts_after)
             return EIO;
         posts++;
-        FakeFabric *to = net.nodes.at(peer.dct_number);
-        to->arrive(Parked{rank, qp, slot, std::string(send_slot(slot), len)});
+        Parked p{rank, qp, slot, std::string(send_slot(slot), len)};
+        if (net.slow_dc && qp < 2)
+            net.slow.emplace_back(int(peer.dct_number), std::move(p));
+        else
+            net.nodes.at(peer.dct_number)->arrive(std::move(p));
         return 0;
+    }
+    bool rc_supported() const override { return rc; }
+    uint32_t rc_cq_depth() const override { return 64; }
+    void *rc_create(uint32_t *qpn, uint32_t *psn) override
+    {
+        auto r = std::make_unique<FakeRc>();
+        r->owner = rank;
+        r->qpn = net.next_qpn++;
+        r->psn = (r->qpn * 7919u) & 0xffffffu;
+        *qpn = r->qpn;
+        *psn = r->psn;
+        FakeRc *raw = r.get();
+        net.rcs[r->qpn] = std::move(r);
+        rc_live++;
+        return raw;
+    }
+    void rc_connect(void *h, const llc::VerbsAddress &peer) override
+    {
+        FakeRc *r = static_cast<FakeRc *>(h);
+        auto it = net.rcs.find(peer.rc_qpn);
+        EXPECT_NE(it, net.rcs.end()) << "connect to an RC QP that does not exist";
+        if (it != net.rcs.end()) {
+            EXPECT_EQ(it->second->psn, peer.psn);
+            EXPECT_EQ(it->second->owner, int(peer.dct_number));
+        }
+        r->target = int(peer.dct_number);
+        r->target_qpn = peer.rc_qpn;
+    }
+    int post_send_rc(void *h, uint32_t slot, size_t len) override
+    {
+        FakeRc *r = static_cast<FakeRc *>(h);
+        EXPECT_GE(r->target, 0) << "send on an RC QP not connected";
+        if (r->target < 0)
+            return EINVAL;
+        rc_posts++;
+        net.nodes.at(size_t(r->target))->arrive(Parked{rank, 3, slot, std::string(send_slot(slot), len)});
+        return 0;
+    }
+    void rc_destroy(void *h) override
+    {
+        rc_live--;
+        net.rcs.erase(static_cast<FakeRc *>(h)->qpn);
     }
     void arrive(Parked p)
     {
@@ -140,6 +201,15 @@ struct FakeFabric : llc::VerbsFabric {
         return n;
     }
 };
+
+void FakeNet::flush_slow()
+{
+    while (!slow.empty()) {
+        auto item = std::move(slow.front());
+        slow.pop_front();
+        nodes.at(size_t(item.first))->arrive(std::move(item.second));
+    }
+}
 
 struct Delivery {
     int src;
@@ -194,7 +264,7 @@ struct Job {
     std::deque<std::string> payloads; // kept until the end: sends may reference them
 
     Job(int n, size_t recv_buffers, size_t bound, uint32_t credits, size_t send_slots = 64, size_t max_peers = 64,
-        uint32_t batch = 0)
+        uint32_t batch = 0, const std::function<void(Job &)> &before_start = {})
     {
         params.recv_buffers = recv_buffers;
         params.recv_post_bound = bound;
@@ -209,6 +279,8 @@ struct Job {
             nd.host = std::make_unique<FakeHost>(r, n);
             nd.next_seq.assign(size_t(n), 0);
         }
+        if (before_start)
+            before_start(*this);
         for (Node &nd : nodes) // after every fabric exists (posting may deliver)
             nd.engine = std::make_unique<llc::VerbsEngine>(*nd.host, *nd.fabric, params);
     }
@@ -230,9 +302,12 @@ struct Job {
                 nd.engine->progress();
                 ASSERT_LE(nd.engine->pool().posted(), params.recv_post_bound);
             }
+        net.flush_slow();
     }
     bool idle() const
     {
+        if (!net.slow.empty())
+            return false;
         for (const Node &nd : nodes)
             if (nd.engine->has_pending_sends())
                 return false;
@@ -367,6 +442,100 @@ TEST(VerbsEngine, LeftoverCreditsComeBackWhenTheReceiverIdles)
     EXPECT_GT(job.nodes[0].engine->peer_evictions(), 0u);
     EXPECT_LE(job.nodes[0].engine->peer_count(), 3u);
     EXPECT_EQ(job.nodes[0].engine->pending_report(), "0 sends in flight"); // every credit back
+}
+
+// RC promotion: a destination that gets most of the frames is asked for an
+// RC queue pair; the receiver creates and connects its end, the sender
+// connects, closes the DC stream with a LastOnDc frame and sends the rest on
+// RC.  The fake lets RC frames overtake the slow DC lane: the receiver holds
+// them until LastOnDc, so every message still arrives once, in order.
+TEST(VerbsEngine, BusyDestinationMovesToRcInOrder)
+{
+    Job job(2, 64, 32, 16, 64, 64, 0, [](Job &j) {
+        j.params.rc_max = 4;
+        j.params.rc_promote_frames = 8;
+        j.params.rc_window_frames = 32;
+        j.net.slow_dc = true;
+    });
+    std::vector<size_t> sizes;
+    for (int i = 0; i < 300; i++)
+        sizes.push_back(size_t(i * 389 % 9000));
+    for (size_t i = 0; i < sizes.size(); i++) {
+        job.send(0, 1, "r" + std::to_string(i), sizes[i]);
+        if (i % 10 == 9) // bursts: data is queued when the RC answer comes
+            job.progress_all();
+    }
+    job.run_until_idle();
+    const auto &got = job.nodes[1].host->got;
+    ASSERT_EQ(got.size(), sizes.size());
+    for (size_t i = 0; i < sizes.size(); i++) {
+        EXPECT_EQ(got[i].seq, i);
+        EXPECT_EQ(got[i].hdr, "r" + std::to_string(i));
+        EXPECT_TRUE(got[i].payload == expected_payload(0, i, sizes[i])) << "message " << i;
+    }
+    EXPECT_EQ(job.nodes[0].engine->rc_promotions(), 1u);
+    EXPECT_EQ(job.nodes[0].engine->rc_count(), 1u);
+    EXPECT_EQ(job.nodes[1].engine->rc_count(), 1u);
+    EXPECT_GT(job.nodes[0].fabric->rc_posts, 0);
+    EXPECT_GT(job.nodes[1].engine->rc_frames_held(), 0u); // the overtaking did happen
+    for (Node &nd : job.nodes)
+        EXPECT_TRUE(nd.host->errors.empty());
+    // Finalize over RC: goodbyes ride the RC stream.
+    job.nodes[0].engine->say_goodbye();
+    job.nodes[1].engine->say_goodbye();
+    job.run_until_idle();
+    EXPECT_TRUE(job.nodes[1].engine->incoming_quiet());
+    EXPECT_TRUE(job.nodes[0].engine->incoming_quiet());
+    // The RC QPs go with the engines.
+    job.nodes[0].engine.reset();
+    job.nodes[1].engine.reset();
+    EXPECT_EQ(job.nodes[0].fabric->rc_live, 0);
+    EXPECT_EQ(job.nodes[1].fabric->rc_live, 0);
+}
+
+// A receiver that cannot (no RC on its device) refuses; the sender stays on
+// DC, asks once, and nothing is lost.
+TEST(VerbsEngine, RefusedRcStaysOnDc)
+{
+    Job job(2, 64, 32, 16, 64, 64, 0, [](Job &j) {
+        j.params.rc_max = 4;
+        j.params.rc_promote_frames = 8;
+        j.params.rc_window_frames = 32;
+        j.nodes[1].fabric->rc = false;
+    });
+    for (int i = 0; i < 200; i++) {
+        job.send(0, 1, "s", size_t(i % 5) * 1000);
+        job.progress_all();
+    }
+    job.run_until_idle();
+    ASSERT_EQ(job.nodes[1].host->got.size(), 200u);
+    for (size_t i = 0; i < 200; i++)
+        EXPECT_EQ(job.nodes[1].host->got[i].seq, i);
+    EXPECT_EQ(job.nodes[0].engine->rc_refusals(), 1u);
+    EXPECT_EQ(job.nodes[0].engine->rc_promotions(), 0u);
+    EXPECT_EQ(job.nodes[0].engine->rc_count(), 0u);
+    EXPECT_EQ(job.nodes[0].fabric->rc_live, 0);
+    EXPECT_EQ(job.nodes[0].fabric->rc_posts, 0);
+}
+
+// The cap: with rc_max 1, only the first busy destination gets RC.
+TEST(VerbsEngine, RcCapIsRespected)
+{
+    Job job(3, 64, 32, 16, 64, 64, 0, [](Job &j) {
+        j.params.rc_max = 1;
+        j.params.rc_promote_frames = 4;
+        j.params.rc_window_frames = 16;
+    });
+    for (int i = 0; i < 200; i++) {
+        job.send(0, 1 + i % 2, "c", 2000);
+        job.progress_all();
+    }
+    job.run_until_idle();
+    EXPECT_EQ(job.nodes[0].engine->rc_count(), 1u);
+    EXPECT_EQ(job.nodes[0].engine->rc_promotions(), 1u);
+    EXPECT_EQ(job.nodes[1].host->got.size() + job.nodes[2].host->got.size(), 200u);
+    for (Node &nd : job.nodes)
+        EXPECT_TRUE(nd.host->errors.empty());
 }
 
 TEST(VerbsEngine, FailedPostFailsTheEngineWithAMessage)
