@@ -333,22 +333,28 @@ void VerbsEngine::on_frame(uint32_t buffer, const char *data, size_t len)
     }
     p.heard = true;
     if ((f.flags & kFrameViaRc) && !p.dc_done) {
-        // Overtook the end of its DC stream: kept until LastOnDc arrives.
+        // Overtook the end of its DC stream: copied and kept until LastOnDc
+        // arrives.  Its credit comes back only when it is fed, so what is
+        // held stays within the sender's credits.
         p.held.emplace_back(data + sizeof(f), f.len);
         rc_frames_held_++;
-    } else {
-        feed(p, data + sizeof(f), f.len);
-        if (f.flags & kFrameLastOnDc) {
-            p.dc_done = true;
-            while (!p.held.empty() && !failed_) {
-                std::string bytes = std::move(p.held.front());
-                p.held.pop_front();
-                feed(p, bytes.data(), bytes.size());
-            }
+        pool_.release(buffer);
+        return;
+    }
+    feed(p, data + sizeof(f), f.len);
+    uint32_t fed = 1;
+    if (f.flags & kFrameLastOnDc) {
+        p.dc_done = true;
+        while (!p.held.empty() && !failed_) {
+            std::string bytes = std::move(p.held.front());
+            p.held.pop_front();
+            feed(p, bytes.data(), bytes.size());
+            fed++;
         }
     }
     pool_.release(buffer); // the decoder has copied what it needs; repost() posts it again
-    p.rx_credits.on_buffer_reposted();
+    for (uint32_t i = 0; i < fed; i++)
+        p.rx_credits.on_buffer_reposted();
     if (uint32_t n = p.rx_credits.take_return()) {
         if (p.credits_to_send == 0)
             credit_pending_.push_back(p.rank);
