@@ -37,11 +37,14 @@
 // (verbs_engine.hpp), tested with a fake device; this file is the device side
 // (VerbsFabric over ibv/mlx5dv) and the glue to Context.
 //
-// Not done (see doc/libllc.md, "Verbs"): RC queue pairs for busy peers (the
-// promotion hook, TODO), the transport-switching DCI, zero-copy RDMA READ
-// rendezvous, recovery of a DCI in the error state (a failed send fails the
-// transport), a completion channel for sleeping.  Built only with libibverbs
-// and mlx5dv (LLC_VERBS_DATA_PATH); never run on InfiniBand hardware.
+// RC queue pairs for busy peers: see VerbsEngine (promotion and the
+// handshake) and rc_* of the fabric here.
+//
+// Not done (see doc/libllc.md, "Verbs"): demotion of RC peers, the separate
+// transport-switching DCI, zero-copy RDMA READ rendezvous, recovery of a DCI
+// in the error state (a failed send fails the transport), a completion
+// channel for sleeping.  Built only with libibverbs and mlx5dv
+// (LLC_VERBS_DATA_PATH); never run on InfiniBand hardware.
 #pragma once
 
 #include "verbs_devices.hpp"
