@@ -59,15 +59,35 @@ src_llc_libllc_la_SOURCES = \
 ## LLC_NET=verbs: RDMA device discovery (libibverbs, mlx5dv) and the fallback
 ## decision; compiled without verbs too (LLC_HAVE_VERBS unset: no devices).
 ## verbs_registrar: the registration cache's ibv_reg_mr Registrar (empty
-## without LLC_HAVE_VERBS)
+## without LLC_HAVE_VERBS).  The verbs data path: verbs_address,
+## verbs_frame, verbs_recv_pool, verbs_credits and verbs_engine are pure
+## logic (always compiled);
+## verbs_qp_attr and verbs_objects need libibverbs (DC parts mlx5dv),
+## verbs_transport both (LLC_VERBS_DATA_PATH); empty otherwise.
 src_llc_libllc_la_SOURCES += \
 	src/llc/net_selection.cpp \
 	src/llc/net_selection.hpp \
+	src/llc/verbs_address.cpp \
+	src/llc/verbs_address.hpp \
+	src/llc/verbs_credits.cpp \
+	src/llc/verbs_credits.hpp \
 	src/llc/verbs_devices.cpp \
+	src/llc/verbs_engine.cpp \
+	src/llc/verbs_engine.hpp \
+	src/llc/verbs_frame.cpp \
+	src/llc/verbs_frame.hpp \
 	src/llc/verbs_devices.hpp \
 	src/llc/verbs_handles.hpp \
+	src/llc/verbs_objects.cpp \
+	src/llc/verbs_objects.hpp \
+	src/llc/verbs_qp_attr.cpp \
+	src/llc/verbs_qp_attr.hpp \
+	src/llc/verbs_recv_pool.cpp \
+	src/llc/verbs_recv_pool.hpp \
 	src/llc/verbs_registrar.cpp \
-	src/llc/verbs_registrar.hpp
+	src/llc/verbs_registrar.hpp \
+	src/llc/verbs_transport.cpp \
+	src/llc/verbs_transport.hpp
 src_llc_libllc_la_LDFLAGS = -version-info 4:0:0
 src_llc_libllc_la_LIBADD = $(VERBS_LIBS)
 

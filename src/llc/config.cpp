@@ -29,8 +29,8 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_MEM_REPORT", "0", "1: llc_finalize prints the memory table of llc_mem_report to stderr"},
         {"LLC_MAX_CONTEXTS", "1024", "gamma: most live per-peer contexts: udp peer states (a PeerTable, hashed rank table), open outgoing tcp connections, and the hybrid's routes and receive histories (PeerTables); idle ones are evicted beyond it (tcp: closed with a Close record, reopened on the next send)"},
         {"LLC_NODE_SHARED", "1", "1: the rank -> node table (and the hybrid's RC slot count) is held once per node, in shared memory created by the node leader; 0: every process keeps a private copy (and its share of LLC_MAX_RC_PER_NODE) (also the fallback when shared memory fails; LLC_MEM_REPORT says which)"},
-        {"LLC_NET", "tcp", "inter-node path: tcp (RC-class), udp (DC-class reliable datagrams), hybrid (udp, busy peers promoted to tcp) or verbs (RDMA device discovery only, no data path yet: falls back as LLC_VERBS_FALLBACK says)"},
-        {"LLC_VERBS_FALLBACK", "tcp", "LLC_NET=verbs without a usable RDMA device: use tcp, udp or hybrid instead (said once on stderr by rank 0), or none: llc_init fails"},
+        {"LLC_NET", "tcp", "inter-node path: tcp (RC-class), udp (DC-class reliable datagrams), hybrid (udp, busy peers promoted to tcp) or verbs (mlx5 DC queue pairs when a usable RDMA device is found and libllc was built with mlx5dv; never run on hardware; otherwise falls back as LLC_VERBS_FALLBACK says)"},
+        {"LLC_VERBS_FALLBACK", "tcp", "LLC_NET=verbs without a usable RDMA device, or when the verbs transport cannot start: use tcp, udp or hybrid instead (said on stderr), or none: llc_init fails"},
         {"LLC_HYBRID", "0", "1: same as LLC_NET=hybrid"},
         {"LLC_UDP_ADDR", "auto", "IPv4 address to publish for udp (auto: as LLC_TCP_ADDR)"},
         {"LLC_UDP_MTU", "16k", "payload bytes per udp datagram (512 .. 65000)"},
@@ -54,7 +54,7 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_KVS", "dist", "where endpoint addresses live: pmi (every process puts/gets through the bootstrap) or dist (KVS on the node leaders, bootstrap only for their addresses)"},
         {"LLC_KVS_TIMEOUT_MS", "10000", "dist: a KVS put/lookup whose server does not answer for this many ms fails (LLC_ERR_PEER)"},
         {"LLC_KVS_CACHE", "LLC_MAX_CONTEXTS", "dist: peer address entries cached after lookup (least recently used evicted; 0: no cache); unset: as many as LLC_MAX_CONTEXTS (1024 by default)"},
-        {"LLC_REG_CACHE_MAX", "65536", "most memory registrations the registration cache keeps (least recently used unpinned ones deregistered beyond it; 0: register on every use, deregister on release); not used on any data path yet (no verbs data path)"},
+        {"LLC_REG_CACHE_MAX", "65536", "most memory registrations the registration cache keeps (least recently used unpinned ones deregistered beyond it; 0: register on every use, deregister on release); not used on any data path yet (the verbs transport copies into registered slots)"},
     };
     return table;
 }

@@ -29,8 +29,9 @@ struct Config {
     // Inter-node path (LLC_NET; LLC_HYBRID=1 is a synonym for LLC_NET=hybrid).
     enum class Net { Tcp, Udp, Hybrid };
     Net net = Net::Tcp;
-    // LLC_NET=verbs: there is no verbs data path; llc_init runs device
-    // discovery and sets `net` from LLC_VERBS_FALLBACK (net_selection.hpp).
+    // LLC_NET=verbs: llc_init runs device discovery; with a usable device
+    // (and a build with the data path) it creates the verbs transport, else
+    // it sets `net` from LLC_VERBS_FALLBACK (net_selection.hpp).
     bool net_verbs = false;
     enum class VerbsFallback { Tcp, Udp, Hybrid, None };
     VerbsFallback verbs_fallback = VerbsFallback::Tcp; // LLC_VERBS_FALLBACK

@@ -9,6 +9,7 @@
 #include "shm_transport.hpp"
 #include "tcp_transport.hpp"
 #include "udp_transport.hpp"
+#include "verbs_transport.hpp"
 
 #include <sched.h>
 #include <time.h>
@@ -35,17 +36,18 @@ private:
     bool &flag_;
 };
 
-// LLC_NET=verbs: discovery, then the fallback (said once per process, by
-// rank 0) or an Error.
-void resolve_verbs(Config &config, int rank)
+// LLC_NET=verbs: discovery, then the verbs transport's device, or the
+// fallback (said once per process, by rank 0), or an Error.
+NetChoice resolve_verbs(Config &config, int rank)
 {
     if (!config.net_verbs)
-        return;
-    NetChoice choice = choose_net(config, discover_verbs_devices());
+        return NetChoice{};
+    NetChoice choice = choose_net(config, discover_for_init());
     config.net = choice.net;
     static std::atomic<bool> said{false};
     if (rank == 0 && !choice.notice.empty() && !said.exchange(true))
         std::fprintf(stderr, "%s\n", choice.notice.c_str());
+    return choice;
 }
 
 } // namespace
@@ -110,23 +112,39 @@ void Context::create_transports()
     // are not left hanging, and report the failure afterwards.
     std::optional<Error> failure;
     try {
-        resolve_verbs(config_, rank_); // before any transport: it decides the inter-node one
+        const NetChoice verbs = resolve_verbs(config_, rank_); // before any transport: it decides the inter-node one
         if (local_ranks.size() > 1)
             shm_ = std::make_unique<ShmTransport>(*this, job_id_, local_ranks);
         if (any_remote) {
             kvs_ = std::make_unique<AddressBook>(config_, boot_, rank_, node_map_, job_id_);
             kvs_->start(); // dist: a node leader's KVS server, its address through the bootstrap
-            if (config_.net != Config::Net::Udp) {
+#ifdef LLC_VERBS_DATA_PATH
+            if (verbs.verbs) {
+                try {
+                    verbs_ = std::make_unique<VerbsTransport>(*this, verbs.device);
+                    verbs_->publish_address();
+                } catch (const Error &e) {
+                    verbs_.reset();
+                    // Said by every process it happens on: it may be one node only.
+                    NetChoice fb = fall_back_after_failure(config_, verbs.device.summary(), e.status(), e.what());
+                    config_.net = fb.net;
+                    std::fprintf(stderr, "%s (rank %d)\n", fb.notice.c_str(), rank_);
+                }
+            }
+#endif
+            if (verbs_) {
+                // every inter-node message goes over verbs
+            } else if (config_.net != Config::Net::Udp) {
                 tcp_ = std::make_unique<TcpTransport>(*this);
                 tcp_->publish_address();
             }
-            if (config_.net != Config::Net::Tcp) {
+            if (!verbs_ && config_.net != Config::Net::Tcp) {
                 udp_ = std::make_unique<UdpTransport>(*this, local_ranks);
                 udp_->publish_address();
             }
         }
         // The node's RC-class slots: shared by its processes (the leader creates the count now).
-        if (config_.net == Config::Net::Hybrid && any_remote && config_.max_rc_per_node > 0)
+        if (config_.net == Config::Net::Hybrid && any_remote && !verbs_ && config_.max_rc_per_node > 0)
             rc_slots_ = RcSlots(size_t(config_.max_rc_per_node), node_map_.my_node(), rank_, node_map_.leader(),
                                 int(local_ranks.size()), job_id_, config_.node_shared);
         // The node's ring pool: receivers lease a ring per source they ask to move to tcp.
@@ -242,6 +260,10 @@ int Context::am_send(int dest, unsigned id, const void *hdr, size_t hdr_len, con
 
 int Context::send_remote(int dest, std::unique_ptr<OutgoingMessage> msg)
 {
+#ifdef LLC_VERBS_DATA_PATH
+    if (verbs_)
+        return verbs_->send(dest, std::move(msg));
+#endif
     switch (config_.net) {
     case Config::Net::Tcp:
         stats_.tcp_msgs++;
@@ -872,6 +894,10 @@ int Context::progress(int *progressed)
         hybrid_tick(monotonic_us());
         stats_.udp_peers = udp_->peer_count();
     }
+#ifdef LLC_VERBS_DATA_PATH
+    if (verbs_)
+        did |= verbs_->progress();
+#endif
     did |= run_completions();
 
     if (did) {
@@ -927,13 +953,20 @@ bool Context::sends_pending() const
 {
     return self_->has_pending() || (shm_ && shm_->has_pending_sends()) ||
            (tcp_ && tcp_->has_pending_sends()) || (udp_ && udp_->has_pending_sends()) || held_count_ > 0 ||
+#ifdef LLC_VERBS_DATA_PATH
+           (verbs_ && verbs_->has_pending_sends()) ||
+#endif
            !completions_.empty();
 }
 
 bool Context::incoming_quiet() const
 {
     return (!shm_ || shm_->incoming_quiet()) && (!tcp_ || tcp_->incoming_quiet()) &&
-           (!udp_ || udp_->incoming_quiet());
+           (!udp_ || udp_->incoming_quiet())
+#ifdef LLC_VERBS_DATA_PATH
+           && (!verbs_ || verbs_->incoming_quiet())
+#endif
+        ;
 }
 
 void Context::finalize()
@@ -970,6 +1003,10 @@ void Context::finalize()
         tcp_->say_goodbye(); // queued behind any data still pending
     if (udp_)
         udp_->say_goodbye();
+#ifdef LLC_VERBS_DATA_PATH
+    if (verbs_)
+        verbs_->say_goodbye();
+#endif
     for (;;) {
         progress_noting();
         bool pending = sends_pending();
@@ -979,11 +1016,18 @@ void Context::finalize()
             break;
         if (monotonic_us() > deadline) {
             std::string udp_state = udp_ ? udp_->pending_report() : std::string();
+            std::string state_name = "udp";
+#ifdef LLC_VERBS_DATA_PATH
+            if (verbs_) {
+                udp_state = verbs_->pending_report();
+                state_name = "verbs";
+            }
+#endif
             std::string msg = std::string("llc_finalize: gave up after ") +
                               std::to_string(config_.finalize_timeout_ms) + " ms (LLC_FINALIZE_TIMEOUT_MS) with " +
                               (pending ? "sends still pending (a peer is not progressing or is gone)"
                                        : "peers still sending to this process") +
-                              (udp_state.empty() ? std::string() : " [udp: " + udp_state + "]");
+                              (udp_state.empty() ? std::string() : " [" + state_name + ": " + udp_state + "]");
             // The caller may truncate the message (MPICH keeps about 256
             // characters): the whole of it, with the state of each peer, on stderr.
             std::fprintf(stderr, "llc rank %d: %s\n", rank_, msg.c_str());

@@ -29,6 +29,7 @@ class SelfTransport;
 class ShmTransport;
 class TcpTransport;
 class UdpTransport;
+class VerbsTransport;
 
 class Context {
 public:
@@ -208,6 +209,7 @@ private:
     std::unique_ptr<ShmTransport> shm_;
     std::unique_ptr<TcpTransport> tcp_;
     std::unique_ptr<UdpTransport> udp_;
+    std::unique_ptr<VerbsTransport> verbs_; // LLC_NET=verbs with a usable device (verbs_transport.hpp)
 };
 
 } // namespace llc

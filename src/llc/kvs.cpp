@@ -39,7 +39,7 @@ constexpr size_t kMaxServerConns = 4096;
 constexpr uint64_t kRetryPauseUs = 20000;
 constexpr size_t kHeader = 11; // op, job tag, key length, value length
 
-const char *kind_name(AddrKind k) { return k == AddrKind::Tcp ? "tcp" : "udp"; }
+const char *kind_name(AddrKind k) { return k == AddrKind::Tcp ? "tcp" : k == AddrKind::Udp ? "udp" : "verbs"; }
 std::string pmi_key(AddrKind k, int rank) { return std::string("llc-") + kind_name(k) + "-" + std::to_string(rank); }
 // Unique per leader: MPICH's PMI keys are global to the job, src_rank is only a hint.
 std::string server_key(int leader) { return "llc-kvs-" + std::to_string(leader); }
@@ -68,7 +68,11 @@ uint32_t get_u32(const char *p)
 }
 
 // An entry's value: "<tcp address>|<udp address>" (either may be empty).
-std::string encode_entry(const std::string &tcp, const std::string &udp) { return tcp + "|" + udp; }
+// "tcp|udp" or, with a verbs address, "tcp|udp|verbs".
+std::string encode_entry(const std::string &tcp, const std::string &udp, const std::string &verbs)
+{
+    return tcp + "|" + udp + (verbs.empty() ? std::string() : "|" + verbs);
+}
 
 void pause_us(uint64_t us)
 {
@@ -442,12 +446,14 @@ void AddressBook::commit()
     std::string key = entry_key(rank_);
     int owner = owner_of(key);
     uint64_t deadline = monotonic_us() + config_.kvs_timeout_ms * 1000;
-    kvs_request(server_address(owner), owner, job_tag_, 'P', key, encode_entry(own_[0], own_[1]), nullptr, deadline,
+    kvs_request(server_address(owner), owner, job_tag_, 'P', key, encode_entry(own_[0], own_[1], own_[2]), nullptr, deadline,
                 config_.kvs_timeout_ms);
     own_[0].clear();
     own_[0].shrink_to_fit();
     own_[1].clear();
     own_[1].shrink_to_fit();
+    own_[2].clear();
+    own_[2].shrink_to_fit();
 }
 
 std::string AddressBook::lookup(int rank, AddrKind kind)
@@ -471,8 +477,11 @@ std::string AddressBook::lookup(int rank, AddrKind kind)
         if (bar == std::string::npos)
             throw Error(LLC_ERR_PEER, "LLC_KVS=dist: key \"" + key + "\" at the KVS server of rank " +
                                           std::to_string(owner) + " holds a malformed entry \"" + value + "\"");
+        size_t bar2 = value.find('|', bar + 1); // npos: no verbs address
+        CacheEntry parsed{rank, value.substr(0, bar), value.substr(bar + 1, bar2 == std::string::npos ? std::string::npos : bar2 - bar - 1),
+                          bar2 == std::string::npos ? std::string() : value.substr(bar2 + 1)};
         if (config_.kvs_cache == 0) {
-            std::string addr = kind == AddrKind::Tcp ? value.substr(0, bar) : value.substr(bar + 1);
+            std::string addr = parsed.of(kind);
             if (addr.empty())
                 throw Error(LLC_ERR_PEER, "rank " + std::to_string(rank) + " published no " + kind_name(kind) +
                                               " address (is LLC_NET the same on every process?)");
@@ -482,11 +491,11 @@ std::string AddressBook::lookup(int rank, AddrKind kind)
             cache_.erase(lru_.back().rank);
             lru_.pop_back();
         }
-        lru_.push_front(CacheEntry{rank, value.substr(0, bar), value.substr(bar + 1)});
+        lru_.push_front(std::move(parsed));
         cache_[rank] = lru_.begin();
     }
     const CacheEntry &e = lru_.front();
-    const std::string &addr = kind == AddrKind::Tcp ? e.tcp : e.udp;
+    const std::string &addr = e.of(kind);
     if (addr.empty())
         throw Error(LLC_ERR_PEER, "rank " + std::to_string(rank) + " published no " + kind_name(kind) +
                                       " address (is LLC_NET the same on every process?)");
@@ -499,7 +508,7 @@ uint64_t AddressBook::cache_bytes(uint64_t *entries) const
     uint64_t b = uint64_t(cache_.bucket_count()) * sizeof(void *);
     for (const CacheEntry &e : lru_) {
         b += 2 * sizeof(void *) + sizeof(CacheEntry);
-        b += heap_bytes(e.tcp) + heap_bytes(e.udp);
+        b += heap_bytes(e.tcp) + heap_bytes(e.udp) + heap_bytes(e.verbs);
         b += sizeof(void *) + sizeof(std::pair<const int, std::list<CacheEntry>::iterator>);
     }
     b += uint64_t(leaders_.capacity()) * sizeof(int);

@@ -28,7 +28,8 @@
 
 namespace llc {
 
-enum class AddrKind { Tcp = 0, Udp = 1 };
+// Verbs: the verbs transport's endpoint (verbs_address.hpp, as text).
+enum class AddrKind { Tcp = 0, Udp = 1, Verbs = 2 };
 
 // One leader's share of the distributed store.  Serves put/get requests on a
 // tcp socket from a thread of its own, so lookups are answered whatever the
@@ -106,7 +107,8 @@ public:
 private:
     struct CacheEntry {
         int rank;
-        std::string tcp, udp;
+        std::string tcp, udp, verbs;
+        const std::string &of(AddrKind k) const { return k == AddrKind::Tcp ? tcp : k == AddrKind::Udp ? udp : verbs; }
     };
     const std::string &server_address(int leader);
 
@@ -118,7 +120,7 @@ private:
     std::vector<int> leaders_;              // dist: leader rank of each node (k entries, node order)
     std::unordered_map<int, std::string> server_addr_; // dist: by leader rank, fetched on first use
     std::unique_ptr<KvsServer> server_;     // dist, leaders only
-    std::string own_[2];                    // dist: this process's addresses until commit()
+    std::string own_[3];                    // dist: this process's addresses until commit() (by AddrKind)
     std::list<CacheEntry> lru_;             // dist: most recently used first
     std::unordered_map<int, std::list<CacheEntry>::iterator> cache_;
     uint64_t remote_lookups_ = 0;

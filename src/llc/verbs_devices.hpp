@@ -3,9 +3,8 @@
 // device answers the DC capability query.  Plain data, no open resources:
 // every handle is closed before discover_verbs_devices() returns.
 //
-// This is discovery only.  libllc has no verbs data path (no RC or DC queue
-// pairs, no shared receive queue): LLC_NET=verbs uses it to decide whether to
-// fall back or to refuse (net_selection.hpp).  Built without libibverbs,
+// LLC_NET=verbs uses it to pick the device for the verbs transport or to
+// fall back (net_selection.hpp).  Built without libibverbs,
 // discovery reports "built without libibverbs" and no devices.
 #pragma once
 
@@ -13,7 +12,21 @@
 #include <string>
 #include <vector>
 
+// The verbs data path (verbs_transport.hpp) needs libibverbs and mlx5dv (DC
+// queue pairs); discovery alone needs neither.
+#if defined(LLC_HAVE_VERBS) && defined(LLC_HAVE_MLX5DV)
+#define LLC_VERBS_DATA_PATH 1
+#endif
+
 namespace llc {
+
+// Whether this libllc has the verbs data path (LLC_VERBS_DATA_PATH).
+constexpr bool kVerbsDataPathBuilt =
+#ifdef LLC_VERBS_DATA_PATH
+    true;
+#else
+    false;
+#endif
 
 struct VerbsPort {
     unsigned number = 0;          // 1-based port number

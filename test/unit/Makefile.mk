@@ -37,7 +37,13 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/reg_cache_test.cpp \
 	test/unit/info_test.cpp \
 	test/unit/kvs_test.cpp \
-	test/unit/verbs_test.cpp
+	test/unit/verbs_test.cpp \
+	test/unit/verbs_address_test.cpp \
+	test/unit/verbs_credits_test.cpp \
+	test/unit/verbs_engine_test.cpp \
+	test/unit/verbs_frame_test.cpp \
+	test/unit/verbs_qp_attr_test.cpp \
+	test/unit/verbs_recv_pool_test.cpp
 test_unit_llc_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc \
 	-I$(top_srcdir)/src/coll/include \
 	-DLLC_SRCDIR='"$(abs_top_srcdir)/src/llc"' -DLLC_COLL_SRCDIR='"$(abs_top_srcdir)/src/coll"'

@@ -37,8 +37,8 @@ $tools/llc_info --bogus >/dev/null 2>&1 ; [ $? -eq 2 ] ; check "llc_info refuses
 # The verbs section: libibverbs in the build, RDMA devices, what LLC_NET=verbs does.
 verbs() { sed -n '/^verbs (RDMA/,/^  LLC_NET=verbs:/p' ; }
 out=$(env -u LLC_VERBS_FALLBACK -u LLC_NET -u LLC_HYBRID $tools/llc_info)
-echo "$out" | grep -q '^verbs (RDMA through rdma-core; device discovery and fallback only, no verbs data path):$' ; check "llc_info has the verbs section" $?
-echo "$out" | verbs | grep -q '^  built with libibverbs: \(yes\|no\), mlx5dv: \(yes\|no\)$' ; check "llc_info says whether libibverbs and mlx5dv are built in" $?
+echo "$out" | grep -q '^verbs (RDMA through rdma-core; DC data path when built with mlx5dv, never run on hardware):$' ; check "llc_info has the verbs section" $?
+echo "$out" | verbs | grep -q '^  built with libibverbs: \(yes\|no\), mlx5dv: \(yes\|no\), verbs data path: \(yes\|no\)$' ; check "llc_info says whether libibverbs, mlx5dv and the verbs data path are built in" $?
 if [ -e /sys/class/infiniband ] ; then
     echo "$out" | verbs | grep -q '^  devices: ' ; check "llc_info lists the RDMA devices" $?
 else

@@ -2,7 +2,9 @@
 // discovery (none found here, repeatedly, without leaks), the fallback
 // decision for every LLC_VERBS_FALLBACK value (as a function, and in forked
 // two-process jobs whose traffic must go over the fallback transport), and
-// the refusal when a usable device is found (with a made-up device).
+// the choice of a usable device (with a made-up device): the verbs transport
+// with the data path built, a refusal without; the fallback after a failure
+// to start.
 #include "config.hpp"
 #include "errors.hpp"
 #include "net_selection.hpp"
@@ -272,19 +274,64 @@ TEST(VerbsSelection, DeviceWithoutActivePortFallsBackAndNamesIt)
     EXPECT_TRUE(contains(choice.notice, "no ACTIVE port")) << choice.notice;
 }
 
-// A usable device is never silently ignored: there is no data path for it.
-TEST(VerbsSelection, UsableDeviceIsRefusedWhateverTheFallback)
+// A usable device is never silently ignored: with the verbs data path built
+// it is chosen (the fallback kept for a failure to start), without it
+// llc_init is refused.
+TEST(VerbsSelection, UsableDeviceIsChosenOrRefusedWithoutTheDataPath)
 {
-    for (auto fb : {llc::Config::VerbsFallback::Tcp, llc::Config::VerbsFallback::None}) {
+    struct {
+        llc::Config::VerbsFallback fallback;
+        llc::Config::Net net;
+    } cases[] = {{llc::Config::VerbsFallback::Tcp, llc::Config::Net::Tcp},
+                 {llc::Config::VerbsFallback::Udp, llc::Config::Net::Udp},
+                 {llc::Config::VerbsFallback::Hybrid, llc::Config::Net::Hybrid},
+                 {llc::Config::VerbsFallback::None, llc::Config::Net::Tcp}};
+    for (const auto &c : cases) {
         try {
-            llc::choose_net(verbs_config(fb), one_device(true));
-            ADD_FAILURE() << "a usable device was accepted";
+            llc::NetChoice choice = llc::choose_net(verbs_config(c.fallback), one_device(true));
+            if (!llc::kVerbsDataPathBuilt)
+                ADD_FAILURE() << "a usable device was accepted by a build without the data path";
+            EXPECT_TRUE(choice.verbs);
+            EXPECT_EQ(choice.device.name, "mlx5_0");
+            EXPECT_EQ(choice.net, c.net) << "the fallback if the transport cannot start";
+            EXPECT_EQ(choice.notice, "") << "nothing to say when verbs is used";
         } catch (const llc::Error &e) {
+            if (llc::kVerbsDataPathBuilt)
+                ADD_FAILURE() << "a usable device was refused: " << e.what();
             EXPECT_EQ(e.status(), LLC_ERR_UNSUPPORTED);
             EXPECT_TRUE(contains(e.what(), "mlx5_0")) << e.what();
             EXPECT_TRUE(contains(e.what(), "no verbs data path")) << e.what();
             EXPECT_TRUE(contains(e.what(), "LLC_NET=tcp, udp or hybrid")) << e.what();
         }
+    }
+    // A device without an ACTIVE port is not chosen, whatever the build.
+    EXPECT_FALSE(llc::choose_net(verbs_config(llc::Config::VerbsFallback::Tcp), one_device(false)).verbs);
+}
+
+// The verbs transport failed to start (no DC support, limits): the fallback
+// applies with a notice naming the device and the error, or llc_init fails
+// with LLC_VERBS_FALLBACK=none.
+TEST(VerbsSelection, FailureToStartFallsBackOrFails)
+{
+    const std::string err = "mlx5dv_create_qp (DC target): Operation not supported";
+    llc::NetChoice c = llc::fall_back_after_failure(verbs_config(llc::Config::VerbsFallback::Udp), "mlx5_0 (port 1)",
+                                                    LLC_ERR_UNSUPPORTED, err);
+    EXPECT_EQ(c.net, llc::Config::Net::Udp);
+    EXPECT_FALSE(c.verbs);
+    EXPECT_TRUE(contains(c.notice, "could not start on mlx5_0 (port 1)")) << c.notice;
+    EXPECT_TRUE(contains(c.notice, err)) << c.notice;
+    EXPECT_TRUE(contains(c.notice, "using udp instead (LLC_VERBS_FALLBACK=udp")) << c.notice;
+    EXPECT_EQ(llc::fall_back_after_failure(verbs_config(llc::Config::VerbsFallback::Hybrid), "d", LLC_ERR_SYSTEM, "x").net,
+              llc::Config::Net::Hybrid);
+    EXPECT_EQ(llc::fall_back_after_failure(verbs_config(llc::Config::VerbsFallback::Tcp), "d", LLC_ERR_SYSTEM, "x").net,
+              llc::Config::Net::Tcp);
+    try {
+        llc::fall_back_after_failure(verbs_config(llc::Config::VerbsFallback::None), "mlx5_0", LLC_ERR_UNSUPPORTED, err);
+        ADD_FAILURE() << "LLC_VERBS_FALLBACK=none fell back";
+    } catch (const llc::Error &e) {
+        EXPECT_EQ(e.status(), LLC_ERR_UNSUPPORTED);
+        EXPECT_TRUE(contains(e.what(), "LLC_VERBS_FALLBACK=none")) << e.what();
+        EXPECT_TRUE(contains(e.what(), err)) << e.what();
     }
 }
 
@@ -384,7 +431,7 @@ class VerbsFallbackJob : public ::testing::TestWithParam<const char *> {};
 TEST_P(VerbsFallbackJob, TrafficUsesTheFallbackAndRankZeroSaysSo)
 {
     if (usable_device_here())
-        GTEST_SKIP() << "a usable RDMA device is present: LLC_NET=verbs refuses it (no data path)";
+        GTEST_SKIP() << "a usable RDMA device is present: LLC_NET=verbs uses it (or refuses it without the data path)";
     const std::string fallback = GetParam();
     LLC_EXPECT_JOB_OK(verbs_job({0, 1}, fallback == "default" ? nullptr : fallback.c_str()), [&](TestProcess &p) {
         const std::string net = fallback == "default" ? "tcp" : fallback;
@@ -458,6 +505,53 @@ TEST(VerbsFallback, NoneFailsInitOnEveryRank)
         });
     }
 }
+
+// The verbs transport chosen for a (made-up) usable device, and failing to
+// start because the device is not really there: every process with remote
+// peers says so with the device and the reason and uses the fallback, whose
+// traffic then flows; with LLC_VERBS_FALLBACK=none llc_init fails on every
+// rank naming the device.  This runs the Context wiring and the verbs
+// transport's constructor up to its first device call (the device list).
+#ifdef LLC_VERBS_DATA_PATH
+namespace {
+llc::VerbsDiscovery fake_usable() { return one_device(true); }
+} // namespace
+
+TEST(VerbsFallback, TransportThatCannotStartFallsBackWithANotice)
+{
+    if (usable_device_here())
+        GTEST_SKIP() << "a usable RDMA device is present: the made-up one would not fail the same way";
+    for (const char *fb : {"tcp", "udp"}) {
+        LLC_EXPECT_JOB_OK(verbs_job({0, 1}, fb), [&](TestProcess &p) {
+            llc::set_verbs_discovery_for_testing(fake_usable);
+            llc_context_t *ctx = nullptr;
+            std::string said = capture_stderr([&] { ctx = init_or_fail(p); });
+            llc::set_verbs_discovery_for_testing(nullptr);
+            ASSERT_NE(ctx, nullptr);
+            EXPECT_TRUE(contains(said, "libllc: LLC_NET=verbs: the verbs transport could not start on mlx5_0")) << said;
+            EXPECT_TRUE(contains(said, "disappeared since discovery")) << said;
+            EXPECT_TRUE(contains(said, std::string("using ") + fb + " instead")) << said;
+            EXPECT_TRUE(contains(said, "(rank " + std::to_string(p.rank) + ")")) << said;
+            llc_stats_t st = exchange(ctx, 1 - p.rank, 20);
+            EXPECT_EQ(std::string(fb) == "tcp" ? st.tcp_msgs : st.udp_msgs, 20u);
+            EXPECT_EQ(st.msgs_received, 20u);
+            finalize_ok(ctx);
+        });
+    }
+    LLC_EXPECT_JOB_OK(verbs_job({0, 1}, "none"), [](TestProcess &p) {
+        llc::set_verbs_discovery_for_testing(fake_usable);
+        llc_init_params_t params = p.params();
+        llc_context_t *ctx = nullptr;
+        int rc = llc_init(&params, &ctx);
+        llc::set_verbs_discovery_for_testing(nullptr);
+        EXPECT_LT(rc, 0);
+        EXPECT_EQ(ctx, nullptr);
+        std::string msg = llc_last_error(nullptr);
+        EXPECT_TRUE(contains(msg, "LLC_VERBS_FALLBACK=none")) << msg;
+        EXPECT_TRUE(contains(msg, "could not start on mlx5_0")) << msg;
+    });
+}
+#endif
 
 TEST(VerbsFallback, InvalidValueFailsInit)
 {

@@ -43,9 +43,9 @@ void print_transports()
 void print_verbs()
 {
     const llc::VerbsDiscovery found = llc::discover_verbs_devices();
-    std::printf("verbs (RDMA through rdma-core; device discovery and fallback only, no verbs data path):\n");
-    std::printf("  built with libibverbs: %s, mlx5dv: %s\n", found.built_with_verbs ? "yes" : "no",
-                found.built_with_mlx5dv ? "yes" : "no");
+    std::printf("verbs (RDMA through rdma-core; DC data path when built with mlx5dv, never run on hardware):\n");
+    std::printf("  built with libibverbs: %s, mlx5dv: %s, verbs data path: %s\n", found.built_with_verbs ? "yes" : "no",
+                found.built_with_mlx5dv ? "yes" : "no", llc::kVerbsDataPathBuilt ? "yes" : "no");
     if (found.devices.empty())
         std::printf("  devices: none (%s)\n", found.no_device_reason.c_str());
     else {
@@ -60,8 +60,13 @@ void print_verbs()
         config.net_verbs = true;
         try {
             llc::NetChoice choice = llc::choose_net(config, found);
-            effect = std::string("falls back to ") + llc::net_name(choice.net) + " (LLC_VERBS_FALLBACK=" +
-                     llc::fallback_name(config.verbs_fallback) + "): " + found.unusable_reason();
+            if (choice.verbs)
+                effect = "uses the verbs transport on " + choice.device.summary() + " (if it cannot start there: " +
+                         llc::net_name(choice.net) + ", LLC_VERBS_FALLBACK=" +
+                         llc::fallback_name(config.verbs_fallback) + ")";
+            else
+                effect = std::string("falls back to ") + llc::net_name(choice.net) + " (LLC_VERBS_FALLBACK=" +
+                         llc::fallback_name(config.verbs_fallback) + "): " + found.unusable_reason();
         } catch (const llc::Error &e) {
             effect = std::string("llc_init fails (") + llc_strerror(e.status()) + "): " + e.what();
         }
