@@ -36,6 +36,10 @@ constexpr uint64_t kFastRetransmitDistance = 3;
 // (it is new after an eviction, or got our Forget): a datagram of ours it
 // dropped may have been delivered by its old Peer.
 constexpr uint8_t kFlagPairForgotten = 1;
+// On an Ack: a finalize probe ("still here, still waiting", see progress),
+// not an answer to anything: it keeps the sender's finalize linger from
+// running out but does not make the pair look busy to the idle eviction.
+constexpr uint8_t kFlagProbe = 2;
 constexpr uint64_t kForgetWaitUs = 8 * kMaxRtoUs; // a peer's Forget takes a few of its retransmissions at most
 constexpr uint64_t kIdleReleaseUs = 1000000; // send queues / decoder of a peer idle this long are freed
 
@@ -768,7 +772,7 @@ bool UdpTransport::pump(Peer &p)
     return did;
 }
 
-void UdpTransport::send_ack(Peer &p)
+void UdpTransport::send_ack(Peer &p, bool probe)
 {
     UdpHeader h{};
     h.magic = kUdpMagic;
@@ -777,6 +781,8 @@ void UdpTransport::send_ack(Peer &p)
     h.dst = p.rank;
     h.job_tag = job_tag_;
     fill_ack(p, h);
+    if (probe)
+        h.flags |= kFlagProbe;
     if (raw_send(reinterpret_cast<const char *>(&h), sizeof(h), p.addr)) {
         p.ack_pending = false;
         ctx_.counters().udp_acks_sent++;
@@ -928,7 +934,10 @@ void UdpTransport::on_datagram(const char *buf, size_t len, const sockaddr_in &f
     }
     if (p->failed)
         return;
-    p->last_heard_us = monotonic_us();
+    if (!data && (h.flags & kFlagProbe))
+        p->oldest_unacked_since_us = monotonic_us(); // alive, waiting for us: liveness only (not activity)
+    else
+        p->last_heard_us = monotonic_us();
     if (!reconcile_incarnation(*p, h))
         return;
     if (finalizing_ && !p->goodbye_sent)
@@ -1202,8 +1211,8 @@ bool UdpTransport::progress(bool socket_ready)
         // Goodbye we acknowledge regularly even if nothing arrives.
         next_probe_us_ = now + kProbeRtos * std::min<uint64_t>(ctx_.config().udp_rto_us, kMaxRtoUs);
         for (Peer *p : live_)
-            if (!p->failed && !p->goodbye_rx && !p->peer_forgot)
-                p->ack_pending = true;
+            if (!p->failed && !p->goodbye_rx && !p->peer_forgot && !p->ack_pending)
+                send_ack(*p, true);
     }
     for (Peer *p : live_)
         if (p->ack_pending && !p->failed)
@@ -1250,7 +1259,8 @@ bool UdpTransport::has_pending_sends() const
         // The last acknowledgement of a finalizing peer may be lost after it
         // left (two-generals).  Its Goodbye proves it is finalizing; it can
         // only have left after receiving our Goodbye.  Keep retransmitting
-        // while it is heard, then stop waiting after a silence.  A peer that
+        // while it is heard (data, acknowledgements, probes: a probe moves
+        // oldest_unacked_since_us), then stop waiting after a silence.  A peer that
         // still waits for us (for data or our Goodbye) is never silent that
         // long: during finalize it acknowledges every kProbeRtos minimum
         // timeouts (see progress).  The silence is counted from the last time

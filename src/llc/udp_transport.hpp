@@ -257,7 +257,7 @@ private:
     bool pump(Peer &p);
     bool transmit(Peer &p, TxPacket &pkt);
     void fill_ack(const Peer &p, UdpHeader &h) const;
-    void send_ack(Peer &p);
+    void send_ack(Peer &p, bool probe = false);
     bool raw_send(const char *buf, size_t len, const sockaddr_in &to);
     void flush_held();
     bool receive_all(bool read_socket);

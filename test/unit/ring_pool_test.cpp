@@ -341,6 +341,7 @@ TEST(RingPool, ProcessesAndThreadsRaceWithoutSharingARing)
         }
         fence();
         EXPECT_EQ(pool.in_use(), 0u) << "every ring is back";
+        fence(); // everyone has looked before rank 1 leases them all again
         // All six can be leased again, each once.
         if (p.rank == 1) {
             std::set<uint32_t> seen;
