@@ -182,16 +182,7 @@ TEST(HybridReceiverDriven, ARefusalGivesTheReceiversSlotBackAtOnce)
         }
         finalize_ok(ctx);
         check_counts_after_finalize(p, s, c);
-        ASSERT_EQ(TestProcess::put(&p, "refusals", &refusals_seen, sizeof(refusals_seen)), 0);
-        ASSERT_EQ(TestProcess::fence(&p), 0);
-        int total = 0;
-        for (int r = 0; r < p.size; r++) {
-            int f = 0;
-            size_t len = sizeof(f);
-            ASSERT_EQ(TestProcess::get(&p, r, "refusals", &f, &len), 0);
-            total += f;
-        }
-        EXPECT_GE(total, 1) << "refusals read by the receivers";
+        EXPECT_GE(job_sum(p, "refusals", uint64_t(refusals_seen)), 1u) << "refusals read by the receivers";
     });
 }
 
@@ -279,16 +270,8 @@ TEST(HybridReceiverDriven, FinalizeCompletesWhileSwitchesAreInFlight)
         print_stats(p, st);
         finalize_ok(ctx); // sends still in flight too: finalize flushes them
         check_counts_after_finalize(p, s, c);
-        ASSERT_EQ(TestProcess::put(&p, "in_flight", &in_flight, sizeof(in_flight)), 0);
-        ASSERT_EQ(TestProcess::fence(&p), 0);
-        int mid_switch = 0;
-        for (int r = 0; r < p.size; r++) {
-            int f = 0;
-            size_t len = sizeof(f);
-            ASSERT_EQ(TestProcess::get(&p, r, "in_flight", &f, &len), 0);
-            mid_switch += f;
-        }
-        EXPECT_GE(mid_switch, 2) << "processes that called llc_finalize with a switch in flight";
+        EXPECT_GE(job_sum(p, "in_flight", uint64_t(in_flight)), 2u)
+            << "processes that called llc_finalize with a switch in flight";
     });
 }
 
@@ -324,16 +307,7 @@ TEST_P(HotReceiver, IncomingTcpSourcesAndTheCap)
         llc_stats_t st{};
         llc_get_stats(ctx, &st);
         print_stats(p, st);
-        uint64_t on_tcp = st.rc_active;
-        ASSERT_EQ(TestProcess::put(&p, "on_tcp", &on_tcp, sizeof(on_tcp)), 0);
-        ASSERT_EQ(TestProcess::fence(&p), 0);
-        uint64_t total = 0;
-        for (int r = 0; r < p.size; r++) {
-            uint64_t v = 0;
-            size_t len = sizeof(v);
-            ASSERT_EQ(TestProcess::get(&p, r, "on_tcp", &v, &len), 0);
-            total += v;
-        }
+        const uint64_t total = job_sum(p, "on_tcp", st.rc_active);
         if (receiver) {
             EXPECT_GE(total, 1u);
             EXPECT_LE(total, 2u) << "rank 0 may hold one tcp source";
