@@ -4,6 +4,7 @@
 #include "alltoall/alltoall_state.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -24,9 +25,20 @@ const char *env(const char *name)
 
 }  // namespace
 
-// llc_coll_alltoall_learning totals (process-wide)
-double g_learn_seconds = 0;
-long g_learn_calls = 0, g_learn_phases = 0;
+// llc_coll_alltoall_learning totals (process-wide; atomic: with
+// MPI_THREAD_MULTIPLE, or the unit tests' thread-per-rank network, several
+// communicators' calls count at the same time)
+namespace {
+std::atomic<double> g_learn_seconds{0};
+std::atomic<long> g_learn_calls{0}, g_learn_phases{0};
+
+void add_seconds(double dt)
+{
+    double cur = g_learn_seconds.load(std::memory_order_relaxed);
+    while (!g_learn_seconds.compare_exchange_weak(cur, cur + dt, std::memory_order_relaxed))
+        ;
+}
+}  // namespace
 
 namespace alltoall {
 
@@ -210,11 +222,11 @@ using namespace llc::coll;
 extern "C" void llc_coll_alltoall_learning(double *seconds, long *calls, long *phases)
 {
     if (seconds)
-        *seconds = g_learn_seconds;
+        *seconds = g_learn_seconds.load();
     if (calls)
-        *calls = g_learn_calls;
+        *calls = g_learn_calls.load();
     if (phases)
-        *phases = g_learn_phases;
+        *phases = g_learn_phases.load();
 }
 
 extern "C" int llc_coll_set_topology(llc_coll_state_t *state, const int *node_of_rank,
@@ -275,8 +287,8 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
         ~LearnClock()
         {
             if (on) {
-                g_learn_seconds += p->wtime(p->arg) - t0;
-                g_learn_calls++;
+                add_seconds(p->wtime(p->arg) - t0);
+                g_learn_calls.fetch_add(1, std::memory_order_relaxed);
             }
         }
     } learn_clock{in_learning, t0, p2p};
@@ -296,7 +308,7 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
         // a learning decision either ends the round or is a cutoff check
         const bool learning = was_learning && t.phase() == alltoall::Tuner::Phase::monitoring;
         if (learning)
-            g_learn_phases++;
+            g_learn_phases.fetch_add(1, std::memory_order_relaxed);
         if (a->cfg.verbose && state->rank == 0 && t.skipped() != skipped)
             std::fprintf(stderr, "llc_coll alltoall: class %d %s cut off after one call (%.3gs)\n",
                          cls, alltoall::alg_name(tried),
