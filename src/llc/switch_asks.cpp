@@ -18,22 +18,13 @@ SwitchAsks::Ask &SwitchAsks::add(int dest, uint64_t number, uint64_t want, const
 
 bool SwitchAsks::answered(int src, uint64_t number)
 {
-    auto it = std::find_if(asks_.begin(), asks_.end(),
-                           [&](const Ask &a) { return a.dest == src && a.number == number; });
-    if (it == asks_.end())
-        return false; // a duplicate answer, or one to an ask that was replaced
-    *it = asks_.back();
-    asks_.pop_back();
-    return true;
+    // false: a duplicate answer, or one to an ask that was replaced
+    return remove_first([&](const Ask &a) { return a.dest == src && a.number == number; });
 }
 
 void SwitchAsks::drop(int dest)
 {
-    auto it = std::find_if(asks_.begin(), asks_.end(), [dest](const Ask &a) { return a.dest == dest; });
-    if (it == asks_.end())
-        return;
-    *it = asks_.back();
-    asks_.pop_back();
+    remove_first([dest](const Ask &a) { return a.dest == dest; });
 }
 
 } // namespace llc

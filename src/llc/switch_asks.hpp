@@ -89,6 +89,21 @@ public:
     size_t capacity_bytes() const { return asks_.capacity() * sizeof(Ask); }
 
 private:
+    // Removes the first ask that matches (order does not matter: the last one
+    // takes its place); false if none does.
+    template <class Pred>
+    bool remove_first(Pred pred)
+    {
+        for (Ask &a : asks_) {
+            if (!pred(a))
+                continue;
+            a = asks_.back();
+            asks_.pop_back();
+            return true;
+        }
+        return false;
+    }
+
     std::vector<Ask> asks_;
 };
 

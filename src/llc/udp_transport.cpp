@@ -304,12 +304,7 @@ void UdpTransport::on_evict(Peer &p)
         PendingForget f;
         f.rank = p.rank;
         f.addr = p.addr;
-        f.header.magic = kUdpMagic;
-        f.header.type = uint8_t(UdpType::Forget);
-        f.header.src = ctx_.rank();
-        f.header.dst = p.rank;
-        f.header.reserved = 0;
-        f.header.job_tag = job_tag_;
+        f.header = header_to(UdpType::Forget, p.rank);
         f.header.src_inc = p.inc;
         f.header.dst_inc = p.peer_inc;
         f.header.psn = p.next_psn; // all of them acknowledged
@@ -349,12 +344,7 @@ bool UdpTransport::resend_forgets(uint64_t now)
 
 void UdpTransport::send_forget_ack(const UdpHeader &forget, const sockaddr_in &to)
 {
-    UdpHeader h{};
-    h.magic = kUdpMagic;
-    h.type = uint8_t(UdpType::ForgetAck);
-    h.src = ctx_.rank();
-    h.dst = forget.src;
-    h.job_tag = job_tag_;
+    UdpHeader h = header_to(UdpType::ForgetAck, forget.src);
     h.dst_inc = forget.src_inc;
     raw_send(reinterpret_cast<const char *>(&h), sizeof(h), to);
 }
@@ -598,12 +588,7 @@ void UdpTransport::ask_switch(int dest, SwitchWant want, uint64_t number)
 
 void UdpTransport::send_switch_datagram(UdpType type, int dest, uint64_t number, uint64_t value, const sockaddr_in &to)
 {
-    UdpHeader h{};
-    h.magic = kUdpMagic;
-    h.type = uint8_t(type);
-    h.src = ctx_.rank();
-    h.dst = dest;
-    h.job_tag = job_tag_;
+    UdpHeader h = header_to(type, dest);
     h.psn = number;
     h.ack = value;
     raw_send(reinterpret_cast<const char *>(&h), sizeof(h), to); // lost or not sent: the asker resends
@@ -632,6 +617,17 @@ bool UdpTransport::resend_asks(uint64_t now)
     ctx_.counters().rc_ask_resends += r.resent;
     ctx_.counters().rc_asks_unanswered += r.given_up;
     return r.resent != 0;
+}
+
+UdpHeader UdpTransport::header_to(UdpType type, int dest) const
+{
+    UdpHeader h{};
+    h.magic = kUdpMagic;
+    h.type = uint8_t(type);
+    h.src = ctx_.rank();
+    h.dst = dest;
+    h.job_tag = job_tag_;
+    return h;
 }
 
 void UdpTransport::stamp(const Peer &p, UdpHeader &h) const
@@ -751,12 +747,7 @@ bool UdpTransport::pump(Peer &p)
             }
         }
         pkt.len = uint32_t(n);
-        UdpHeader h{};
-        h.magic = kUdpMagic;
-        h.type = uint8_t(UdpType::Data);
-        h.src = ctx_.rank();
-        h.dst = p.rank;
-        h.job_tag = job_tag_;
+        UdpHeader h = header_to(UdpType::Data, p.rank);
         h.len = uint16_t(pkt.len);
         h.psn = pkt.psn;
         std::memcpy(pkt.buf.get(), &h, sizeof(h));
@@ -774,12 +765,7 @@ bool UdpTransport::pump(Peer &p)
 
 void UdpTransport::send_ack(Peer &p, bool probe)
 {
-    UdpHeader h{};
-    h.magic = kUdpMagic;
-    h.type = uint8_t(UdpType::Ack);
-    h.src = ctx_.rank();
-    h.dst = p.rank;
-    h.job_tag = job_tag_;
+    UdpHeader h = header_to(UdpType::Ack, p.rank);
     fill_ack(p, h);
     if (probe)
         h.flags |= kFlagProbe;
@@ -1075,12 +1061,8 @@ bool UdpTransport::retry_stalled()
 // sender stops resending to it (or fails it), as on ICMP port unreachable.
 void UdpTransport::send_gone(const UdpHeader &h, const sockaddr_in &to)
 {
-    UdpHeader g{};
-    g.magic = kUdpMagic;
-    g.type = uint8_t(UdpType::Gone);
-    g.src = h.dst;
-    g.dst = h.src;
-    g.job_tag = job_tag_;
+    UdpHeader g = header_to(UdpType::Gone, h.src);
+    g.src = h.dst; // in its place
     g.dst_inc = h.src_inc;
     raw_send(reinterpret_cast<const char *>(&g), sizeof(g), to);
 }

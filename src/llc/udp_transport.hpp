@@ -249,6 +249,8 @@ private:
     void on_switch_ask(const UdpHeader &h, const sockaddr_in &from);
     void send_switch_datagram(UdpType type, int dest, uint64_t number, uint64_t value, const sockaddr_in &to);
     void send_forget_ack(const UdpHeader &forget, const sockaddr_in &to);
+    // A header from this process to dest: magic, type, ranks and job tag set, the rest 0.
+    UdpHeader header_to(UdpType type, int dest) const;
     void stamp(const Peer &p, UdpHeader &h) const;
     Ghost &ghost_of(int rank);
     uint32_t next_incarnation();
