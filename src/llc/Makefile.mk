@@ -28,6 +28,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/rc_slots.hpp \
 	src/llc/ring_pool.cpp \
 	src/llc/ring_pool.hpp \
+	src/llc/receive_history.cpp \
+	src/llc/receive_history.hpp \
 	src/llc/reg_cache.cpp \
 	src/llc/reg_cache.hpp \
 	src/llc/self_transport.cpp \

@@ -47,6 +47,7 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_HYBRID_DRIVER", "receiver", "hybrid: who decides switches: receiver (per-source receive history and cost model; asks the sender on the switching channel) or sender (per-destination send counts)"},
         {"LLC_HYBRID_PERIOD_MS", "2000", "hybrid: length of one counting period (ms): receive counts per source (receiver driver) or send counts per destination (sender driver)"},
         {"LLC_HYBRID_PROMOTE_MSGS", "256", "hybrid: small messages per period (decayed history) that make a peer worth a tcp slot; the receiver driver needs fewer for larger messages"},
+        {"LLC_HYBRID_HISTORY_PERIODS", "paper", "hybrid (receiver driver): periods of receive counts kept per source (8 .. 65536; 8 bytes each); unset: the paper's count, 1024 for jobs of at most 2^13 processes, halved per doubling above (at least 8); the recent 8 feed the short-term load, the whole history the recurrence predictor"},
         {"LLC_MAX_RC_PER_NODE", "128", "hybrid: most tcp (RC-class) routes per node in each direction (destinations sent to, sources received from), a count shared by its processes (LLC_NODE_SHARED=0: split evenly among them); 0: no promotion"},
         {"LLC_RING_POOL", "1024", "hybrid (receiver driver): ring buffers in the node's pool, shared by its processes (LLC_NODE_SHARED=0: split evenly among them); a source is asked to move to tcp only with a ring leased for it (the landing zone of its stream); 0: no pool (promotions without rings, streams read through the staging buffer)"},
         {"LLC_RING_SLOTS", "16", "slots per ring of the ring pool (1 .. 4096)"},
@@ -193,6 +194,7 @@ Config Config::from_environment()
     }
     read_unsigned("LLC_HYBRID_PERIOD_MS", c.hybrid_period_ms, 1, uint64_t(1) << 40);
     read_unsigned("LLC_HYBRID_PROMOTE_MSGS", c.hybrid_promote_msgs, 1, uint64_t(1) << 40);
+    read_unsigned("LLC_HYBRID_HISTORY_PERIODS", c.hybrid_history_periods, 8, 65536);
     read_unsigned("LLC_MAX_RC_PER_NODE", c.max_rc_per_node, 0, uint64_t(1) << 30);
     read_unsigned("LLC_RING_POOL", c.ring_pool, 0, uint64_t(1) << 20);
     read_unsigned("LLC_RING_SLOTS", c.ring_slots, 1, 4096);

@@ -49,6 +49,7 @@ struct Config {
     bool udp_drop_switch_only = false;    // LLC_UDP_DROP_ONLY=switch (testing): drop only switch asks/answers
     uint64_t hybrid_period_ms = 2000;     // LLC_HYBRID_PERIOD_MS
     uint64_t hybrid_promote_msgs = 256;   // LLC_HYBRID_PROMOTE_MSGS
+    uint64_t hybrid_history_periods = 0;  // LLC_HYBRID_HISTORY_PERIODS: per source (0: the paper's count, history_periods())
     uint64_t max_rc_per_node = 128;       // LLC_MAX_RC_PER_NODE
     // The node pool of ring buffers (ring_pool.hpp): rings per node (0: no
     // pool), slots per ring, bytes per slot (a power of two >= 1024).

@@ -158,8 +158,11 @@ void Context::create_transports()
         if (config_.net == Config::Net::Hybrid && udp_) {
             // Per-peer hybrid state, capped at gamma like udp's peers (slots made on demand).
             routes_ = PeerTable<Route>(config_.max_contexts, {}, 0, true);
-            if (switch_policy_)
+            if (switch_policy_) {
                 sources_ = PeerTable<Source>(config_.max_contexts, {}, 0, true);
+                history_periods_ = config_.hybrid_history_periods ? size_t(config_.hybrid_history_periods)
+                                                                  : history_periods(uint64_t(size_));
+            }
             const uint64_t period = std::max<uint64_t>(1, config_.hybrid_period_ms);
             hybrid_idle_ticks_ = uint32_t(std::min<uint64_t>((config_.udp_evict_idle_ms + period - 1) / period, UINT32_MAX / 2));
             route_busy_msgs_ = std::max<uint64_t>(1, config_.hybrid_promote_msgs / 4);
@@ -686,7 +689,7 @@ void Context::sender_tick()
 
 void Context::count_arrival(int src, Arrival path, uint64_t bytes)
 {
-    Source &s = sources_.get_or_create(src, [](int) { return Source(); },
+    Source &s = sources_.get_or_create(src, [this](int) { return Source(history_periods_); },
                                        [this](int, const Source &v) { return source_droppable(v); });
     s.history.record(bytes);
     s.seen = path;
@@ -707,7 +710,7 @@ void Context::receiver_tick()
         if (s.history.quiet() && !pending && (s.seen == Arrival::Udp || s.asked == Arrival::Udp))
             return true;
         Arrival where = pending ? s.asked : s.seen;
-        loads.push_back(SourceLoad{src, s.history.load(), s.history.mean_bytes(), where == Arrival::Tcp});
+        loads.push_back(SourceLoad{src, s.history.predicted_load(), s.history.mean_bytes(), where == Arrival::Tcp});
         return false;
     });
     // Rings of sources that will send nothing more on tcp: the request was

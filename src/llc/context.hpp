@@ -158,7 +158,8 @@ private:
     // Receiver-driven hybrid (LLC_HYBRID_DRIVER=receiver): per source heard
     // from recently (erased once its whole history is quiet).
     struct Source {
-        ReceiveHistory history;
+        explicit Source(size_t periods = ReceiveHistory::kRecent) : history(periods) {}
+        ReceiveHistory history; // history_periods_ periods (receive_history.hpp)
         Arrival seen = Arrival::Udp;  // path of its latest message (Udp after its Switch marker)
         Arrival asked = Arrival::Udp; // path last asked for
         uint32_t last_tick = 0;       // hybrid_ticks_ at its latest message
@@ -171,6 +172,7 @@ private:
     void receiver_tick();
     bool source_droppable(const Source &s) const;
     PeerTable<Source> sources_{1, {}, 0, true}; // resized in create_transports (receiver-driven only)
+    size_t history_periods_ = ReceiveHistory::kRecent; // per source: LLC_HYBRID_HISTORY_PERIODS, or the paper's count for size_
     std::unique_ptr<SwitchPolicy> switch_policy_; // set when this process is a receiver-driven hybrid
     uint64_t period_ = 0;
 

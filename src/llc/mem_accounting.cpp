@@ -56,6 +56,9 @@ const MemComponentInfo kInfo[size_t(MemComponent::Count)] = {
      "hybrid (receiver driver): the rings this process holds of the node's ring pool (one per source on tcp or asked "
      "to move there; LLC_RING_SLOTS x LLC_RING_SLOT_BYTES each) and the pool's header and free list (counted by the "
      "process that created it, or a private pool's own)"},
+    {"receive_history", "transport/buffer switching", 0,
+     "hybrid (receiver driver): per source heard from (at most LLC_MAX_CONTEXTS while entries can be dropped), its "
+     "receive count per period, LLC_HYBRID_HISTORY_PERIODS x 8 bytes (the paper's 1024 periods by default: 8 KiB)"},
 };
 
 } // namespace

@@ -67,8 +67,12 @@ void MemWalk::measure_hybrid(MemRegistry &r, const Context &c)
     if (hybrid)
         r.add(M::HybridRoutes, c.routes_.memory_bytes() - sizeof(c.routes_), c.routes_.size());
     // receiver-driven: per recently heard source, its receive history; the policy object
-    if (hybrid && c.switch_policy_)
+    if (hybrid && c.switch_policy_) {
         r.add(M::HybridRoutes, c.sources_.memory_bytes() - sizeof(c.sources_), c.sources_.size());
+        c.sources_.for_each([&](int, const Context::Source &s) {
+            r.add(M::ReceiveHistory, s.history.heap_bytes(), 1);
+        });
+    }
     if (c.switch_policy_)
         r.add(M::HybridRoutes, sizeof(*c.switch_policy_));
     // The node's RC slot count: one page per node, counted by the leader that

@@ -1,4 +1,4 @@
-// switch_policy.cpp - cost model, receive history and the per-period choice.
+// switch_policy.cpp - cost model and the per-period choice.
 #include "switch_policy.hpp"
 
 #include <algorithm>
@@ -38,51 +38,6 @@ Channel CostModel::best_dc(double mean_bytes) const
 double CostModel::rc_saving_us(double mean_bytes) const
 {
     return per_message_us(best_dc(mean_bytes), mean_bytes) - per_message_us(Channel::RcRdma, mean_bytes);
-}
-
-// ------------------------------------------------------------------ history
-
-void ReceiveHistory::close_period()
-{
-    head_ = uint8_t((head_ + 1) % kPeriods);
-    counts_[head_] = 0;
-    bytes_[head_] = 0;
-}
-
-double ReceiveHistory::load() const
-{
-    double sum = 0, weight = 1;
-    for (size_t age = 1; age < kPeriods; age++) {
-        sum += weight * counts_[(head_ + kPeriods - age) % kPeriods];
-        weight /= 2;
-    }
-    return sum;
-}
-
-double ReceiveHistory::mean_bytes() const
-{
-    uint64_t msgs = 0, bytes = 0;
-    for (size_t age = 1; age < kPeriods; age++) {
-        size_t i = (head_ + kPeriods - age) % kPeriods;
-        msgs += counts_[i];
-        bytes += bytes_[i];
-    }
-    return msgs ? double(bytes) / double(msgs) : 0.0;
-}
-
-double ReceiveHistory::mean_bytes_now() const
-{
-    uint64_t msgs = 0, bytes = 0;
-    for (size_t i = 0; i < kPeriods; i++) {
-        msgs += counts_[i];
-        bytes += bytes_[i];
-    }
-    return msgs ? double(bytes) / double(msgs) : 0.0;
-}
-
-bool ReceiveHistory::quiet() const
-{
-    return std::all_of(counts_.begin(), counts_.end(), [](uint32_t c) { return c == 0; });
 }
 
 // ------------------------------------------------------------------ policy

@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "receive_history.hpp"
+
 namespace llc {
 
 enum class Channel : uint8_t { DcChannel, RcRdma, DcRdma };
@@ -47,45 +49,10 @@ struct CostModel {
     double rc_saving_us(double mean_bytes) const;
 };
 
-// Receive counts of one source in its most recent periods (a ring), with the
-// bytes of each period for the mean size.  kPeriods * 12 bytes per source.
-class ReceiveHistory {
-public:
-    static constexpr size_t kPeriods = 8;
-
-    void record(uint64_t bytes)
-    {
-        if (counts_[head_] != UINT32_MAX)
-            counts_[head_]++;
-        bytes_[head_] += bytes;
-    }
-    // Ends the current period: it becomes the most recent closed one.
-    void close_period();
-    // Messages in the period being counted now (not closed yet).
-    uint32_t current_count() const { return counts_[head_]; }
-    // Weighted load of the closed periods, newest first with weights 1, 1/2,
-    // 1/4 ...: the same quantity as the sender-driven score (score/2 + count
-    // every period), truncated to kPeriods - 1 periods.
-    double load() const;
-    // Mean message size over the closed periods (0 if none).
-    double mean_bytes() const;
-    // The same with the open period counted too (weight 1, as the newest
-    // closed one): what a source's history says right now, between periods.
-    double load_now() const { return load() + counts_[head_]; }
-    double mean_bytes_now() const;
-    // No message in any period kept.
-    bool quiet() const;
-
-private:
-    std::array<uint32_t, kPeriods> counts_{}; // saturating; counts_[head_] is the open period
-    std::array<uint64_t, kPeriods> bytes_{};
-    uint8_t head_ = 0;
-};
-
 // One source as the policy sees it.
 struct SourceLoad {
     int source = -1;
-    double load = 0;       // ReceiveHistory::load(): messages per period, recent periods weighted more
+    double load = 0;       // ReceiveHistory::predicted_load(): messages expected per period
     double mean_bytes = 0;
     bool on_rc = false;    // on tcp now, or a promotion was asked for and is pending
 };

@@ -22,6 +22,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/components_test.cpp \
 	test/unit/udp_test.cpp \
 	test/unit/switch_policy_test.cpp \
+	test/unit/receive_history_test.cpp \
 	test/unit/hybrid_switch_test.cpp \
 	test/unit/hybrid_cap_test.cpp \
 	test/unit/rc_slots_test.cpp \

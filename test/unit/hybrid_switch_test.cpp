@@ -343,6 +343,9 @@ uint64_t hybrid_items(llc_context_t *ctx)
 TEST(HybridReceiverDriven, ReceiverForgetsQuietSources)
 {
     JobOptions o = receiver_driven_job({0, 1, 2}, "100", "1000000", "1"); // never promoted
+    // A source is forgotten once its whole history is quiet: 8 periods here
+    // (the paper's 1024 would take 102 s).
+    o.env.push_back({"LLC_HYBRID_HISTORY_PERIODS", "8"});
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);

@@ -360,6 +360,49 @@ TEST(MemReport, HybridCountsItsRoutesAndTheirHistory)
     });
 }
 
+// The receiver driver keeps, per source heard from, its receive count per
+// period: LLC_HYBRID_HISTORY_PERIODS x 8 bytes (the paper's 1024 periods
+// unless set), counted in receive_history until the whole history is quiet.
+TEST(MemReport, ReceiverCountsEachSourcesHistory)
+{
+    for (const char *periods : {"", "16"}) {
+        JobOptions o = job({0, 1, 2}, 90);
+        o.env = {{"LLC_TCP_ADDR", "127.0.0.1"},
+                 {"LLC_NET", "hybrid"},
+                 {"LLC_HYBRID_PERIOD_MS", "100"},
+                 {"LLC_HYBRID_HISTORY_PERIODS", periods},
+                 {"LLC_HYBRID_PROMOTE_MSGS", "1000000"}}; // never promoted
+        const uint64_t per_source = *periods ? 16 * 8 : 1024 * 8;
+        SCOPED_TRACE(std::string("LLC_HYBRID_HISTORY_PERIODS=") + periods);
+        LLC_EXPECT_JOB_OK(o, [&](TestProcess &p) {
+            llc_context_t *ctx = init_or_fail(p);
+            ASSERT_NE(ctx, nullptr);
+            std::vector<int> got(size_t(p.size), 0);
+            ASSERT_EQ(llc_am_register(ctx, 1, count_handler, &got), LLC_OK);
+            auto r0 = report(ctx);
+            EXPECT_EQ(r0["receive_history"].items, 0u);
+            EXPECT_EQ(r0["receive_history"].bytes, 0u);
+            EXPECT_STREQ(r0["receive_history"].paper, "transport/buffer switching");
+            ASSERT_EQ(TestProcess::fence(&p), 0);
+            if (p.rank != 0) {
+                ASSERT_EQ(llc_am_send(ctx, 0, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
+            } else {
+                ASSERT_TRUE(progress_until(ctx, [&] { return got[1] == 1 && got[2] == 1; }, 20));
+                auto r1 = report(ctx);
+                EXPECT_EQ(r1["receive_history"].items, 2u);
+                EXPECT_EQ(r1["receive_history"].bytes, 2 * per_source);
+                if (*periods) {
+                    // 16 quiet periods of 100 ms later both histories are gone.
+                    ASSERT_TRUE(progress_until(ctx, [&] { return row_items(ctx, "receive_history") == 0; }, 20));
+                    EXPECT_EQ(report(ctx)["receive_history"].bytes, 0u);
+                }
+            }
+            ASSERT_EQ(TestProcess::fence(&p), 0);
+            finalize_ok(ctx);
+        });
+    }
+}
+
 // -------------------------------------------------------------- model
 
 // llc_udp_model: no n-entry rank -> peer table; per remote peer the udp Peer

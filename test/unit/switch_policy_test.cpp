@@ -1,5 +1,6 @@
 // switch_policy_test.cpp - the receiver-driven hybrid's policy as a pure
-// unit: cost model, receive history, and the per-period decisions.
+// unit: cost model and the per-period decisions (the receive history is in
+// receive_history_test.cpp).
 #include "switch_asks.hpp"
 #include "switch_policy.hpp"
 
@@ -10,7 +11,6 @@
 
 using llc::Channel;
 using llc::CostModel;
-using llc::ReceiveHistory;
 using llc::SourceLoad;
 using llc::SwitchDecision;
 using llc::SwitchPolicy;
@@ -43,32 +43,6 @@ TEST(CostModel, DcRdmaIsTheDcChoiceForLargeMessagesOnly)
     }
     EXPECT_GT(m.rc_saving_us(64 * 1024), m.rc_saving_us(0));
     EXPECT_GT(m.rc_saving_us(0), 0);
-}
-
-TEST(ReceiveHistory, WeightsRecentPeriodsMoreAndForgetsOldOnes)
-{
-    ReceiveHistory h;
-    EXPECT_TRUE(h.quiet());
-    for (int i = 0; i < 40; i++)
-        h.record(100);
-    EXPECT_EQ(h.current_count(), 40u);
-    EXPECT_EQ(h.load(), 0); // the open period does not count yet
-    h.close_period();
-    EXPECT_EQ(h.load(), 40);
-    for (int i = 0; i < 10; i++)
-        h.record(1000);
-    h.close_period();
-    EXPECT_EQ(h.load(), 10 + 40 / 2.0);
-    EXPECT_DOUBLE_EQ(h.mean_bytes(), (40 * 100 + 10 * 1000) / 50.0);
-    EXPECT_FALSE(h.quiet());
-    for (size_t i = 0; i < ReceiveHistory::kPeriods - 2; i++)
-        h.close_period();
-    EXPECT_FALSE(h.quiet()); // the 10-message period is the oldest kept
-    EXPECT_GT(h.load(), 0);
-    h.close_period();
-    EXPECT_TRUE(h.quiet());
-    EXPECT_EQ(h.load(), 0);
-    EXPECT_EQ(h.mean_bytes(), 0);
 }
 
 TEST(SwitchPolicy, BusySourceIsPromotedAndQuietOneIsNot)
