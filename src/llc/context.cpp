@@ -730,9 +730,27 @@ void Context::receiver_tick()
         rc_slots_.give(RcDir::In);
     for (; rc_sources_held_ < on_rc; rc_sources_held_++)
         rc_slots_.take_anyway(RcDir::In);
-    // This receiver may use its own slots and any the node has free.
+    // This receiver may use its own slots and any the node has free; with
+    // the ring pool, each new RC source also needs a free ring, so the pool
+    // is part of the cap: when rings are the limit, a much busier source
+    // can still displace a quieter one (decide() evicts within the cap),
+    // and the promotions held back for lack of a ring are counted.
     size_t cap = rc_sources_held_ + rc_slots_.free_slots(RcDir::In);
-    for (const SwitchDecision &d : switch_policy_->decide(loads, cap)) {
+    std::vector<SwitchDecision> decisions = switch_policy_->decide(loads, cap);
+    if (ring_pool_.rings() > 0) {
+        size_t free_rings = ring_pool_.rings() - std::min(ring_pool_.rings(), ring_pool_.in_use());
+        size_t ring_cap = rc_sources_held_ + free_rings;
+        if (ring_cap < cap) {
+            auto promotions = [](const std::vector<SwitchDecision> &ds) {
+                return size_t(std::count_if(ds.begin(), ds.end(),
+                                            [](const SwitchDecision &d) { return channel_is_rc(d.want); }));
+            };
+            size_t by_slots = promotions(decisions);
+            decisions = switch_policy_->decide(loads, ring_cap);
+            stats_.ring_pool_empty += by_slots - std::min(by_slots, promotions(decisions));
+        }
+    }
+    for (const SwitchDecision &d : decisions) {
         Arrival want = channel_is_rc(d.want) ? Arrival::Tcp : Arrival::Udp;
         Source &s = *sources_.peek(d.source); // decide() lists only sources in loads
         if (s.asked_period != 0 && s.asked == want)

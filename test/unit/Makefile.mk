@@ -27,6 +27,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/hybrid_cap_test.cpp \
 	test/unit/rc_slots_test.cpp \
 	test/unit/ring_pool_test.cpp \
+	test/unit/ring_cap_test.cpp \
 	test/unit/udp_cap_test.cpp \
 	test/unit/udp_shared_recv_test.cpp \
 	test/unit/tcp_liveness_test.cpp \
