@@ -471,8 +471,20 @@ SwitchVerdict Context::on_switch_request(int src, uint64_t want, uint64_t number
 // to the node now instead of after kRequestPatience periods.
 void Context::on_switch_answer(int src, uint64_t number, SwitchVerdict verdict)
 {
-    if (verdict != SwitchVerdict::Refused)
-        return; // accepted: the source's messages (or its Switch marker) will say when it has moved
+    if (verdict != SwitchVerdict::Refused) {
+        // Accepted.  A move to udp shows in the source's Switch marker.  A
+        // move to tcp shows in nothing if the source has nothing more to
+        // send: count it as on tcp now, or after kRequestPatience periods
+        // this receiver would take it for one that stayed on udp (its slot
+        // and ring given back, never asked to leave tcp) while the source
+        // keeps its tcp route and slot until it sends again.  Its udp
+        // datagrams still in flight may flip `seen` back; its next tcp
+        // message sets it again.
+        Source *s = sources_.peek(src);
+        if (s && s->asked_period == number && s->asked == Arrival::Tcp)
+            s->seen = Arrival::Tcp;
+        return;
+    }
     stats_.rc_asks_refused++;
     Source *s = sources_.peek(src);
     if (!s || s->asked_period != number)

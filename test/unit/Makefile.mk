@@ -27,7 +27,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/hybrid_cap_test.cpp \
 	test/unit/rc_slots_test.cpp \
 	test/unit/ring_pool_test.cpp \
-	test/unit/ring_cap_test.cpp \
+	test/unit/hybrid_receiver_test.cpp \
 	test/unit/udp_cap_test.cpp \
 	test/unit/udp_shared_recv_test.cpp \
 	test/unit/tcp_liveness_test.cpp \
@@ -57,5 +57,5 @@ TESTS += test/unit/tools_test.sh
 
 # Two-process libllc smoke/latency tool with a file bootstrap (no MPI, no gtest).
 noinst_PROGRAMS += test/unit/llc_pair
-test_unit_llc_pair_SOURCES = test/unit/llc_pair.c
+test_unit_llc_pair_SOURCES = test/unit/llc_pair.c test/unit/llc_file_bootstrap.h
 test_unit_llc_pair_LDADD = src/llc/libllc.la

@@ -15,6 +15,7 @@
  */
 #define _DEFAULT_SOURCE
 #include "llc.h"
+#include "llc_file_bootstrap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,63 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *g_dir;
 static int g_rank;
-static int g_fences;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int kv_put(void *arg, const char *key, const void *value, size_t len)
-{
-    (void)arg;
-    char path[4096], tmp[4200];
-    snprintf(path, sizeof(path), "%s/kv-%d-%s", g_dir, g_rank, key);
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f || fwrite(value, 1, len, f) != len || fclose(f) != 0)
-        return 1;
-    return rename(tmp, path) != 0;
-}
-
-static int kv_get(void *arg, int src, const char *key, void *value, size_t *len)
-{
-    (void)arg;
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/kv-%d-%s", g_dir, src, key);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 1;
-    size_t n = fread(value, 1, *len, f);
-    fclose(f);
-    *len = n;
-    return 0;
-}
-
-static int kv_fence(void *arg)
-{
-    (void)arg;
-    char path[4096];
-    int n = g_fences++;
-    snprintf(path, sizeof(path), "%s/fence-%d-%d", g_dir, n, g_rank);
-    int fd = open(path, O_CREAT | O_WRONLY, 0644);
-    if (fd < 0)
-        return 1;
-    close(fd);
-    snprintf(path, sizeof(path), "%s/fence-%d-%d", g_dir, n, 1 - g_rank);
-    double end = now_s() + 60;
-    struct stat st;
-    while (stat(path, &st) != 0) {
-        if (now_s() > end)
-            return 1;
-        usleep(1000);
-    }
-    return 0;
-}
+static double now_s(void) { return file_boot_now_s(); }
 
 struct state {
     int rank;
@@ -165,7 +112,7 @@ int main(int argc, char **argv)
         return 2;
     }
     g_rank = atoi(argv[1]);
-    g_dir = argv[2];
+    struct file_boot fb = {argv[2], g_rank, 2, 0};
     long iters = argc > 3 ? atol(argv[3]) : 200;
     size_t max = argc > 4 ? (size_t)atol(argv[4]) : (1 << 20);
     int nodes[2] = {0, 1};
@@ -176,9 +123,7 @@ int main(int argc, char **argv)
     p.size = 2;
     p.node_of_rank = nodes;
     p.job_id = "llc-pair";
-    p.boot.put = kv_put;
-    p.boot.get = kv_get;
-    p.boot.fence = kv_fence;
+    file_boot_attach(&fb, &p);
     llc_context_t *ctx;
     int rc = llc_init(&p, &ctx);
     if (rc != LLC_OK) {
