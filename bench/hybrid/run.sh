@@ -66,7 +66,7 @@ done
 [ -n "$out" ] || out=$HERE/results/$(date +%Y-%m-%d_%H%M%S)
 mkdir -p "$out/raw"
 out=$(cd "$out" && pwd)
-exe=$out/burst
+exe=$(mktemp -d /tmp/llc-burst-bin.XXXXXX)/burst
 log "building $exe"
 cc -O2 -Wall -Wextra -I"$llc_prefix/include" -I"$TOP/test/unit" "$HERE/burst.c" -o "$exe" \
     -L"$llc_prefix/lib" -Wl,-rpath,"$llc_prefix/lib" -lllc
@@ -136,5 +136,32 @@ for cfg in $configs; do
         }' "$out/raw/$name.log" >> "$out/summary.md"
     grep -E "^source burst|^receiver burst" "$out/raw/$name.log" | sed "s/^/  $name: /" | tail -4
 done
+# Plot: share of each burst on tcp, per configuration (gnuplot, if installed).
+if command -v gnuplot >/dev/null 2>&1; then
+    plot_cmds=()
+    for cfg in $configs; do
+        name=${cfg%%=*}
+        [ -f "$out/raw/$name.log" ] || continue
+        awk '/^source burst/ { t = $8; u = $10; if (t + u > 0) print $3, 100 * t / (t + u) }' \
+            "$out/raw/$name.log" > "$out/raw/$name.tcp-share.dat"
+        plot_cmds+=("'$out/raw/$name.tcp-share.dat' using 1:2 with linespoints title '$name'")
+    done
+    if [ ${#plot_cmds[@]} -gt 0 ]; then
+        joined=$(IFS=,; echo "${plot_cmds[*]}")
+        gnuplot <<GP
+set terminal pngcairo size 900,450 font ',10'
+set output '$out/tcp-share.png'
+set title 'Bursts of $burst x $bytes B every $cycle_periods periods of $period_ms ms: share sent on tcp'
+set xlabel 'burst'
+set ylabel 'messages on tcp (%)'
+set yrange [-5:105]
+set key bottom right
+set grid
+plot $joined
+GP
+        echo >> "$out/summary.md"
+        echo "![share of each burst on tcp](tcp-share.png)" >> "$out/summary.md"
+    fi
+fi
 log "summary: $out/summary.md"
 cat "$out/summary.md"
