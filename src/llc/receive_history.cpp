@@ -19,10 +19,24 @@ size_t history_periods(uint64_t p)
     return std::max(periods, ReceiveHistory::kRecent);
 }
 
-ReceiveHistory::ReceiveHistory(size_t periods) : counts_(std::max(periods, kRecent), 0) {}
+ReceiveHistory::ReceiveHistory(size_t periods) : full_(std::max(periods, kRecent)), counts_(kRecent, 0) {}
+
+// The ring of kRecent periods becomes one of full_ periods, keeping every
+// period it holds (ages 0 .. kRecent - 1).
+void ReceiveHistory::grow()
+{
+    std::vector<uint64_t> longer(full_, 0);
+    for (uint64_t age = 0; age < kRecent && age <= closed_; age++)
+        longer[(closed_ - age) % full_] = counts_[(closed_ - age) % kRecent];
+    counts_.swap(longer);
+}
 
 void ReceiveHistory::record(uint64_t bytes)
 {
+    // Heard in a second period (the first may have left the short ring:
+    // the long history starts from what the short one still holds).
+    if (counts_.size() < full_ && heard_ && last_heard_ != closed_)
+        grow();
     counts_[closed_ % counts_.size()]++;
     bytes_[closed_ % kRecent] += bytes;
     last_heard_ = closed_;

@@ -8,7 +8,11 @@
 // table of every source would stay at 64 MiB per process.  Here only the
 // sources the receiver has heard from are tracked (Context::sources_, capped
 // at LLC_MAX_CONTEXTS), each with its own ring of that many periods:
-// periods x 8 bytes per tracked source (8 KiB with the defaults).
+// periods x 8 bytes per tracked source (8 KiB with the defaults).  A ring
+// starts at kRecent periods (64 bytes) and grows to its full length when
+// the source is heard in a second period: a source heard once (one
+// all-pairs exchange, say) costs 64 bytes and is forgotten after kRecent
+// quiet periods, and only a recurring one pays for the long history.
 //
 // Two readings of the history feed the policy:
 //   load():       the recent periods, newest first with weights 1, 1/2,
@@ -40,7 +44,8 @@ public:
     static constexpr size_t kRecent = 8;  // periods load() and mean_bytes() read (the open one included)
     static constexpr size_t kCycles = 3;  // repetitions a recurrence needs
 
-    // periods: how many periods the ring keeps (at least kRecent).
+    // periods: how many periods the ring keeps once the source has been
+    // heard in two periods (at least kRecent; kRecent until then).
     explicit ReceiveHistory(size_t periods = kRecent);
 
     void record(uint64_t bytes);
@@ -81,14 +86,17 @@ public:
     // No message in any period kept.
     bool quiet() const { return !heard_ || closed_ - last_heard_ >= counts_.size(); }
 
-    size_t periods() const { return counts_.size(); }
+    size_t periods() const { return counts_.size(); } // now (kRecent until the ring has grown)
+    size_t full_periods() const { return full_; }
     // Heap bytes of the ring (for the memory report).
     size_t heap_bytes() const { return counts_.capacity() * sizeof(uint64_t); }
 
 private:
     bool active(size_t age) const { return count_ago(age) != 0; }
     bool pattern_repeats(size_t cycle) const;
+    void grow();
 
+    size_t full_;                            // periods once grown
     std::vector<uint64_t> counts_;           // counts_[closed_ % periods()] is the open period
     std::array<uint64_t, kRecent> bytes_{};  // bytes_[closed_ % kRecent] is the open period
     uint64_t closed_ = 0;                    // periods closed so far

@@ -361,8 +361,9 @@ TEST(MemReport, HybridCountsItsRoutesAndTheirHistory)
 }
 
 // The receiver driver keeps, per source heard from, its receive count per
-// period: LLC_HYBRID_HISTORY_PERIODS x 8 bytes (the paper's 1024 periods
-// unless set), counted in receive_history until the whole history is quiet.
+// period: 8 periods (64 bytes) while it was heard in one period only, then
+// LLC_HYBRID_HISTORY_PERIODS x 8 bytes (the paper's 1024 periods unless
+// set), counted in receive_history until the whole history is quiet.
 TEST(MemReport, ReceiverCountsEachSourcesHistory)
 {
     for (const char *periods : {"", "16"}) {
@@ -372,7 +373,7 @@ TEST(MemReport, ReceiverCountsEachSourcesHistory)
                  {"LLC_HYBRID_PERIOD_MS", "100"},
                  {"LLC_HYBRID_HISTORY_PERIODS", periods},
                  {"LLC_HYBRID_PROMOTE_MSGS", "1000000"}}; // never promoted
-        const uint64_t per_source = *periods ? 16 * 8 : 1024 * 8;
+        const uint64_t full = *periods ? 16 * 8 : 1024 * 8;
         SCOPED_TRACE(std::string("LLC_HYBRID_HISTORY_PERIODS=") + periods);
         LLC_EXPECT_JOB_OK(o, [&](TestProcess &p) {
             llc_context_t *ctx = init_or_fail(p);
@@ -384,13 +385,26 @@ TEST(MemReport, ReceiverCountsEachSourcesHistory)
             EXPECT_EQ(r0["receive_history"].bytes, 0u);
             EXPECT_STREQ(r0["receive_history"].paper, "transport/buffer switching");
             ASSERT_EQ(TestProcess::fence(&p), 0);
-            if (p.rank != 0) {
+            if (p.rank != 0)
                 ASSERT_EQ(llc_am_send(ctx, 0, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
-            } else {
+            else
                 ASSERT_TRUE(progress_until(ctx, [&] { return got[1] == 1 && got[2] == 1; }, 20));
+            if (p.rank == 0) {
                 auto r1 = report(ctx);
                 EXPECT_EQ(r1["receive_history"].items, 2u);
-                EXPECT_EQ(r1["receive_history"].bytes, 2 * per_source);
+                EXPECT_EQ(r1["receive_history"].bytes, 2u * 8 * 8) << "heard in one period: the short ring";
+            }
+            ASSERT_EQ(TestProcess::fence(&p), 0);
+            // A second message from rank 1, at least one period later: its ring grows.
+            if (p.rank == 1) {
+                const double later = now_s() + 0.25;
+                progress_until(ctx, [&] { return now_s() >= later; }, 5);
+                ASSERT_EQ(llc_am_send(ctx, 0, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
+            } else if (p.rank == 0) {
+                ASSERT_TRUE(progress_until(ctx, [&] { return got[1] == 2; }, 20));
+                auto r2 = report(ctx);
+                EXPECT_EQ(r2["receive_history"].items, 2u);
+                EXPECT_EQ(r2["receive_history"].bytes, full + 8 * 8);
                 if (*periods) {
                     // 16 quiet periods of 100 ms later both histories are gone.
                     ASSERT_TRUE(progress_until(ctx, [&] { return row_items(ctx, "receive_history") == 0; }, 20));

@@ -77,25 +77,47 @@ TEST(ReceiveHistory, WeightsRecentPeriodsMoreAndForgetsOldOnes)
     EXPECT_EQ(h.mean_bytes(), 0);
 }
 
-TEST(ReceiveHistory, KeepsEveryPeriodItWasSizedFor)
+TEST(ReceiveHistory, KeepsEveryPeriodItWasSizedForOnceHeardTwice)
 {
     ReceiveHistory h(history_periods(64));
-    ASSERT_EQ(h.periods(), 1024u);
-    EXPECT_EQ(h.heap_bytes(), 1024u * 8);
+    ASSERT_EQ(h.full_periods(), 1024u);
+    EXPECT_EQ(h.periods(), ReceiveHistory::kRecent); // short until heard in a second period
+    EXPECT_EQ(h.heap_bytes(), ReceiveHistory::kRecent * 8);
     for (int i = 0; i < 7; i++)
         h.record(8);
-    for (int i = 0; i < 1000; i++)
+    EXPECT_EQ(h.periods(), ReceiveHistory::kRecent); // still one period
+    h.close_period();
+    h.record(8);
+    ASSERT_EQ(h.periods(), 1024u);
+    EXPECT_EQ(h.heap_bytes(), 1024u * 8);
+    EXPECT_EQ(h.count_ago(1), 7u); // carried over from the short ring
+    EXPECT_EQ(h.count_ago(0), 1u);
+    for (int i = 0; i < 999; i++)
         h.close_period();
-    EXPECT_EQ(h.count_ago(1000), 7u); // 64-bit counts, 1000 periods back
+    EXPECT_EQ(h.count_ago(1000), 7u); // 1000 periods back
     EXPECT_EQ(h.load(), 0);           // the short-term load has long forgotten it
-    EXPECT_FALSE(h.quiet());
     for (int i = 0; i < 23; i++)
         h.close_period();
     EXPECT_EQ(h.count_ago(1023), 7u);
-    EXPECT_FALSE(h.quiet());
     h.close_period();
     EXPECT_EQ(h.count_ago(1024), 0u); // beyond the ring
+    EXPECT_FALSE(h.quiet());          // the 1-message period is still in it
+    h.close_period();
     EXPECT_TRUE(h.quiet());
+}
+
+TEST(ReceiveHistory, ASourceHeardInOnePeriodKeepsTheShortRing)
+{
+    ReceiveHistory h(1024);
+    for (int i = 0; i < 500; i++)
+        h.record(100);
+    for (size_t i = 0; i < ReceiveHistory::kRecent - 1; i++) {
+        h.close_period();
+        EXPECT_FALSE(h.quiet()) << i;
+    }
+    EXPECT_EQ(h.heap_bytes(), ReceiveHistory::kRecent * 8);
+    h.close_period();
+    EXPECT_TRUE(h.quiet()); // forgotten after kRecent quiet periods, as before the long history
 }
 
 TEST(ReceiveHistory, RecurrencePredictsTheNextBurstOneCycleAfterTheLast)
@@ -123,11 +145,20 @@ TEST(ReceiveHistory, RecurrenceNeedsThreeCyclesAndAQuietPeriod)
     ReceiveHistory two(1024);
     feed(two, bursts(10, 300, 2));
     EXPECT_EQ(two.recurrence().count, 0u);
-    // Three: the bursts 10, 20 and 30 periods back line up with the open period.
+    // Three, with a cycle longer than the short ring: the first burst had
+    // left it when the second one made the ring grow, so two are known.
     ReceiveHistory three(1024);
     feed(three, bursts(10, 300, 3));
-    EXPECT_EQ(three.recurrence().cycle, 10u);
-    EXPECT_EQ(three.recurrence().count, 300u);
+    EXPECT_EQ(three.recurrence().count, 0u);
+    // Four: the bursts 10, 20 and 30 periods back line up with the open period.
+    ReceiveHistory four(1024);
+    feed(four, bursts(10, 300, 4));
+    EXPECT_EQ(four.recurrence().cycle, 10u);
+    EXPECT_EQ(four.recurrence().count, 300u);
+    // A cycle within the short ring keeps its first burst: three suffice.
+    ReceiveHistory short_cycle(1024);
+    feed(short_cycle, bursts(3, 90, 3));
+    EXPECT_EQ(short_cycle.recurrence().cycle, 3u);
     // A source busy in every period has no quiet period: no recurrence (load() covers it).
     ReceiveHistory steady(1024);
     feed(steady, std::vector<uint64_t>(200, 50));
