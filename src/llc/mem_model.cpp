@@ -2,6 +2,8 @@
 #include "mem_model.hpp"
 
 #include "mem_accounting.hpp"
+#include "receive_history.hpp"
+#include "ring_pool.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -164,6 +166,37 @@ std::vector<ModelTerm> llc_udp_model(double nodes, const ModelParams &p)
     add("shm_segment", m > 1 ? double(s.segment_header) + m * (double(s.ring_control) + p.ring_bytes) : 0, 0);
     add("shm_peer_state", double(s.shm_peer + 2 * s.empty_deque_heap + s.stream_decoder) * local_peers, 0);
     add("shm_rank_table", m > 1 ? 4 * m + ptr * local_peers : 0, 0);
+    return t;
+}
+
+std::vector<ModelTerm> llc_hybrid_model(double nodes, const ModelParams &p)
+{
+    const MemWalk::StructSizes s = MemWalk::struct_sizes();
+    const double m = p.m, n = m * nodes;
+    const double remote = std::max(0.0, n - m);
+    const double tracked = std::min(remote, p.gamma); // routes and sources per process, at most gamma
+    const double ptr = double(s.pointer);
+    const double page = 4096;
+    constexpr double kTcpStaging = 64 * 1024; // kStagingBytes in tcp_transport.cpp
+    const bool inter = nodes > 1;
+
+    std::vector<ModelTerm> t = llc_udp_model(nodes, p);
+    if (!inter)
+        return t;
+    auto add = [&](const char *name, double per_node) { t.push_back({name, per_node, 0}); };
+    // Two PeerTables of gamma (routes_, sources_) and their live entries; the node's RC slot page.
+    add("hybrid_routes",
+        m * (2 * p.gamma * double(s.hybrid_table_per_cap) + tracked * double(s.hybrid_route + s.hybrid_source)) + page);
+    add("receive_history", m * tracked * double(history_periods(uint64_t(n))) * 8);
+    // RC class: at most max_rc_per_node connections per node in each direction
+    // (never more than there are remote processes to connect to).
+    const double rc = std::min(p.max_rc_per_node, m * remote);
+    add("tcp_rank_table", rc * (double(s.tcp_out_entry) + 2 * ptr));
+    add("tcp_conn_state", rc * double(s.tcp_out_conn + s.empty_deque_heap) + rc * double(s.tcp_in_conn + s.stream_decoder));
+    add("tcp_buffers", m * (kTcpStaging + double(s.pollfd)) + 2 * rc * (ptr + 2.0 * double(s.pollfd)));
+    // The node's ring pool, every ring leased (pages exist only while leased and written).
+    const double header = std::ceil((double(sizeof(RingPoolShared)) + p.ring_pool * 4) / page) * page;
+    add("ring_pool", header + p.ring_pool * p.ring_pool_ring_bytes);
     return t;
 }
 

@@ -18,6 +18,11 @@ struct ModelParams {
     double gamma = 1024;   // live high-level contexts (per node in the paper, per process in libllc)
     double ring_bytes = 256 * 1024; // libllc: LLC_SHM_RING_BYTES
     double udp_mtu = 16 * 1024;     // libllc: LLC_UDP_MTU
+    // libllc's hybrid (llc_hybrid_model): LLC_MAX_RC_PER_NODE, and the ring
+    // pool's LLC_RING_POOL rings of LLC_RING_SLOTS x LLC_RING_SLOT_BYTES.
+    double max_rc_per_node = 128;
+    double ring_pool = 1024;
+    double ring_pool_ring_bytes = 16 * 4096;
 };
 
 struct ModelTerm {
@@ -48,6 +53,19 @@ std::vector<ModelTerm> llc_model(double nodes, const ModelParams &p, bool capped
 // rank -> peer table.  Datagrams in flight and kernel socket buffers are not
 // included.
 std::vector<ModelTerm> llc_udp_model(double nodes, const ModelParams &p);
+
+// libllc with LLC_NET=hybrid and the receiver driver, at its bounds: the
+// udp model (every peer is reachable on the DC class), plus per process the
+// hybrid's capped route and source tables (gamma slots each, the bucket
+// heads and predictor ghosts allocated up front), a receive history of the
+// paper's length (history_periods(n) x 8 bytes) for each of gamma tracked
+// sources (the worst case: every one of them heard in two periods or more;
+// a source heard once keeps 64 bytes), and per node LLC_MAX_RC_PER_NODE tcp
+// connections in each direction with their state, one tcp staging buffer
+// per process, the RC slot page, and the ring pool with every ring leased
+// and written (its header and rings x slots x slot bytes).  Kernel socket
+// buffers are not included.
+std::vector<ModelTerm> llc_hybrid_model(double nodes, const ModelParams &p);
 
 double model_total(const std::vector<ModelTerm> &terms);
 

@@ -461,3 +461,50 @@ TEST(MemModel, UdpModelUsesTheUdpPerPeerSizes)
     EXPECT_LT(llc::model_total(llc::llc_udp_model(std::ldexp(1.0, 20), p)),
               llc::model_total(llc::llc_model(std::ldexp(1.0, 20), p, false)));
 }
+
+// llc_hybrid_model: the udp model plus the hybrid's bounded extras.  The
+// receive history follows the paper's period count (1024 periods up to
+// 2^13 processes, 8 at 2^22), for gamma sources per process; the RC class
+// is LLC_MAX_RC_PER_NODE connections each way per node; the ring pool is
+// all leased.  Nothing in it grows with n beyond the udp model's terms,
+// and at 2^20 nodes of 4 processes it stays under the paper's 1.07 GB.
+TEST(MemModel, HybridModelAddsBoundedHistoryRcConnectionsAndThePool)
+{
+    llc::ModelParams p;
+    const auto s = llc::MemWalk::struct_sizes();
+    auto by_name = [](const std::vector<llc::ModelTerm> &terms) {
+        std::map<std::string, llc::ModelTerm> m;
+        for (const auto &t : terms)
+            m[t.component] = t;
+        return m;
+    };
+    for (double nodes : {1024.0, std::ldexp(1.0, 20)}) {
+        const double m = p.m, n = m * nodes;
+        auto hybrid = llc::llc_hybrid_model(nodes, p);
+        auto udp = llc::llc_udp_model(nodes, p);
+        auto h = by_name(hybrid);
+        double udp_n_coeff = 0, hybrid_n_coeff = 0;
+        for (const auto &t : udp)
+            udp_n_coeff += t.n_coeff;
+        for (const auto &t : hybrid)
+            hybrid_n_coeff += t.n_coeff;
+        EXPECT_DOUBLE_EQ(hybrid_n_coeff, udp_n_coeff) << nodes;
+        const double periods = n <= 8192 ? 1024 : std::max(8.0, 1024 / std::ldexp(1.0, int(std::ceil(std::log2(n))) - 13));
+        EXPECT_DOUBLE_EQ(h["receive_history"].bytes, m * p.gamma * periods * 8) << nodes;
+        EXPECT_DOUBLE_EQ(h["ring_pool"].bytes, 1024.0 * 16 * 4096 + 8192)
+            << "rings x slots x slot bytes plus a header (and 1024 free-list links) of two pages";
+        EXPECT_DOUBLE_EQ(h["tcp_conn_state"].bytes,
+                         128 * double(s.tcp_out_conn + s.empty_deque_heap + s.tcp_in_conn + s.stream_decoder));
+        EXPECT_DOUBLE_EQ(h["hybrid_routes"].bytes,
+                         m * (2 * p.gamma * double(s.hybrid_table_per_cap) +
+                              p.gamma * double(s.hybrid_route + s.hybrid_source)) + 4096);
+        EXPECT_GT(llc::model_total(hybrid), llc::model_total(udp));
+    }
+    // 1024 nodes: 4096 processes, the full 1024 periods: 8 KiB per source.
+    EXPECT_DOUBLE_EQ(by_name(llc::llc_hybrid_model(1024, p))["receive_history"].bytes, 4 * 1024 * 8192.0);
+    EXPECT_LE(llc::model_total(llc::llc_hybrid_model(std::ldexp(1.0, 20), p)), 1.07e9);
+    // One node: nothing remote, no hybrid state.
+    auto one = by_name(llc::llc_hybrid_model(1, p));
+    EXPECT_EQ(one.count("receive_history"), 0u);
+    EXPECT_EQ(one.count("ring_pool"), 0u);
+}

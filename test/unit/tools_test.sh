@@ -59,10 +59,12 @@ $tools/llc_info --help | grep -q -- '--verbs' ; check "llc_info --help mentions 
 # The paper's totals at 2^20 nodes (m=4, c=10, gamma=1024, errata applied).
 row=$($tools/llc_memmodel --csv --min-log2 20 --max-log2 20 --no-breakdown | sed -n 2p)
 check "llc_memmodel --csv" $?
-$tools/llc_memmodel --csv --min-log2 20 --max-log2 20 --no-breakdown | sed -n 1p | grep -q ',llc_udp$' ; check "llc_memmodel --csv has the udp column" $?
+$tools/llc_memmodel --csv --min-log2 20 --max-log2 20 --no-breakdown | sed -n 1p | grep -q ',llc_udp,llc_hybrid$' ; check "llc_memmodel --csv has the udp and hybrid columns" $?
 base=$(echo "$row" | cut -d, -f4) ; design=$(echo "$row" | cut -d, -f5)
 [ "$(awk "BEGIN { printf \"%.2f\", $base / 1e12 }")" = 1.74 ] ; check "paper baseline 1.74 TB ($base)" $?
 [ "$(awk "BEGIN { printf \"%.2f\", $design / 1e9 }")" = 1.07 ] ; check "paper design 1.07 GB ($design)" $?
+hybrid=$(echo "$row" | cut -d, -f9)
+awk "BEGIN { exit !($hybrid > 0 && $hybrid <= 1.07e9) }" ; check "llc hybrid model at 2^20 nodes within 1.07 GB ($hybrid)" $?
 n=$($tools/llc_memmodel --min-log2 10 --max-log2 22 --no-breakdown | grep -c '^2^')
 [ "$n" -eq 13 ] ; check "llc_memmodel prints 2^10 .. 2^22 ($n rows)" $?
 $tools/llc_memmodel -m 8 -c 4 -g 512 --breakdown 12 | grep -q 'llc_capped at 2^12 nodes' ; check "llc_memmodel options" $?

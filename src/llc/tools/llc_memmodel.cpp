@@ -134,13 +134,14 @@ int main(int argc, char **argv)
         want_detail = false;
 
     if (csv)
-        std::printf("log2_nodes,nodes,processes,paper_baseline,paper_designed,llc_all_peers,llc_capped,llc_udp\n");
+        std::printf("log2_nodes,nodes,processes,paper_baseline,paper_designed,llc_all_peers,llc_capped,llc_udp,"
+                    "llc_hybrid\n");
     else {
         std::printf("per-node memory, m=%g processes/node, c=%g, gamma=%g (paper: errata applied; "
                     "libllc: this build's structure sizes, shm rings %g B, udp mtu %g B)\n",
                     p.m, p.c, p.gamma, p.ring_bytes, p.udp_mtu);
-        std::printf("%-8s %10s %12s %14s %14s %14s %14s %14s\n", "nodes", "nodes", "processes", "paper base",
-                    "paper design", "llc all peers", "llc capped", "llc udp");
+        std::printf("%-8s %10s %12s %14s %14s %14s %14s %14s %14s\n", "nodes", "nodes", "processes", "paper base",
+                    "paper design", "llc all peers", "llc capped", "llc udp", "llc hybrid");
     }
     for (int k = int(lo); k <= int(hi); k++) {
         double nodes = std::ldexp(1.0, k);
@@ -149,13 +150,14 @@ int main(int argc, char **argv)
         double all = llc::model_total(llc::llc_model(nodes, p, false));
         double capped = llc::model_total(llc::llc_model(nodes, p, true));
         double udp = llc::model_total(llc::llc_udp_model(nodes, p));
+        double hybrid = llc::model_total(llc::llc_hybrid_model(nodes, p));
         if (csv)
-            std::printf("%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f\n", k, nodes, nodes * p.m, base, design, all, capped,
-                        udp);
+            std::printf("%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f\n", k, nodes, nodes * p.m, base, design, all,
+                        capped, udp, hybrid);
         else
-            std::printf("2^%-6d %10.0f %12.0f %14s %14s %14s %14s %14s\n", k, nodes, nodes * p.m,
+            std::printf("2^%-6d %10.0f %12.0f %14s %14s %14s %14s %14s %14s\n", k, nodes, nodes * p.m,
                         human(base).c_str(), human(design).c_str(), human(all).c_str(), human(capped).c_str(),
-                        human(udp).c_str());
+                        human(udp).c_str(), human(hybrid).c_str());
     }
     if (want_detail) {
         int k = int(detail);
@@ -167,6 +169,7 @@ int main(int argc, char **argv)
         breakdown("llc_all_peers", llc::llc_model(nodes, p, false), csv, k);
         breakdown("llc_capped", llc::llc_model(nodes, p, true), csv, k);
         breakdown("llc_udp", llc::llc_udp_model(nodes, p), csv, k);
+        breakdown("llc_hybrid", llc::llc_hybrid_model(nodes, p), csv, k);
     }
     return 0;
 }
