@@ -797,3 +797,52 @@ TEST(VerbsRndv, ConfigVariable)
         listed |= std::string(v.name) == "LLC_VERBS_RNDV_BYTES" && std::string(v.default_text) == "64k";
     EXPECT_TRUE(listed);
 }
+
+// A payload of more than rndv_max_segments spans goes by copy (counted).
+TEST(VerbsRndv, TooManySpansGoByCopy)
+{
+    Job job(2, [](Job &j) { j.params.rndv_max_segments = 2; });
+    job.send(0, 1, 60 * 1024, 3);
+    job.send(0, 1, 60 * 1024, 2);
+    job.run_until_idle();
+    ASSERT_EQ(job.host(1).got.size(), 2u);
+    for (size_t i = 0; i < 2; i++)
+        EXPECT_TRUE(job.host(1).got[i].payload == expected_payload(0, i, 60 * 1024)) << i;
+    EXPECT_EQ(job.engine(0).rndv_stats().iov_fallbacks, 1u);
+    EXPECT_EQ(job.engine(0).rndv_stats().sends, 1u);
+    expect_clean(job);
+}
+
+// Under a cap of 2 peers, a sender with rendezvous to 5 destinations in
+// turn: a destination whose RndvFin is outstanding is not evicted, idle ones
+// are, and every message arrives; a Goodbye sent behind a rendezvous being
+// read is seen only after it (the receiver is not quiet before).
+TEST(VerbsRndv, EvictionAndGoodbyeWithRendezvous)
+{
+    Job job(6, [](Job &j) { j.params.max_peers = 2; });
+    for (int round = 0; round < 4; round++)
+        for (int dest = 1; dest < 6; dest++) {
+            job.send(0, dest, 24 * 1024);
+            job.send(0, dest, 10);
+            job.progress_all();
+        }
+    job.run_until_idle();
+    EXPECT_GT(job.engine(0).peer_evictions(), 0u);
+    for (int dest = 1; dest < 6; dest++) {
+        const auto &got = job.host(dest).got;
+        ASSERT_EQ(got.size(), 8u) << dest;
+        for (size_t i = 0; i < got.size(); i++)
+            EXPECT_TRUE(got[i].payload == expected_payload(0, i, i % 2 ? 10 : 24 * 1024)) << dest << " " << i;
+    }
+    expect_clean(job);
+
+    job.net.hold_reads = true;
+    job.send(0, 1, 24 * 1024);
+    job.engine(0).say_goodbye();
+    job.progress_all(6);
+    EXPECT_FALSE(job.engine(1).incoming_quiet()); // its Goodbye waits behind the READ
+    job.net.hold_reads = false;
+    job.run_until_idle();
+    EXPECT_EQ(job.host(1).got.size(), 9u);
+    EXPECT_TRUE(job.engine(1).incoming_quiet());
+}
