@@ -2,7 +2,11 @@
 // device: per-peer state in a capped PeerTable, send queues packed into
 // frames (verbs_frame.hpp), credits (verbs_credits.hpp), the shared receive
 // queue's buffers (verbs_recv_pool.hpp), ordered delivery through a stream
-// decoder, goodbyes and finalize.  It talks to the device through
+// decoder, goodbyes and finalize, RC promotion, and the zero-copy RDMA READ
+// rendezvous for large messages through a RegCache (see "rendezvous" in
+// verbs_engine.cpp: VerbsRts records in the stream, READs, RndvFin frames;
+// later records of the pair are held behind a READ so delivery keeps send
+// order).  It talks to the device through
 // VerbsFabric (implemented with ibv/mlx5dv calls in verbs_transport.cpp, and
 // by an in-memory fake in test/unit/verbs_engine_test.cpp) and to the rest of
 // libllc through VerbsHost (Context in the library).  No ibv type here: it
