@@ -846,3 +846,20 @@ TEST(VerbsRndv, EvictionAndGoodbyeWithRendezvous)
     EXPECT_EQ(job.host(1).got.size(), 9u);
     EXPECT_TRUE(job.engine(1).incoming_quiet());
 }
+
+// The receiver cannot register a landing buffer: it tells the sender (whose
+// send completes with an error, unpinned) and fails, naming the variable
+// that turns the rendezvous off.
+TEST(VerbsRndv, LandingRegistrationFailureFailsTheSendAndTheReceiver)
+{
+    Job job(2, [](Job &j) { j.nodes[1].fabric->registrar_.fail = true; });
+    ASSERT_EQ(job.send(0, 1, 40 * 1024), LLC_INPROGRESS);
+    job.progress_all(6);
+    EXPECT_TRUE(job.engine(1).failed());
+    ASSERT_FALSE(job.host(1).errors.empty());
+    EXPECT_TRUE(llctest::contains(job.host(1).errors[0], "LLC_VERBS_RNDV_BYTES=0")) << job.host(1).errors[0];
+    EXPECT_EQ(job.host(0).callbacks(LLC_ERR_PEER), 1);
+    EXPECT_EQ(job.engine(0).reg_cache()->pinned(), 0u);
+    EXPECT_FALSE(job.engine(0).failed());
+    EXPECT_TRUE(job.host(1).got.empty());
+}
