@@ -26,7 +26,9 @@ enum class Kind : uint8_t {
     SwitchAck = 8, // hybrid: sent on udp by the receiver of a Switch (the tcp path is drained)
     StreamAck = 9, // tcp: sent back on an accepted connection; seq = bytes of the stream consumed so far
     SwitchRequest = 10, // retired (switch asks are udp datagrams of their own now, switch_asks.hpp); never sent
-    Close = 11     // tcp: last record of an evicted connection; seq = stream bytes before it
+    Close = 11,    // tcp: last record of an evicted connection; seq = stream bytes before it
+    VerbsRts = 12  // verbs: active message whose payload the receiver reads with RDMA READ
+                   // (rendezvous); aux = VerbsRtsDescriptor + segments (verbs_frame.hpp)
 };
 
 // seq of a SwitchRequest: the path the receiver wants the source to send on.
@@ -51,7 +53,7 @@ struct WireHeader {
 static_assert(sizeof(WireHeader) == 40, "wire header layout");
 static_assert(std::is_trivially_copyable<WireHeader>::value, "wire header is copied bytewise");
 
-inline bool kind_is_valid(uint8_t k) { return k >= uint8_t(Kind::Am) && k <= uint8_t(Kind::Close); }
+inline bool kind_is_valid(uint8_t k) { return k >= uint8_t(Kind::Am) && k <= uint8_t(Kind::VerbsRts); }
 // Whether payload_len bytes of payload follow in the stream.
 inline bool kind_streams_payload(Kind k) { return k == Kind::Am; }
 

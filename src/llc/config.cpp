@@ -31,6 +31,7 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_NODE_SHARED", "1", "1: the rank -> node table (and the hybrid's RC slot count) is held once per node, in shared memory created by the node leader; 0: every process keeps a private copy (and its share of LLC_MAX_RC_PER_NODE) (also the fallback when shared memory fails; LLC_MEM_REPORT says which)"},
         {"LLC_NET", "tcp", "inter-node path: tcp (RC-class), udp (DC-class reliable datagrams), hybrid (udp, busy peers promoted to tcp) or verbs (mlx5 DC queue pairs when a usable RDMA device is found and libllc was built with mlx5dv; never run on hardware; otherwise falls back as LLC_VERBS_FALLBACK says)"},
         {"LLC_VERBS_FALLBACK", "tcp", "LLC_NET=verbs without a usable RDMA device, or when the verbs transport cannot start: use tcp, udp or hybrid instead (said on stderr), or none: llc_init fails"},
+        {"LLC_VERBS_RNDV_BYTES", "64k", "LLC_NET=verbs: active messages with at least this many payload bytes go by zero-copy rendezvous (the payload registered through the registration cache, read by the receiver with RDMA READ; the send completes when it has been read) instead of being copied through the send slots; 0: never; must be the same on every process (tested over a fake device only, never run on hardware)"},
         {"LLC_HYBRID", "0", "1: same as LLC_NET=hybrid"},
         {"LLC_UDP_ADDR", "auto", "IPv4 address to publish for udp (auto: as LLC_TCP_ADDR)"},
         {"LLC_UDP_MTU", "16k", "payload bytes per udp datagram (512 .. 65000)"},
@@ -55,7 +56,7 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_KVS", "dist", "where endpoint addresses live: pmi (every process puts/gets through the bootstrap) or dist (KVS on the node leaders, bootstrap only for their addresses)"},
         {"LLC_KVS_TIMEOUT_MS", "10000", "dist: a KVS put/lookup whose server does not answer for this many ms fails (LLC_ERR_PEER)"},
         {"LLC_KVS_CACHE", "LLC_MAX_CONTEXTS", "dist: peer address entries cached after lookup (least recently used evicted; 0: no cache); unset: as many as LLC_MAX_CONTEXTS (1024 by default)"},
-        {"LLC_REG_CACHE_MAX", "65536", "most memory registrations the registration cache keeps (least recently used unpinned ones deregistered beyond it; 0: register on every use, deregister on release); not used on any data path yet (the verbs transport copies into registered slots)"},
+        {"LLC_REG_CACHE_MAX", "65536", "most memory registrations the registration cache keeps (least recently used unpinned ones deregistered beyond it; 0: register on every use, deregister on release); used by the verbs transport's rendezvous (LLC_VERBS_RNDV_BYTES: senders' payloads and receivers' landing buffers), one cache per process; no other path registers memory"},
     };
     return table;
 }
@@ -246,6 +247,8 @@ Config Config::from_environment()
         c.kvs_cache = v;
     if (read_unsigned("LLC_REG_CACHE_MAX", v, 0, uint64_t(1) << 24))
         c.reg_cache_max = v;
+    if (read_unsigned("LLC_VERBS_RNDV_BYTES", v, 0, uint64_t(1) << 62))
+        c.verbs_rndv_bytes = v;
     return c;
 }
 

@@ -25,6 +25,7 @@ struct Config {
     size_t max_contexts = 1024;           // LLC_MAX_CONTEXTS (gamma: live per-peer contexts)
     bool node_shared = true;              // LLC_NODE_SHARED: rank -> node table once per node (node_map.hpp)
     size_t reg_cache_max = 65536;         // LLC_REG_CACHE_MAX: registration cache entries (reg_cache.hpp; 0: no caching)
+    uint64_t verbs_rndv_bytes = 64 * 1024; // LLC_VERBS_RNDV_BYTES: verbs rendezvous threshold (0: off)
 
     // Inter-node path (LLC_NET; LLC_HYBRID=1 is a synonym for LLC_NET=hybrid).
     enum class Net { Tcp, Udp, Hybrid };

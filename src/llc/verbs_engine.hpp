@@ -2,7 +2,11 @@
 // device: per-peer state in a capped PeerTable, send queues packed into
 // frames (verbs_frame.hpp), credits (verbs_credits.hpp), the shared receive
 // queue's buffers (verbs_recv_pool.hpp), ordered delivery through a stream
-// decoder, goodbyes and finalize.  It talks to the device through
+// decoder, goodbyes and finalize, RC promotion, and the zero-copy RDMA READ
+// rendezvous for large messages through a RegCache (see "rendezvous" in
+// verbs_engine.cpp: VerbsRts records in the stream, READs, RndvFin frames;
+// later records of the pair are held behind a READ so delivery keeps send
+// order).  It talks to the device through
 // VerbsFabric (implemented with ibv/mlx5dv calls in verbs_transport.cpp, and
 // by an in-memory fake in test/unit/verbs_engine_test.cpp) and to the rest of
 // libllc through VerbsHost (Context in the library).  No ibv type here: it
@@ -11,6 +15,7 @@
 
 #include "outgoing_message.hpp"
 #include "peer_table.hpp"
+#include "reg_cache.hpp"
 #include "stream_decoder.hpp"
 #include "verbs_address.hpp"
 #include "verbs_credits.hpp"
@@ -21,7 +26,9 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace llc {
@@ -45,6 +52,17 @@ struct VerbsCompletion {
     uint32_t len = 0;         // receive: bytes received
     bool ok = true;
     std::string status;       // when !ok: what the device said
+};
+
+// One RDMA READ: len bytes from the peer's [remote, remote + len) (rkey)
+// into local memory (lkey).  id comes back in the completion.
+struct VerbsRead {
+    uint64_t id = 0;
+    char *local = nullptr;
+    uint32_t lkey = 0;
+    uint64_t remote = 0;
+    uint32_t rkey = 0;
+    uint32_t len = 0;
 };
 
 // What the engine needs from the device.  Queue pairs are numbered:
@@ -96,6 +114,28 @@ public:
         return 38; // ENOSYS
     }
     virtual void rc_destroy(void *rc) { (void)rc; }
+
+    // Zero-copy rendezvous (VerbsEngineParams::rndv_bytes): who registers
+    // memory for the RegCache (nullptr: no rendezvous), and RDMA READs, on a
+    // DC initiator (qp < data_qps(), to the peer's DCT as post_send) or on
+    // an RC QP (its sends' queue pair, data_qps() + 1).  Completions come
+    // through poll_send of that queue pair, with the read's id.  0 or an
+    // errno (nothing posted).
+    virtual Registrar *registrar() { return nullptr; }
+    virtual int post_read(size_t qp, void *route, const VerbsAddress &peer, const VerbsRead &r)
+    {
+        (void)qp;
+        (void)route;
+        (void)peer;
+        (void)r;
+        return 38; // ENOSYS
+    }
+    virtual int post_read_rc(void *rc, const VerbsRead &r)
+    {
+        (void)rc;
+        (void)r;
+        return 38; // ENOSYS
+    }
 };
 
 struct VerbsEngineParams {
@@ -112,6 +152,35 @@ struct VerbsEngineParams {
     size_t rc_max = 0;
     uint32_t rc_promote_frames = 256;
     uint32_t rc_window_frames = 1024;
+    // Zero-copy rendezvous: an active message whose payload is at least
+    // rndv_bytes (0: never) is not copied into send slots; its payload is
+    // registered through the RegCache (at most reg_cache_max registrations
+    // kept), announced in a VerbsRts record in the pair's stream, read by
+    // the receiver with RDMA READs of at most rndv_chunk bytes each into a
+    // registered landing buffer, and the send completes on the receiver's
+    // RndvFin.  Payloads of more than rndv_max_segments spans go by copy.
+    // Idle landing buffers are kept (registered) up to landing_keep_bytes.
+    size_t rndv_bytes = 0;
+    size_t rndv_chunk = size_t(1) << 30;
+    size_t rndv_max_segments = 16;
+    size_t reg_cache_max = RegCache::kDefaultMaxEntries;
+    size_t landing_keep_bytes = size_t(64) << 20;
+};
+
+// Rendezvous counters (VerbsEngine::rndv_stats()).
+struct VerbsRndvStats {
+    uint64_t sends = 0;          // messages sent by rendezvous (RTS queued)
+    uint64_t sends_completed = 0; // of those, completed on a RndvFin that said it was read
+    uint64_t send_errors = 0;    // completed with an error: the read failed, or the engine failed (dead peer)
+    uint64_t reg_fallbacks = 0;  // at or above the threshold, sent by copy: registering the payload failed
+    uint64_t iov_fallbacks = 0;  // at or above the threshold, sent by copy: more than rndv_max_segments spans
+    uint64_t recvs = 0;          // messages received by rendezvous (delivered)
+    uint64_t reads = 0;          // RDMA READ work requests posted
+    uint64_t bytes_read = 0;     // payload bytes read
+    uint64_t read_failures = 0;  // READ completions with an error
+    uint64_t held_records = 0;   // records copied and held behind a rendezvous still being read (ordering)
+    uint64_t stray_fins = 0;     // RndvFin frames naming no rendezvous of ours
+    uint64_t landing_allocs = 0; // landing buffers allocated (the others were reused)
 };
 
 class VerbsEngine {
@@ -141,8 +210,51 @@ public:
     uint64_t rc_refusals() const { return rc_refusals_; }        // our requests refused
     uint64_t rc_frames_held() const { return rc_frames_held_; }  // RC frames that overtook the DC stream
     const RecvBufferPool &pool() const { return pool_; }
+    // Rendezvous: counters; the registration cache (nullptr when the
+    // rendezvous is off); sends waiting for their RndvFin; landing buffers.
+    const VerbsRndvStats &rndv_stats() const { return rndv_; }
+    const RegCache *reg_cache() const { return reg_cache_.get(); }
+    size_t rndv_sends_pending() const { return rndv_tx_.size(); }
+    size_t landing_buffers() const { return landing_all_.size(); }
+    // Writes the rendezvous and registration-cache counters into the
+    // verbs_rndv_* and reg_cache_* fields of an llc_stats_t.
+    void export_stats(llc_stats_t &st) const;
+    uint64_t landing_bytes() const { return landing_bytes_; }
 
 private:
+    // A message read by rendezvous, receiver side: the sender's segments,
+    // the landing buffer (registered through the cache) and its READs.
+    struct RndvRecv {
+        uint32_t id = 0;
+        WireHeader wire{};
+        std::vector<uint64_t> hdr; // the AM header, 8-byte aligned as the decoder's
+        std::vector<VerbsRtsSegment> segs;
+        char *buf = nullptr; // landing buffer (capacity landing_cap)
+        size_t cap = 0;
+        RegHandle pin;
+        size_t next_seg = 0;      // the next READ to post: segment and offset in it
+        uint64_t next_off = 0;
+        uint64_t dest_off = 0;    // where it lands in buf
+        uint32_t reads_in_flight = 0;
+        bool queued = false;      // in read_queue_ (READs left to post)
+        bool done = false;        // every byte read
+    };
+    // A record of the pair's stream not delivered yet because a rendezvous
+    // before it is still being read: a copied Am record, a Goodbye, or the
+    // rendezvous itself.  Delivered in stream order.
+    struct Held {
+        WireHeader wire{};
+        std::vector<uint64_t> hdr; // 8-byte aligned as the decoder's
+        std::string payload;
+        std::unique_ptr<RndvRecv> rndv;
+    };
+    // Sender side: the message, kept until the receiver's RndvFin, and the
+    // pins on its payload.
+    struct RndvSend {
+        int dest = -1;
+        std::unique_ptr<OutgoingMessage> msg;
+        std::vector<RegHandle> pins;
+    };
     struct Peer {
         int rank = -1;
         bool have_address = false;
@@ -171,6 +283,12 @@ private:
         void *rc_rx_qp = nullptr;
         bool dc_done = false;
         std::deque<std::string> held;
+        // Rendezvous: records waiting behind a rendezvous being read (in
+        // order), frames whose credits wait for them to be delivered, and
+        // our rendezvous sends to it not finished yet.
+        std::deque<Held> inbox;
+        uint32_t deferred_credits = 0;
+        uint32_t rndv_tx = 0;
     };
     struct Control {
         int rank;
@@ -194,11 +312,28 @@ private:
     void on_rc_frame(Peer &p, const VerbsFrame &f);
     void feed(Peer &p, const char *data, size_t len);
     void fail(int status, const std::string &message);
+    int send_rndv(Peer &p, std::unique_ptr<OutgoingMessage> &msg);
+    void on_rts(Peer &p, const IncomingRecord &rec);
+    void post_reads(Peer &p, RndvRecv &r);
+    void flush_reads();
+    void on_read_done(uint64_t id, const VerbsCompletion &wc);
+    void drain_inbox(Peer &p);
+    void credit_back(Peer &p, uint32_t frames);
+    void on_fin(Peer &p, const VerbsFrame &f);
+    void finish_send(uint32_t id, int status);
+    char *landing_get(size_t len, size_t *cap);
+    void landing_put(char *buf, size_t cap);
+    void release_landing(RndvRecv &r);
     std::string describe(int rank) const;
 
     VerbsHost &host_;
     VerbsFabric &fabric_;
     VerbsEngineParams params_;
+    // Before everything that holds a RegHandle (peers_, rndv_tx_): destroyed after them.
+    std::unique_ptr<RegCache> reg_cache_;
+    std::map<char *, size_t> landing_all_;       // every landing buffer -> capacity
+    std::multimap<size_t, char *> landing_idle_; // capacity -> idle buffer (registered, reusable)
+    uint64_t landing_bytes_ = 0, landing_idle_bytes_ = 0;
     RecvBufferPool pool_;
     std::vector<uint32_t> free_slots_;
     std::vector<int32_t> slot_owner_;   // rank a slot's frame was sent to (-1: free)
@@ -217,6 +352,18 @@ private:
     bool goodbye_said_ = false;
     uint64_t stray_frames_ = 0;
     uint64_t credit_stalls_ = 0;
+    // Rendezvous state.
+    std::unordered_map<uint32_t, RndvSend> rndv_tx_;
+    uint32_t next_rndv_id_ = 1;
+    struct ReadRef {
+        int rank;
+        RndvRecv *r;
+        uint32_t len;
+    };
+    std::unordered_map<uint64_t, ReadRef> reads_; // READs in flight by id
+    uint64_t next_read_id_ = 0;
+    std::deque<std::pair<int, RndvRecv *>> read_queue_; // rendezvous with READs left to post
+    VerbsRndvStats rndv_;
 };
 
 } // namespace llc

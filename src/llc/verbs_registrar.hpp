@@ -2,8 +2,9 @@
 // ibv_reg_mr / ibv_dereg_mr on a protection domain.  Only compiled when
 // libllc is built with libibverbs (LLC_HAVE_VERBS).
 //
-// Nothing uses it yet: the verbs transport registers its buffers once, and it
-// has never run against an RDMA device (the machines it was written on have
+// The verbs transport's rendezvous (LLC_VERBS_RNDV_BYTES) registers senders'
+// payloads and receivers' landing buffers through a RegCache over it; it has
+// never run against an RDMA device (the machines it was written on have
 // none; see doc/libllc.md, "Registration cache").
 #pragma once
 

@@ -8,6 +8,7 @@
 #include "context.hpp"
 #include "errors.hpp"
 #include "kvs.hpp"
+#include "verbs_registrar.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -69,6 +70,10 @@ public:
     int post_send_rc(void *rc, uint32_t slot, size_t len) override;
     void rc_destroy(void *rc) override;
 
+    Registrar *registrar() override { return registrar_.get(); }
+    int post_read(size_t qp, void *route, const VerbsAddress &peer, const VerbsRead &r) override;
+    int post_read_rc(void *rc, const VerbsRead &r) override;
+
     const VerbsAddress &address() const { return local_; }
     uint32_t srq_depth() const { return srq_depth_; }
 
@@ -91,6 +96,7 @@ private:
     Region recv_region_{nullptr, std::free};
     Region send_region_{nullptr, std::free};
     VerbsMr recv_mr_, send_mr_;
+    std::unique_ptr<VerbsRegistrar> registrar_; // the rendezvous' RegCache registers through it
     VerbsCq recv_cq_;
     std::vector<VerbsCq> send_cqs_; // one per DCI
     VerbsCq rc_send_cq_;            // shared by the RC QPs (created on demand, owned by the engine)
@@ -157,6 +163,10 @@ VerbsTransport::Fabric::Fabric(const VerbsDevice &device, uint32_t job_tag)
     const int send_cq_entries = std::min(kSendCqEntries, da.max_cqe);
     srq_depth_ = std::min<uint32_t>(kSrqDepth, uint32_t(std::max(1, da.max_srq_wr)));
     dci_send_wr_ = std::min<uint32_t>(kDciSendWr, uint32_t(std::max(1, da.max_qp_wr)));
+    // RDMA READs in flight per queue pair (the rendezvous): as initiator
+    // and as responder, up to kReadsInFlight, as the device allows.
+    params_.max_rd_atomic = uint8_t(std::max(1, std::min(kReadsInFlight, da.max_qp_init_rd_atom)));
+    params_.max_dest_rd_atomic = uint8_t(std::max(1, std::min(kReadsInFlight, da.max_qp_rd_atom)));
 
     pd_ = std::make_unique<VerbsProtectionDomain>(c);
     if (!pd_->get())
@@ -168,6 +178,8 @@ VerbsTransport::Fabric::Fabric(const VerbsDevice &device, uint32_t job_tag)
     recv_mr_ = make_verbs_mr(pd, recv_region_.get(), kRecvBuffers * kBufferBytes, IBV_ACCESS_LOCAL_WRITE,
                              "receive buffers");
     send_mr_ = make_verbs_mr(pd, send_region_.get(), kSendSlots * kBufferBytes, IBV_ACCESS_LOCAL_WRITE, "send slots");
+    // Senders' payloads are read remotely, landing buffers written locally.
+    registrar_ = std::make_unique<VerbsRegistrar>(pd, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
     recv_cq_ = make_verbs_cq(c, recv_cq_entries, "receive CQ");
     srq_ = make_verbs_srq(pd, srq_depth_, "shared receive queue");
 
@@ -212,6 +224,37 @@ int VerbsTransport::Fabric::post_send(size_t qp, void *route, const VerbsAddress
     mlx5dv_wr_set_dc_addr(dvqpx_[qp], static_cast<ibv_ah *>(route), peer.dct_number, peer.dc_key);
     ibv_wr_set_sge(qx, send_mr_->lkey, uint64_t(uintptr_t(send_slot(slot))), uint32_t(len));
     return ibv_wr_complete(qx);
+}
+
+int VerbsTransport::Fabric::post_read(size_t qp, void *route, const VerbsAddress &peer, const VerbsRead &r)
+{
+    ibv_qp_ex *qx = qpx_[qp];
+    ibv_wr_start(qx);
+    qx->wr_id = r.id;
+    qx->wr_flags = IBV_SEND_SIGNALED;
+    ibv_wr_rdma_read(qx, r.rkey, r.remote);
+    mlx5dv_wr_set_dc_addr(dvqpx_[qp], static_cast<ibv_ah *>(route), peer.dct_number, peer.dc_key);
+    ibv_wr_set_sge(qx, r.lkey, uint64_t(uintptr_t(r.local)), r.len);
+    return ibv_wr_complete(qx);
+}
+
+int VerbsTransport::Fabric::post_read_rc(void *h, const VerbsRead &r)
+{
+    RcQp *rc = static_cast<RcQp *>(h);
+    ibv_sge sge{};
+    sge.addr = uint64_t(uintptr_t(r.local));
+    sge.length = r.len;
+    sge.lkey = r.lkey;
+    ibv_send_wr wr{};
+    wr.wr_id = r.id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_READ;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = r.remote;
+    wr.wr.rdma.rkey = r.rkey;
+    ibv_send_wr *bad = nullptr;
+    return ibv_post_send(rc->qp.get(), &wr, &bad);
 }
 
 void *VerbsTransport::Fabric::rc_create(uint32_t *qpn, uint32_t *psn)
@@ -325,6 +368,10 @@ VerbsTransport::VerbsTransport(Context &ctx, const VerbsDevice &device) : ctx_(c
     p.rc_max = size_t(ctx.config().max_rc_per_node);
     p.rc_promote_frames = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(ctx.config().hybrid_promote_msgs, 1u << 20)));
     p.rc_window_frames = 4 * p.rc_promote_frames;
+    // Zero-copy rendezvous (LLC_VERBS_RNDV_BYTES) through a RegCache of
+    // LLC_REG_CACHE_MAX registrations.
+    p.rndv_bytes = size_t(ctx.config().verbs_rndv_bytes);
+    p.reg_cache_max = ctx.config().reg_cache_max;
     engine_ = std::make_unique<VerbsEngine>(*host_, *fabric_, p);
 }
 
@@ -334,6 +381,8 @@ VerbsTransport::~VerbsTransport()
 }
 
 const VerbsAddress &VerbsTransport::address() const { return fabric_->address(); }
+
+void VerbsTransport::export_stats() { engine_->export_stats(ctx_.counters()); }
 
 void VerbsTransport::publish_address()
 {

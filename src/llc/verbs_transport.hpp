@@ -19,8 +19,11 @@
 //     large ones are fragmented over several frames.  Send memory: kSendSlots
 //     registered slots of kBufferBytes; a message is copied into slots as
 //     credits and slots allow, so the caller's buffer is free once the
-//     message is fully copied (completion callback) - no zero-copy
-//     rendezvous yet.
+//     message is fully copied (completion callback).  Messages of at least
+//     LLC_VERBS_RNDV_BYTES go by zero-copy rendezvous instead: the payload
+//     is registered through the RegCache (VerbsRegistrar on this PD), the
+//     receiver reads it with RDMA READ (ibv_wr_rdma_read on a DCI to our
+//     DCT, or on the RC QP) and answers RndvFin (see VerbsEngine).
 //   * Credits (verbs_credits.hpp): kCreditsPerPeer data frames in flight per
 //     destination until the destination returns credits (batches of
 //     kCreditBatch, or all owed when its receive side is idle) on the credit
@@ -41,7 +44,7 @@
 // handshake) and rc_* of the fabric here.
 //
 // Not done (see doc/libllc.md, "Verbs"): demotion of RC peers, the separate
-// transport-switching DCI, zero-copy RDMA READ rendezvous, recovery of a DCI
+// transport-switching DCI, recovery of a DCI
 // in the error state (a failed send fails the transport), a completion
 // channel for sleeping.  Built only with libibverbs and mlx5dv
 // (LLC_VERBS_DATA_PATH); never run on InfiniBand hardware.
@@ -79,6 +82,7 @@ public:
     static constexpr size_t kSendSlots = 1024;
     static constexpr uint32_t kCreditsPerPeer = 64;
     static constexpr uint32_t kCreditBatch = 16;
+    static constexpr int kReadsInFlight = 16; // RDMA READs per queue pair (max_rd_atomic), clamped to the device
 
     // Opens `device` (by name) on its first ACTIVE port and creates every
     // queue.  Throws Error (LLC_ERR_UNSUPPORTED when the device has no DC
@@ -90,8 +94,18 @@ public:
 
     void publish_address();
     const VerbsAddress &address() const;
-    int send(int dest, std::unique_ptr<OutgoingMessage> msg) { return engine_->send(dest, std::move(msg)); }
-    bool progress() { return engine_->progress(); }
+    int send(int dest, std::unique_ptr<OutgoingMessage> msg)
+    {
+        int rc = engine_->send(dest, std::move(msg));
+        export_stats();
+        return rc;
+    }
+    bool progress()
+    {
+        bool did = engine_->progress();
+        export_stats();
+        return did;
+    }
     bool has_pending_sends() const { return engine_->has_pending_sends(); }
     std::string pending_report() const { return engine_->pending_report(); }
     void say_goodbye() { engine_->say_goodbye(); }
@@ -99,6 +113,7 @@ public:
     size_t peer_count() const { return engine_->peer_count(); }
 
 private:
+    void export_stats(); // the engine's rendezvous and registration-cache counters into llc_stats
     class Fabric; // VerbsFabric over ibv/mlx5dv (verbs_transport.cpp)
     class Host;   // VerbsHost over Context
     Context &ctx_;

@@ -45,7 +45,8 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/verbs_engine_test.cpp \
 	test/unit/verbs_frame_test.cpp \
 	test/unit/verbs_qp_attr_test.cpp \
-	test/unit/verbs_recv_pool_test.cpp
+	test/unit/verbs_recv_pool_test.cpp \
+	test/unit/verbs_rndv_test.cpp
 test_unit_llc_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc \
 	-I$(top_srcdir)/src/coll/include \
 	-DLLC_SRCDIR='"$(abs_top_srcdir)/src/llc"' -DLLC_COLL_SRCDIR='"$(abs_top_srcdir)/src/coll"'
