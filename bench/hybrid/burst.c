@@ -119,20 +119,10 @@ int main(int argc, char **argv)
     }
 
     struct file_boot fb = {argv[2], rank, 2, 0};
-    int nodes[2] = {0, 1};
-    llc_init_params_t p;
-    memset(&p, 0, sizeof(p));
-    p.api_version = LLC_API_VERSION;
-    p.rank = rank;
-    p.size = 2;
-    p.node_of_rank = nodes;
-    p.job_id = "llc-burst";
-    file_boot_attach(&fb, &p);
-    llc_context_t *ctx;
-    if (llc_init(&p, &ctx) != LLC_OK) {
-        fprintf(stderr, "burst: rank %d: llc_init: %s\n", rank, llc_last_error(NULL));
+    const int nodes[2] = {0, 1};
+    llc_context_t *ctx = file_boot_init(&fb, nodes, "llc-burst");
+    if (!ctx)
         return 1;
-    }
     struct receiver r;
     memset(&r, 0, sizeof(r));
     r.bursts = cycles;

@@ -5,7 +5,8 @@
  * file system) and a barrier of marker files.  Header-only, C.
  *
  *   struct file_boot fb = {dir, rank, size, 0};
- *   file_boot_attach(&fb, &params);   // fills params.boot
+ *   llc_context_t *ctx = file_boot_init(&fb, node_of_rank, "job-id");
+ *   (or file_boot_attach(&fb, &params) to fill params.boot only)
  */
 #ifndef LLC_FILE_BOOTSTRAP_H
 #define LLC_FILE_BOOTSTRAP_H
@@ -14,6 +15,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,6 +92,26 @@ static void file_boot_attach(struct file_boot *fb, llc_init_params_t *p)
     p->boot.get = file_boot_get;
     p->boot.fence = file_boot_fence;
     p->boot.arg = fb;
+}
+
+/* llc_init for fb's rank and size with this bootstrap; node_of_rank must
+ * outlive the call.  Prints why on failure and returns NULL. */
+static llc_context_t *file_boot_init(struct file_boot *fb, const int *node_of_rank, const char *job_id)
+{
+    llc_init_params_t p;
+    memset(&p, 0, sizeof(p));
+    p.api_version = LLC_API_VERSION;
+    p.rank = fb->rank;
+    p.size = fb->size;
+    p.node_of_rank = node_of_rank;
+    p.job_id = job_id;
+    file_boot_attach(fb, &p);
+    llc_context_t *ctx = NULL;
+    if (llc_init(&p, &ctx) != LLC_OK) {
+        fprintf(stderr, "%s: rank %d: llc_init: %s\n", job_id, fb->rank, llc_last_error(NULL));
+        return NULL;
+    }
+    return ctx;
 }
 
 #endif

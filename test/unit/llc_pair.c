@@ -115,21 +115,11 @@ int main(int argc, char **argv)
     struct file_boot fb = {argv[2], g_rank, 2, 0};
     long iters = argc > 3 ? atol(argv[3]) : 200;
     size_t max = argc > 4 ? (size_t)atol(argv[4]) : (1 << 20);
-    int nodes[2] = {0, 1};
-    llc_init_params_t p;
-    memset(&p, 0, sizeof(p));
-    p.api_version = LLC_API_VERSION;
-    p.rank = g_rank;
-    p.size = 2;
-    p.node_of_rank = nodes;
-    p.job_id = "llc-pair";
-    file_boot_attach(&fb, &p);
-    llc_context_t *ctx;
-    int rc = llc_init(&p, &ctx);
-    if (rc != LLC_OK) {
-        fprintf(stderr, "rank %d: llc_init: %s\n", g_rank, llc_last_error(NULL));
+    const int nodes[2] = {0, 1};
+    llc_context_t *ctx = file_boot_init(&fb, nodes, "llc-pair");
+    if (!ctx)
         return 1;
-    }
+    int rc;
     struct state s = {g_rank, 0, 0, 0, NULL, 0, 0};
     llc_am_register(ctx, 1, on_msg, &s);
     char *buf = malloc(max ? max : 1);
