@@ -208,6 +208,14 @@ typedef struct llc_stats {
     uint64_t rc_asks_refused;      /* receiver-driven: answers from sources that refused one of our asks */
     uint64_t rc_ask_resends;       /* asks sent again because no answer came in time */
     uint64_t rc_asks_unanswered;   /* asks given up after the resends (the policy's patience takes over) */
+    /* DC RDMA: udp datagrams addressed to a ring leased for their source (SwitchWant::UdpRing); appended in 1.3, after the switching channel */
+    uint64_t dc_rdma_requests_sent;     /* receiver: asks for ring addressing sent (each with a ring leased for the source) */
+    uint64_t dc_rdma_switches;          /* receiver: sources that accepted ring addressing */
+    uint64_t dc_rdma_exits;             /* receiver: ring-addressed sources that accepted to stop (plain udp, or tcp) */
+    uint64_t dc_rdma_sources;           /* receiver: sources ring-addressed now */
+    uint64_t dc_rdma_bytes_landed;      /* receiver: udp stream bytes landed in ring slots */
+    uint64_t dc_rdma_requests_accepted; /* sender: destinations that made us ring-address our datagrams to them */
+    uint64_t dc_rdma_packets_sent;      /* sender: ring-addressed datagrams built (retransmissions not counted) */
 } llc_stats_t;
 int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out);
 
