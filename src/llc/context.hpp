@@ -170,10 +170,10 @@ private:
         ReceiveHistory history;
         Arrival seen = Arrival::Udp;  // path of its latest message (Udp after its Switch marker)
         Arrival asked = Arrival::Udp; // path last asked for
-        uint32_t last_tick = 0;       // hybrid_ticks_ at its latest message
-        uint64_t asked_period = 0;    // period of that request; 0: none pending
         bool ring_asked = false;      // that request is for ring addressing (DC RDMA, SwitchWant::UdpRing)
         bool ring_on = false;         // it accepted ring addressing and has not accepted to stop
+        uint32_t last_tick = 0;       // hybrid_ticks_ at its latest message
+        uint64_t asked_period = 0;    // period of that request; 0: none pending
     };
     // Periods a request may stay unanswered before the source counts by what
     // arrives again (and may be asked again): the sender can refuse silently.

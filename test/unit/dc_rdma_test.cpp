@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -277,6 +278,31 @@ void run_phase(llc_context_t *ctx, TestProcess &p, Sender &s, double seconds, si
     }
 }
 
+// Rounds of run_phase (round_s each) until done(stats) holds at every
+// process at the end of a round (a bootstrap fence per round), at most
+// max_rounds: conditions, not wall-clock budgets, so that a slow or loaded
+// machine only takes more rounds.
+template <class Done>
+bool rounds_until(llc_context_t *ctx, TestProcess &p, Sender &s, const std::string &tag, size_t len, double pace_s,
+                  Done done, int max_rounds = 60, double round_s = 0.25)
+{
+    for (int r = 0; r < max_rounds && !::testing::Test::HasFailure(); r++) {
+        run_phase(ctx, p, s, round_s, len, pace_s);
+        llc_stats_t st{};
+        llc_get_stats(ctx, &st);
+        if (job_sum(p, (tag + std::to_string(r)).c_str(), done(st) ? 1 : 0) == uint64_t(p.size))
+            return true;
+    }
+    return false;
+}
+
+llc_stats_t stats_of(llc_context_t *ctx)
+{
+    llc_stats_t st{};
+    llc_get_stats(ctx, &st);
+    return st;
+}
+
 // After llc_finalize: each receiver got exactly what each sender sent.
 void check_counts(TestProcess &p, const Sender &s, const Checker &c)
 {
@@ -293,6 +319,14 @@ void check_counts(TestProcess &p, const Sender &s, const Checker &c)
     EXPECT_EQ(c.bad, 0u);
 }
 
+// The senders' last messages, then llc_finalize and the counts.
+void finish(llc_context_t *ctx, TestProcess &p, Sender &s, Checker &c)
+{
+    ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
+    finalize_ok(ctx);
+    check_counts(p, s, c);
+}
+
 } // namespace
 
 // Rank 1 streams 48 KiB messages to rank 0 (no RC slot here): rank 0
@@ -303,49 +337,40 @@ class DcRdmaSwitch : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(DcRdmaSwitch, LargeMessagesLandInARingThenSmallOnesLeaveIt)
 {
-    LLC_EXPECT_JOB_OK(dc_rdma_job({0, 1}, GetParam()), [&](TestProcess &p) {
+    // LLC_HYBRID_PROMOTE_MSGS=64: busy (worth a ring) from a load of 2.7 of
+    // these messages, so that the source still is under 10 % loss, where the
+    // stream slows to a few messages per period.
+    LLC_EXPECT_JOB_OK(dc_rdma_job({0, 1}, GetParam(), "64"), [&](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
         Checker c(p.rank, p.size);
         ASSERT_EQ(llc_am_register(ctx, kBigHandler, on_big, &c), LLC_OK);
         Sender s(ctx, p.rank, p.size);
-        llc_stats_t st{};
-        run_phase(ctx, p, s, 1.0, 48 * 1024);
-        llc_get_stats(ctx, &st);
+        ASSERT_TRUE(rounds_until(ctx, p, s, "large", 48 * 1024, 0, [&](const llc_stats_t &st) {
+            return p.rank != 0 || (st.dc_rdma_sources == 1 && st.dc_rdma_bytes_landed > 20u * 48 * 1024);
+        })) << "rank 1 never ring-addressed its stream to rank 0";
+        llc_stats_t st = stats_of(ctx);
         verbose(p, "large", st);
-        uint64_t on = job_sum(p, "on", p.rank == 0 ? st.dc_rdma_sources : 0);
-        uint64_t addressed = job_sum(p, "addr", p.rank == 1 ? st.dc_rdma_packets_sent : 0);
-        // Under 10 % loss the rate falls to about the busy level (~5 messages
-        // per period here), and the source may be between two switches.
-        const bool heavy_loss = std::string(GetParam()) == "100";
-        if (!heavy_loss)
-            EXPECT_EQ(on, 1u) << "rank 1 ring-addressed to rank 0";
-        EXPECT_GT(addressed, 100u);
         if (p.rank == 0) {
             EXPECT_GE(st.dc_rdma_requests_sent, 1u);
             EXPECT_GE(st.dc_rdma_switches, 1u);
-            EXPECT_EQ(st.ring_pool_held, on);
-            EXPECT_GT(st.dc_rdma_bytes_landed, (heavy_loss ? 5u : 50u) * 48 * 1024) << "the stream lands in the ring";
+            EXPECT_EQ(st.ring_pool_held, 1u);
             EXPECT_EQ(st.rc_requests_sent, 0u) << "no RC slot here";
-            EXPECT_GT(c.next[1], 50u);
+            EXPECT_GT(c.next[1], 20u);
         } else {
             EXPECT_GE(st.dc_rdma_requests_accepted, 1u);
+            EXPECT_GT(st.dc_rdma_packets_sent, 20u * 12);
             EXPECT_EQ(st.rc_promotions, 0u);
         }
-        run_phase(ctx, p, s, 1.5, 200);
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-        // A few quiet periods: the exit's answer and the ring's return.
-        run_phase(ctx, p, s, 0.2, 0);
-        llc_get_stats(ctx, &st);
+        ASSERT_TRUE(rounds_until(ctx, p, s, "small", 200, 0, [&](const llc_stats_t &st) {
+            return p.rank != 0 || (st.dc_rdma_sources == 0 && st.dc_rdma_exits >= 1 && st.ring_pool_held == 0);
+        })) << "rank 1 never went back to plain udp";
+        st = stats_of(ctx);
         verbose(p, "small", st);
         if (p.rank == 0) {
-            EXPECT_GE(st.dc_rdma_exits, 1u);
-            EXPECT_EQ(st.dc_rdma_sources, 0u);
-            EXPECT_EQ(st.ring_pool_held, 0u) << "the ring went back";
-            EXPECT_EQ(st.ring_pool_in_use, 0u);
+            EXPECT_EQ(st.ring_pool_in_use, 0u) << "the ring went back";
         }
-        finalize_ok(ctx);
-        check_counts(p, s, c);
+        finish(ctx, p, s, c);
     });
 }
 
@@ -366,31 +391,23 @@ TEST(DcRdma, RefusalReturnsTheRing)
         Checker c(p.rank, p.size);
         ASSERT_EQ(llc_am_register(ctx, kBigHandler, on_big, &c), LLC_OK);
         Sender s(ctx, p.rank, p.size);
-        llc_stats_t st{};
-        run_phase(ctx, p, s, 0.6, 32 * 1024);
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-        run_phase(ctx, p, s, 0.1, 0); // a few periods: the last refusal read
-        llc_get_stats(ctx, &st);
+        ASSERT_TRUE(rounds_until(ctx, p, s, "refused", 32 * 1024, 0, [&](const llc_stats_t &st) {
+            return p.rank == 0 ? st.dc_rdma_requests_sent >= 2 && st.rc_asks_refused >= 1 : st.rc_requests_refused >= 1;
+        })) << "asked, refused, asked again";
+        llc_stats_t st = stats_of(ctx);
         verbose(p, "refused", st);
         if (p.rank == 0) {
-            EXPECT_GE(st.dc_rdma_requests_sent, 2u) << "asked, refused, asked again";
-            EXPECT_GE(st.rc_asks_refused, 1u);
             EXPECT_EQ(st.dc_rdma_switches, 0u);
             EXPECT_EQ(st.dc_rdma_bytes_landed, 0u);
             EXPECT_GE(st.ring_leases, 1u);
         } else {
-            EXPECT_GE(st.rc_requests_refused, 1u);
             EXPECT_EQ(st.dc_rdma_packets_sent, 0u);
         }
         // Quiet now: nothing is asked any more, and no ring stays leased.
-        run_phase(ctx, p, s, 0.4, 0);
-        llc_get_stats(ctx, &st);
-        if (p.rank == 0) {
-            EXPECT_EQ(st.ring_pool_held, 0u);
-            EXPECT_EQ(st.ring_pool_in_use, 0u);
-        }
-        finalize_ok(ctx);
-        check_counts(p, s, c);
+        ASSERT_TRUE(rounds_until(ctx, p, s, "quiet", 0, 0, [&](const llc_stats_t &st) {
+            return p.rank != 0 || (st.ring_pool_held == 0 && st.ring_pool_in_use == 0);
+        })) << "the ring went back";
+        finish(ctx, p, s, c);
     });
 }
 
@@ -406,28 +423,21 @@ TEST(DcRdma, UnansweredAskReturnsTheRing)
         Checker c(p.rank, p.size);
         ASSERT_EQ(llc_am_register(ctx, kBigHandler, on_big, &c), LLC_OK);
         Sender s(ctx, p.rank, p.size);
-        llc_stats_t st{};
-        run_phase(ctx, p, s, 0.8, 32 * 1024);
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-        llc_get_stats(ctx, &st);
+        ASSERT_TRUE(rounds_until(ctx, p, s, "unanswered", 32 * 1024, 0, [&](const llc_stats_t &st) {
+            return p.rank != 0 || (st.dc_rdma_requests_sent >= 2 && st.ring_leases >= 2 && st.rc_ask_resends >= 1);
+        })) << "expired, asked again with a new ring";
+        llc_stats_t st = stats_of(ctx);
         verbose(p, "unanswered", st);
         if (p.rank == 0) {
-            EXPECT_GE(st.dc_rdma_requests_sent, 2u) << "expired, asked again with a new ring";
-            EXPECT_GE(st.ring_leases, 2u);
             EXPECT_EQ(st.dc_rdma_switches, 0u);
-            EXPECT_GE(st.rc_ask_resends, 1u);
         } else {
             EXPECT_EQ(st.dc_rdma_packets_sent, 0u);
         }
         // Quiet: the history decays, nothing is asked, the last ring expires.
-        run_phase(ctx, p, s, 0.6, 0);
-        llc_get_stats(ctx, &st);
-        if (p.rank == 0) {
-            EXPECT_EQ(st.ring_pool_held, 0u);
-            EXPECT_EQ(st.ring_pool_in_use, 0u);
-        }
-        finalize_ok(ctx);
-        check_counts(p, s, c);
+        ASSERT_TRUE(rounds_until(ctx, p, s, "quiet", 0, 0, [&](const llc_stats_t &st) {
+            return p.rank != 0 || (st.ring_pool_held == 0 && st.ring_pool_in_use == 0);
+        })) << "the ring went back";
+        finish(ctx, p, s, c);
     });
 }
 
@@ -444,29 +454,23 @@ TEST(DcRdma, NoFreeRingNoAsk)
         Checker c(p.rank, p.size);
         ASSERT_EQ(llc_am_register(ctx, kBigHandler, on_big, &c), LLC_OK);
         Sender s(ctx, p.rank, p.size);
-        llc_stats_t st{};
         uint64_t most = 0;
-        double end = now_s() + 1.0;
-        while (now_s() < end && !::testing::Test::HasFailure()) {
-            run_phase(ctx, p, s, 0.05, 32 * 1024);
-            llc_get_stats(ctx, &st);
+        ASSERT_TRUE(rounds_until(ctx, p, s, "onering", 32 * 1024, 0, [&](const llc_stats_t &st) {
             most = std::max(most, st.dc_rdma_sources);
-        }
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-        llc_get_stats(ctx, &st);
+            return p.rank != 0 || (st.dc_rdma_switches >= 1 && st.ring_pool_empty >= 5 && c.next[1] > 20 &&
+                                   c.next[2] > 20);
+        }));
+        llc_stats_t st = stats_of(ctx);
         verbose(p, "one ring", st);
         if (p.rank == 0) {
             EXPECT_EQ(most, 1u) << "never two sources on one ring";
-            EXPECT_GE(st.dc_rdma_switches, 1u);
-            EXPECT_GE(st.ring_pool_empty, 5u) << "the other is not asked, every period";
+            EXPECT_LE(st.ring_pool_high_water, 1u);
             // (A source whose rate dips may leave and hand the ring on.)
             EXPECT_LE(st.dc_rdma_requests_sent, st.ring_leases);
-            EXPECT_GT(c.next[1], 20u);
-            EXPECT_GT(c.next[2], 20u);
         }
+        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
         finalize_ok(ctx); // (before the fence: the senders need rank 0's progress to finish)
-        uint64_t accepted = job_sum(p, "acc", st.dc_rdma_requests_accepted);
-        EXPECT_GE(accepted, 1u);
+        EXPECT_GE(job_sum(p, "acc", st.dc_rdma_requests_accepted), 1u);
         check_counts(p, s, c);
     });
 }
@@ -484,32 +488,26 @@ TEST(DcRdma, PromotionFromDcRdmaToRcRdma)
         Checker c(p.rank, p.size);
         ASSERT_EQ(llc_am_register(ctx, kBigHandler, on_big, &c), LLC_OK);
         Sender s(ctx, p.rank, p.size);
-        llc_stats_t st{};
         // About three 32 KiB messages per 50 ms period: a load near 6 (DC RDMA
         // from 2.5, RC from 10 at this size with LLC_HYBRID_PROMOTE_MSGS=60).
-        run_phase(ctx, p, s, 1.0, 32 * 1024, 0.0167);
-        llc_get_stats(ctx, &st);
+        ASSERT_TRUE(rounds_until(ctx, p, s, "paced", 32 * 1024, 0.0167, [&](const llc_stats_t &st) {
+            return p.rank != 0 || st.dc_rdma_sources == 1;
+        })) << "ring-addressed while paced";
+        llc_stats_t st = stats_of(ctx);
         verbose(p, "paced", st);
-        uint64_t on = job_sum(p, "paced", p.rank == 0 ? st.dc_rdma_sources : 0);
-        uint64_t tcp = job_sum(p, "tcp0", p.rank == 1 ? st.rc_promotions : 0);
-        EXPECT_EQ(on, 1u) << "ring-addressed while paced";
-        EXPECT_EQ(tcp, 0u);
-        run_phase(ctx, p, s, 1.0, 32 * 1024);
-        llc_get_stats(ctx, &st);
+        EXPECT_EQ(job_sum(p, "tcp0", p.rank == 1 ? st.rc_promotions : 0), 0u) << "not on tcp while paced";
+        ASSERT_TRUE(rounds_until(ctx, p, s, "fast", 32 * 1024, 0, [&](const llc_stats_t &st) {
+            return p.rank == 0 ? st.dc_rdma_exits >= 1 && st.ring_bytes_landed > 0 : st.rc_promotions == 1;
+        })) << "promoted to tcp";
+        st = stats_of(ctx);
         verbose(p, "fast", st);
-        tcp = job_sum(p, "tcp1", p.rank == 1 ? st.rc_promotions : 0);
-        EXPECT_EQ(tcp, 1u) << "promoted to tcp";
         if (p.rank == 0) {
             EXPECT_GE(st.dc_rdma_switches, 1u);
-            EXPECT_GE(st.dc_rdma_exits, 1u);
             EXPECT_EQ(st.dc_rdma_sources, 0u);
             EXPECT_GT(st.dc_rdma_bytes_landed, 0u);
-            EXPECT_GT(st.ring_bytes_landed, 0u) << "the same ring now takes the tcp stream";
-            EXPECT_EQ(st.ring_pool_held, 1u);
-            EXPECT_GT(c.next[1], 40u);
+            EXPECT_EQ(st.ring_pool_held, 1u) << "the same ring takes the tcp stream";
+            EXPECT_GE(st.rc_requests_sent, 1u);
         }
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-        finalize_ok(ctx);
-        check_counts(p, s, c);
+        finish(ctx, p, s, c);
     });
 }

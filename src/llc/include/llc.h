@@ -200,9 +200,9 @@ typedef struct llc_stats {
     uint64_t ring_pool_rings;      /* rings in the pool this process uses: the node's when shared, its private share otherwise */
     uint64_t ring_pool_in_use;     /* rings leased now: node-wide when shared, this process's otherwise */
     uint64_t ring_pool_high_water; /* most rings leased at once (same scope) */
-    uint64_t ring_pool_held;       /* rings this process holds now (one per source on tcp or asked to move there) */
+    uint64_t ring_pool_held;       /* rings this process holds now (one per source on tcp or asked to move there, or ring-addressed on udp: DC RDMA) */
     uint64_t ring_leases;          /* rings this process has leased so far */
-    uint64_t ring_pool_empty;      /* promotions not asked because the pool had no free ring */
+    uint64_t ring_pool_empty;      /* promotions and DC RDMA asks not made because the pool had no free ring */
     uint64_t ring_bytes_landed;    /* tcp stream bytes read into a leased ring (the rest: the staging buffer or direct reads) */
     /* the hybrid's switching channel (asks and answers outside the udp stream); appended in 1.3, after the ring pool */
     uint64_t rc_asks_refused;      /* receiver-driven: answers from sources that refused one of our asks */
