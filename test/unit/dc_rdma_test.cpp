@@ -477,8 +477,10 @@ TEST(DcRdma, NoFreeRingNoAsk)
 
 // A paced source of large messages goes to DC RDMA; when it speeds up, RC is
 // worth its slot: promoted to tcp, it stops ring addressing when it accepts,
-// and its ring becomes the landing zone of its tcp stream.
-TEST(DcRdma, PromotionFromDcRdmaToRcRdma)
+// and its ring becomes the landing zone of its tcp stream.  Slowed down, it
+// is demoted to plain udp (its ring goes back with its tcp stream drained),
+// and paced again it returns to DC RDMA with a new ring.
+TEST(DcRdma, PromotionFromDcRdmaToRcRdmaAndBack)
 {
     JobOptions o = dc_rdma_job({0, 1}, "20", "60", "4");
     o.env.push_back({"LLC_HYBRID_PERIOD_MS", "50"});
@@ -507,6 +509,22 @@ TEST(DcRdma, PromotionFromDcRdmaToRcRdma)
             EXPECT_GT(st.dc_rdma_bytes_landed, 0u);
             EXPECT_EQ(st.ring_pool_held, 1u) << "the same ring takes the tcp stream";
             EXPECT_GE(st.rc_requests_sent, 1u);
+        }
+        // One message per period: a load near 2, below RC's demotion level (2.5).
+        ASSERT_TRUE(rounds_until(ctx, p, s, "slow", 32 * 1024, 0.05, [&](const llc_stats_t &st) {
+            return p.rank != 0 || (st.rc_sources == 0 && st.dc_rdma_sources == 0 && st.ring_pool_held == 0);
+        })) << "demoted to plain udp, its ring back";
+        st = stats_of(ctx);
+        verbose(p, "slow", st);
+        EXPECT_EQ(job_sum(p, "demoted", p.rank == 1 ? st.rc_active : 0), 0u);
+        ASSERT_TRUE(rounds_until(ctx, p, s, "again", 32 * 1024, 0.0167, [&](const llc_stats_t &st) {
+            return p.rank != 0 || (st.dc_rdma_sources == 1 && st.dc_rdma_switches >= 2);
+        })) << "back to DC RDMA";
+        st = stats_of(ctx);
+        verbose(p, "again", st);
+        if (p.rank == 0) {
+            EXPECT_EQ(st.ring_pool_held, 1u);
+            EXPECT_GE(st.ring_leases, 2u);
         }
         finish(ctx, p, s, c);
     });
