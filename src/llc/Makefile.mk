@@ -54,6 +54,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/udp_handover.hpp \
 	src/llc/udp_node_socket.cpp \
 	src/llc/udp_node_socket.hpp \
+	src/llc/udp_ring_landing.cpp \
+	src/llc/udp_ring_landing.hpp \
 	src/llc/udp_transport.cpp \
 	src/llc/udp_transport.hpp \
 	src/llc/unique_fd.hpp

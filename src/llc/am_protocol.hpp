@@ -31,10 +31,11 @@ enum class Kind : uint8_t {
                    // (rendezvous); aux = VerbsRtsDescriptor + segments (verbs_frame.hpp)
 };
 
-// seq of a SwitchRequest: the path the receiver wants the source to send on.
+// A switch ask's `ack` (once the seq of the retired SwitchRequest): the path the receiver wants the source to send on.
 enum class SwitchWant : uint64_t {
-    Udp = 0, // DC class (the policy's DC channel or DC RDMA choice)
-    Tcp = 1  // RC class
+    Udp = 0,    // DC class, plain datagrams (the DC channel); also ends ring addressing
+    Tcp = 1,    // RC class
+    UdpRing = 2 // DC class, datagrams addressed to a ring leased for the source (DC RDMA, udp_ring_landing.hpp)
 };
 
 struct WireHeader {

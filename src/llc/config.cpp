@@ -50,9 +50,10 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_HYBRID_PROMOTE_MSGS", "256", "hybrid: small messages per period (decayed history) that make a peer worth a tcp slot; the receiver driver needs fewer for larger messages"},
         {"LLC_HYBRID_HISTORY_PERIODS", "paper", "hybrid (receiver driver): periods of receive counts kept per source (8 .. 65536; 8 bytes each); unset: the paper's count, 1024 for jobs of at most 2^13 processes, halved per doubling above (at least 8); the recent 8 feed the short-term load, the whole history the recurrence predictor"},
         {"LLC_MAX_RC_PER_NODE", "128", "hybrid: most tcp (RC-class) routes per node in each direction (destinations sent to, sources received from), a count shared by its processes (LLC_NODE_SHARED=0: split evenly among them); 0: no promotion"},
-        {"LLC_RING_POOL", "1024", "hybrid (receiver driver): ring buffers in the node's pool, shared by its processes (LLC_NODE_SHARED=0: split evenly among them); a source is asked to move to tcp only with a ring leased for it (the landing zone of its stream); 0: no pool (promotions without rings, streams read through the staging buffer)"},
+        {"LLC_RING_POOL", "1024", "hybrid (receiver driver): ring buffers in the node's pool, shared by its processes (LLC_NODE_SHARED=0: split evenly among them); a source is asked to move to tcp, or to address its udp datagrams to a ring (DC RDMA), only with a ring leased for it (the landing zone of its stream); 0: no pool (promotions without rings, streams read through the staging buffer; no DC RDMA)"},
         {"LLC_RING_SLOTS", "16", "slots per ring of the ring pool (1 .. 4096)"},
         {"LLC_RING_SLOT_BYTES", "4k", "bytes per ring slot (a power of two, 1k .. 1m); rings x slots x slot bytes is at most 64 GiB of address space (pages are committed only while a ring is leased and written)"},
+        {"LLC_HYBRID_DC_RDMA", "1", "hybrid (receiver driver): 1: a busy udp source of large messages (mean above ~6 KB, the cost model's DC RDMA choice) is asked to address its datagrams to a ring leased for it from the node's pool (DC RDMA: no connection, no RC slot, flow control by the ring's slots); 0: DC RDMA is only modelled (such a source stays on plain udp)"},
         {"LLC_KVS", "dist", "where endpoint addresses live: pmi (every process puts/gets through the bootstrap) or dist (KVS on the node leaders, bootstrap only for their addresses)"},
         {"LLC_KVS_TIMEOUT_MS", "10000", "dist: a KVS put/lookup whose server does not answer for this many ms fails (LLC_ERR_PEER)"},
         {"LLC_KVS_CACHE", "LLC_MAX_CONTEXTS", "dist: peer address entries cached after lookup (least recently used evicted; 0: no cache); unset: as many as LLC_MAX_CONTEXTS (1024 by default)"},
@@ -199,6 +200,7 @@ Config Config::from_environment()
     read_unsigned("LLC_MAX_RC_PER_NODE", c.max_rc_per_node, 0, uint64_t(1) << 30);
     read_unsigned("LLC_RING_POOL", c.ring_pool, 0, uint64_t(1) << 20);
     read_unsigned("LLC_RING_SLOTS", c.ring_slots, 1, 4096);
+    read_bool("LLC_HYBRID_DC_RDMA", c.hybrid_dc_rdma);
     if (read_unsigned("LLC_RING_SLOT_BYTES", c.ring_slot_bytes, 1024, uint64_t(1) << 20) &&
         (c.ring_slot_bytes & (c.ring_slot_bytes - 1)) != 0)
         throw Error(LLC_ERR_INVALID, "environment variable LLC_RING_SLOT_BYTES=\"" +

@@ -57,6 +57,9 @@ struct Config {
     uint64_t ring_pool = 1024;            // LLC_RING_POOL
     uint64_t ring_slots = 16;             // LLC_RING_SLOTS
     uint64_t ring_slot_bytes = 4096;      // LLC_RING_SLOT_BYTES
+    // Receiver-driven hybrid: DC RDMA as a path of its own (ring-addressed
+    // udp datagrams for steady sources of large messages); false: modelled only.
+    bool hybrid_dc_rdma = true;           // LLC_HYBRID_DC_RDMA
     // Who decides the hybrid's switches (LLC_HYBRID_DRIVER): each receiver
     // from its per-source receive history, asking the senders (switch asks, switch_asks.hpp),
     // or each sender from its per-destination send counts.

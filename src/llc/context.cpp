@@ -147,9 +147,11 @@ void Context::create_transports()
         if (config_.net == Config::Net::Hybrid && any_remote && !verbs_ && config_.max_rc_per_node > 0)
             rc_slots_ = RcSlots(size_t(config_.max_rc_per_node), node_map_.my_node(), rank_, node_map_.leader(),
                                 int(local_ranks.size()), job_id_, config_.node_shared);
-        // The node's ring pool: receivers lease a ring per source they ask to move to tcp.
+        // The node's ring pool: receivers lease a ring per source they ask to
+        // move to tcp, or to address its udp datagrams to (DC RDMA, which
+        // needs no RC slot: the pool is there with LLC_MAX_RC_PER_NODE=0 too).
         if (config_.net == Config::Net::Hybrid && config_.hybrid_driver == Config::HybridDriver::Receiver && udp_ &&
-            config_.max_rc_per_node > 0 && config_.ring_pool > 0)
+            (config_.max_rc_per_node > 0 || config_.hybrid_dc_rdma) && config_.ring_pool > 0)
             ring_pool_ = RingPool(size_t(config_.ring_pool), size_t(config_.ring_slots),
                                   size_t(config_.ring_slot_bytes), node_map_.my_node(), rank_, node_map_.leader(),
                                   int(local_ranks.size()), job_id_, config_.node_shared);
@@ -408,7 +410,7 @@ void Context::on_switch_marker(int src)
 
 SwitchVerdict Context::on_switch_request(int src, uint64_t want, uint64_t number)
 {
-    if (want != uint64_t(SwitchWant::Udp) && want != uint64_t(SwitchWant::Tcp))
+    if (want != uint64_t(SwitchWant::Udp) && want != uint64_t(SwitchWant::Tcp) && want != uint64_t(SwitchWant::UdpRing))
         throw Error(LLC_ERR_PEER, "protocol error: rank " + std::to_string(src) +
                                       " asked for an unknown path (" + std::to_string(want) + ")");
     if (node_of(src) == node_of(rank_))
@@ -431,6 +433,14 @@ SwitchVerdict Context::on_switch_request(int src, uint64_t want, uint64_t number
     if (number < r.last_ask)
         return refuse();
     r.last_ask = number;
+    if (want == uint64_t(SwitchWant::UdpRing)) {
+        // DC RDMA: stay on udp, address the datagrams to the receiver's ring
+        // (UdpTransport::on_switch_ask does it on an acceptance).  Only from
+        // settled udp: a receiver moves a tcp source to plain udp first.
+        if (!config_.hybrid_dc_rdma || r.switching != Switching::None || r.path != Path::Udp)
+            return refuse();
+        return SwitchVerdict::Accepted;
+    }
     const bool to_tcp = want == uint64_t(SwitchWant::Tcp);
     const bool on_tcp = r.path == Path::Tcp;
     if (r.switching != Switching::None) {
@@ -469,24 +479,50 @@ SwitchVerdict Context::on_switch_request(int src, uint64_t want, uint64_t number
 // The source answered an ask (a repeated answer never gets here).  A refusal
 // ends the wait at once: the slot (and ring) taken for a promotion go back
 // to the node now instead of after kRequestPatience periods.
-void Context::on_switch_answer(int src, uint64_t number, SwitchVerdict verdict)
+void Context::on_switch_answer(int src, uint64_t number, SwitchVerdict verdict, uint64_t want, uint64_t point)
 {
+    (void)point; // the datagrams carry their own addressing; the point is where they change (see doc)
+    Source *s = sources_.peek(src);
     if (verdict != SwitchVerdict::Refused) {
-        // Accepted.  A move to udp shows in the source's Switch marker.  A
-        // move to tcp shows in nothing if the source has nothing more to
-        // send: count it as on tcp now, or after kRequestPatience periods
-        // this receiver would take it for one that stayed on udp (its slot
-        // and ring given back, never asked to leave tcp) while the source
-        // keeps its tcp route and slot until it sends again.  Its udp
-        // datagrams still in flight may flip `seen` back; its next tcp
-        // message sets it again.
-        Source *s = sources_.peek(src);
-        if (s && s->asked_period == number && s->asked == Arrival::Tcp)
+        // Accepted.  Where a source sends is learnt from its messages (or its
+        // Switch marker); ring addressing is learnt here, for it changes
+        // nothing the messages show.
+        if (!s)
+            return;
+        // A move to udp shows in the source's Switch marker.  A move to tcp
+        // shows in nothing if the source has nothing more to send: count it
+        // as on tcp now, or after kRequestPatience periods this receiver
+        // would take it for one that stayed on udp (its slot and ring given
+        // back, never asked to leave tcp) while the source keeps its tcp
+        // route and slot until it sends again.  Its udp datagrams still in
+        // flight may flip `seen` back; its next tcp message sets it again.
+        if (want == uint64_t(SwitchWant::Tcp) && s->asked_period == number && s->asked == Arrival::Tcp)
             s->seen = Arrival::Tcp;
+        if (want == uint64_t(SwitchWant::UdpRing)) {
+            if (!s->ring_on)
+                stats_.dc_rdma_switches++;
+            s->ring_on = true; // from psn `point` on (also after a late answer: the source does it now)
+            if (s->asked_period == number)
+                s->asked_period = 0;
+            s->ring_asked = false;
+        } else if (s->ring_on) {
+            // Udp or Tcp accepted: no ring-addressed datagram from `point`
+            // on.  Those before it still land (or take the ordinary way once
+            // the ring is gone: UdpTransport::detach_landing copies out what
+            // the ring holds first).
+            s->ring_on = false;
+            stats_.dc_rdma_exits++;
+            if (rings_.count(src)) {
+                if (udp_)
+                    udp_->detach_landing(src);
+                landing_epoch_++; // the tcp transport may read into it now (a promotion)
+                if (!ring_still_needed(src))
+                    retire_ring(src);
+            }
+        }
         return;
     }
     stats_.rc_asks_refused++;
-    Source *s = sources_.peek(src);
     if (!s || s->asked_period != number)
         return; // no longer waiting for this one
     if (s->asked == Arrival::Tcp && s->seen != Arrival::Tcp && rc_sources_held_ > 0) {
@@ -495,6 +531,7 @@ void Context::on_switch_answer(int src, uint64_t number, SwitchVerdict verdict)
     }
     s->asked = s->seen;
     s->asked_period = 0;
+    s->ring_asked = false;
     if (rings_.count(src) && !ring_still_needed(src))
         retire_ring(src); // its ring too (returned when this progress call ends)
 }
@@ -517,6 +554,8 @@ llc_stats_t Context::stats() const
     st.ring_pool_high_water = ring_pool_.high_water();
     st.ring_pool_held = rings_.size();
     st.ring_leases = ring_pool_.leases();
+    st.dc_rdma_sources = 0;
+    sources_.for_each([&](int, const Source &s) { st.dc_rdma_sources += s.ring_on ? 1 : 0; });
     return st;
 }
 
@@ -582,7 +621,7 @@ bool Context::route_droppable(const Route &r) const
 
 bool Context::source_droppable(const Source &s) const
 {
-    if (s.seen != Arrival::Udp || s.asked_period != 0)
+    if (s.seen != Arrival::Udp || s.asked_period != 0 || s.ring_on)
         return false;
     if (uint32_t(hybrid_ticks_ - s.last_tick) < hybrid_idle_ticks_)
         return false;
@@ -706,6 +745,16 @@ void Context::count_arrival(int src, Arrival path, uint64_t bytes)
     s.history.record(bytes);
     s.seen = path;
     s.last_tick = hybrid_ticks_;
+    if (path == Arrival::Tcp && s.ring_on) {
+        // It moved to tcp (the answer to our ask was lost): it stopped ring
+        // addressing when it accepted, and its udp stream is drained.  The
+        // ring now serves its tcp stream (udp has nothing in it).
+        s.ring_on = false;
+        stats_.dc_rdma_exits++;
+        if (udp_)
+            udp_->detach_landing(src);
+        landing_epoch_++;
+    }
 }
 
 void Context::receiver_tick()
@@ -715,14 +764,27 @@ void Context::receiver_tick()
     loads.reserve(sources_.size());
     sources_.erase_if([&](int src, Source &s) {
         s.history.close_period();
-        if (s.asked_period != 0 && (s.asked == s.seen || period_ - s.asked_period > kRequestPatience))
-            s.asked_period = 0; // granted, or refused (silently) / overtaken
+        // Granted (a ring ask: by its answer), or refused (silently) / overtaken.
+        const bool granted = s.ring_asked ? s.ring_on : s.asked == s.seen;
+        if (s.asked_period != 0 && (granted || period_ - s.asked_period > kRequestPatience)) {
+            s.asked_period = 0;
+            s.ring_asked = false; // an unanswered ring ask: its ring goes back below
+        }
+        if ((s.ring_on || s.ring_asked) && udp_->failed(src)) {
+            s.ring_on = s.ring_asked = false; // nothing more will come: its ring goes back below
+            s.asked_period = 0;
+        }
         bool pending = s.asked_period != 0;
-        // Forget a quiet source, unless it is on tcp and was never asked to leave it.
-        if (s.history.quiet() && !pending && (s.seen == Arrival::Udp || s.asked == Arrival::Udp))
+        // Forget a quiet source, unless it is on tcp and was never asked to
+        // leave it, or is ring-addressed (asked back to plain udp first).
+        // A source on udp whose ring is about to go back (its ask expired) is
+        // kept until the ring loop below has returned it.
+        if (s.history.quiet() && !pending && !s.ring_on && (s.seen == Arrival::Udp || s.asked == Arrival::Udp) &&
+            !(s.seen == Arrival::Udp && rings_.count(src)))
             return true;
         Arrival where = pending ? s.asked : s.seen;
-        loads.push_back(SourceLoad{src, s.history.predicted_load(), s.history.mean_bytes(), where == Arrival::Tcp});
+        loads.push_back(SourceLoad{src, s.history.predicted_load(), s.history.mean_bytes(), where == Arrival::Tcp,
+                                   s.ring_on || (pending && s.ring_asked)});
         return false;
     });
     // Rings of sources that will send nothing more on tcp: the request was
@@ -732,6 +794,8 @@ void Context::receiver_tick()
             ++it;
             continue;
         }
+        if (udp_)
+            udp_->detach_landing(it->first); // what its slots still hold is copied out first
         it = rings_.erase(it); // returns the ring (no transport is reading: between progress steps)
         landing_epoch_++;
     }
@@ -748,21 +812,24 @@ void Context::receiver_tick()
     // can still displace a quieter one (decide() evicts within the cap),
     // and the promotions held back for lack of a ring are counted.
     size_t cap = rc_sources_held_ + rc_slots_.free_slots(RcDir::In);
-    std::vector<SwitchDecision> decisions = switch_policy_->decide(loads, cap);
+    std::vector<SwitchDecision> rc_moves = switch_policy_->decide(loads, cap);
     if (ring_pool_.rings() > 0) {
+        // Sources ring-addressed now (DC RDMA) take their ring with them to tcp.
         size_t free_rings = ring_pool_.rings() - std::min(ring_pool_.rings(), ring_pool_.in_use());
-        size_t ring_cap = rc_sources_held_ + free_rings;
+        size_t own_rings = size_t(std::count_if(loads.begin(), loads.end(),
+                                                [](const SourceLoad &l) { return l.on_dc_rdma && !l.on_rc; }));
+        size_t ring_cap = rc_sources_held_ + free_rings + own_rings;
         if (ring_cap < cap) {
             auto promotions = [](const std::vector<SwitchDecision> &ds) {
                 return size_t(std::count_if(ds.begin(), ds.end(),
                                             [](const SwitchDecision &d) { return channel_is_rc(d.want); }));
             };
-            size_t by_slots = promotions(decisions);
-            decisions = switch_policy_->decide(loads, ring_cap);
-            stats_.ring_pool_empty += by_slots - std::min(by_slots, promotions(decisions));
+            size_t by_slots = promotions(rc_moves);
+            rc_moves = switch_policy_->decide(loads, ring_cap);
+            stats_.ring_pool_empty += by_slots - std::min(by_slots, promotions(rc_moves));
         }
     }
-    for (const SwitchDecision &d : decisions) {
+    for (const SwitchDecision &d : rc_moves) {
         Arrival want = channel_is_rc(d.want) ? Arrival::Tcp : Arrival::Udp;
         Source &s = *sources_.peek(d.source); // decide() lists only sources in loads
         if (s.asked_period != 0 && s.asked == want)
@@ -793,8 +860,7 @@ void Context::receiver_tick()
             if (want == Arrival::Tcp) {
                 rc_slots_.give(RcDir::In);
                 rc_sources_held_--;
-                if (rings_.erase(d.source)) // the source failed: nothing will land
-                    landing_epoch_++;
+                return_ring_now(d.source); // the source failed: nothing will land
             }
             continue; // the source failed (reported by the transport): nothing to ask
         }
@@ -804,8 +870,103 @@ void Context::receiver_tick()
         }
         s.asked = want;
         s.asked_period = period_;
+        s.ring_asked = false; // a ring-addressed source asked to tcp stops ring addressing when it accepts
         stats_.rc_requests_sent++;
     }
+    dc_rdma_tick(loads, rc_moves);
+}
+
+// ------------------------------------------------------------------ DC RDMA
+//
+// Among the sources that stay on the DC class, the policy picks DC RDMA for
+// steady ones with large messages (SwitchPolicy::dc_moves).  Such a source
+// gets a ring from the node's pool (none free: not asked, ring_pool_empty)
+// and is asked on the switching channel to address its udp datagrams to the
+// ring's slots (SwitchWant::UdpRing, with the ring's geometry); one that no
+// longer qualifies is asked back to plain udp (SwitchWant::Udp) and its ring
+// goes back once it accepted.  A refusal, an ask given up or expired, or a
+// failed source returns the ring (the ring loop of receiver_tick).  The
+// udp transport lands each ring-addressed datagram by its own flag, so
+// nothing depends on when the answer arrives (udp_ring_landing.hpp).
+
+void Context::dc_rdma_tick(const std::vector<SourceLoad> &loads, const std::vector<SwitchDecision> &rc_moves)
+{
+    if (!config_.hybrid_dc_rdma || ring_pool_.rings() == 0)
+        return;
+    for (const SwitchDecision &d : switch_policy_->dc_moves(loads, rc_moves)) {
+        Source &s = *sources_.peek(d.source); // dc_moves() lists only sources in loads
+        if (s.asked_period != 0)
+            continue; // one request at a time
+        if (d.want == Channel::DcRdma) {
+            ask_ring(d.source, s);
+            continue;
+        }
+        try {
+            udp_->ask_switch(d.source, SwitchWant::Udp, period_);
+        } catch (const Error &) {
+            continue; // failed: its ring goes back at the next period
+        }
+        s.asked = Arrival::Udp;
+        s.asked_period = period_;
+        s.ring_asked = false;
+    }
+    // A source found ring-addressed without a ring (its answer came after
+    // the ask had expired and its ring had gone back): a ring for it, or it
+    // is asked back to plain udp.
+    for (const SourceLoad &l : loads) {
+        Source &s = *sources_.peek(l.source);
+        if (!s.ring_on || l.on_rc || s.asked_period != 0 || rings_.count(l.source))
+            continue;
+        RingLease ring = ring_pool_.try_lease();
+        if (ring) {
+            rings_.emplace(l.source, std::move(ring));
+            landing_epoch_++;
+            continue;
+        }
+        stats_.ring_pool_empty++;
+        try {
+            udp_->ask_switch(l.source, SwitchWant::Udp, period_);
+            s.asked = Arrival::Udp;
+            s.asked_period = period_;
+        } catch (const Error &) {
+        }
+    }
+}
+
+void Context::ask_ring(int src, Source &s)
+{
+    if (std::find(rings_retiring_.begin(), rings_retiring_.end(), src) != rings_retiring_.end())
+        return; // its tcp stream's ring is on its way back: next period
+    if (!rings_.count(src)) {
+        RingLease ring = ring_pool_.try_lease();
+        if (!ring) {
+            stats_.ring_pool_empty++; // no ring, no ask
+            return;
+        }
+        rings_.emplace(src, std::move(ring));
+        landing_epoch_++;
+    }
+    RingAddressing geometry{uint32_t(config_.ring_slots), uint32_t(config_.ring_slot_bytes)};
+    try {
+        udp_->ask_switch(src, SwitchWant::UdpRing, period_, geometry.pack());
+    } catch (const Error &) {
+        return_ring_now(src); // the source failed
+        return;
+    }
+    s.asked = Arrival::Udp;
+    s.asked_period = period_;
+    s.ring_asked = true;
+    stats_.dc_rdma_requests_sent++;
+}
+
+void Context::return_ring_now(int src)
+{
+    if (!rings_.count(src))
+        return;
+    if (udp_)
+        udp_->detach_landing(src);
+    rings_.erase(src);
+    landing_epoch_++;
 }
 
 // A ring is needed while its source may still send on tcp: it was last seen
@@ -817,7 +978,14 @@ bool Context::ring_still_needed(int src) const
     const Source *s = static_cast<const PeerTable<Source> &>(sources_).peek(src);
     if (!s)
         return true;
-    return s->seen == Arrival::Tcp || (s->asked_period != 0 && s->asked == Arrival::Tcp);
+    return s->seen == Arrival::Tcp || (s->asked_period != 0 && s->asked == Arrival::Tcp) || s->ring_on ||
+           (s->asked_period != 0 && s->ring_asked);
+}
+
+bool Context::ring_for_udp(int src) const
+{
+    const Source *s = static_cast<const PeerTable<Source> &>(sources_).peek(src);
+    return s && (s->ring_on || (s->asked_period != 0 && s->ring_asked));
 }
 
 void Context::retire_ring(int src)
@@ -829,15 +997,30 @@ void Context::retire_ring(int src)
 
 void Context::return_retired_rings()
 {
-    for (int src : rings_retiring_)
+    for (int src : rings_retiring_) {
+        if (udp_ && rings_.count(src))
+            udp_->detach_landing(src);
         rings_.erase(src); // ~RingLease: pages and index back to the pool
+    }
     rings_retiring_.clear();
 }
 
 char *Context::landing_for(int src, size_t &bytes)
 {
     auto it = rings_.find(src);
-    if (it == rings_.end() ||
+    if (it == rings_.end() || ring_for_udp(src) ||
+        std::find(rings_retiring_.begin(), rings_retiring_.end(), src) != rings_retiring_.end()) {
+        bytes = 0;
+        return nullptr;
+    }
+    bytes = it->second.size();
+    return it->second.data();
+}
+
+char *Context::udp_landing_for(int src, size_t &bytes)
+{
+    auto it = rings_.find(src);
+    if (it == rings_.end() || !ring_for_udp(src) ||
         std::find(rings_retiring_.begin(), rings_retiring_.end(), src) != rings_retiring_.end()) {
         bytes = 0;
         return nullptr;
@@ -848,7 +1031,8 @@ char *Context::landing_for(int src, size_t &bytes)
 
 void Context::on_tcp_source_failed(int src)
 {
-    if (rings_.count(src))
+    // (A ring-addressed source's old connection may break: its ring serves udp.)
+    if (rings_.count(src) && !ring_for_udp(src))
         retire_ring(src);
 }
 

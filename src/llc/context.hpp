@@ -80,7 +80,10 @@ public:
     }
     // A SwitchAsk (number: the asker's round) arrived from src on the switching channel.
     SwitchVerdict on_switch_request(int src, uint64_t want, uint64_t number);
-    void on_switch_answer(int src, uint64_t number, SwitchVerdict verdict); // the answer to one of our asks
+    // The answer to one of our asks: want is what it asked for (SwitchWant),
+    // point the source's next psn to us when it answered (the change point
+    // of ring addressing, see udp_ring_landing.hpp).
+    void on_switch_answer(int src, uint64_t number, SwitchVerdict verdict, uint64_t want = 0, uint64_t point = 0);
     // udp may drop its state for dest: no hybrid route of dest is on tcp,
     // switching or holding sends (always true unless LLC_NET=hybrid).
     bool udp_state_droppable(int dest) const;
@@ -91,6 +94,12 @@ public:
     // the tcp progress call).
     uint64_t landing_epoch() const { return landing_epoch_; }
     char *landing_for(int src, size_t &bytes);
+    // DC RDMA: the ring leased for src's ring-addressed udp datagrams, or
+    // nullptr.  A ring serves one path at a time: udp while the source is
+    // (asked to be) ring-addressed, else tcp (landing_for).  The answer
+    // holds until landing_epoch() changes; the udp transport is told before
+    // the ring goes back (UdpTransport::detach_landing).
+    char *udp_landing_for(int src, size_t &bytes);
     void on_tcp_source_failed(int src); // src's accepted tcp connection broke
 
 private:
@@ -162,6 +171,8 @@ private:
         ReceiveHistory history; // history_periods_ periods (receive_history.hpp)
         Arrival seen = Arrival::Udp;  // path of its latest message (Udp after its Switch marker)
         Arrival asked = Arrival::Udp; // path last asked for
+        bool ring_asked = false;      // that request is for ring addressing (DC RDMA, SwitchWant::UdpRing)
+        bool ring_on = false;         // it accepted ring addressing and has not accepted to stop
         uint32_t last_tick = 0;       // hybrid_ticks_ at its latest message
         uint64_t asked_period = 0;    // period of that request; 0: none pending
     };
@@ -171,6 +182,10 @@ private:
     void count_arrival(int src, Arrival path, uint64_t bytes);
     void receiver_tick();
     bool source_droppable(const Source &s) const;
+    bool ring_for_udp(int src) const; // src is (asked to be) ring-addressed: its ring serves udp
+    void dc_rdma_tick(const std::vector<SourceLoad> &loads, const std::vector<SwitchDecision> &rc_moves);
+    void ask_ring(int src, Source &s);
+    void return_ring_now(int src); // not while the tcp transport reads (between progress steps)
     PeerTable<Source> sources_{1, {}, 0, true}; // resized in create_transports (receiver-driven only)
     size_t history_periods_ = ReceiveHistory::kRecent; // per source: LLC_HYBRID_HISTORY_PERIODS, or the paper's count for size_
     std::unique_ptr<SwitchPolicy> switch_policy_; // set when this process is a receiver-driven hybrid

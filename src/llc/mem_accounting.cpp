@@ -54,7 +54,8 @@ const MemComponentInfo kInfo[size_t(MemComponent::Count)] = {
      "bootstrap wrapper; LLC_KVS=dist: this leader's share of the KVS, peer address cache (LLC_KVS_CACHE)"},
     {"ring_pool", "communication buffers", 0,
      "hybrid (receiver driver): the rings this process holds of the node's ring pool (one per source on tcp or asked "
-     "to move there; LLC_RING_SLOTS x LLC_RING_SLOT_BYTES each) and the pool's header and free list (counted by the "
+     "to move there, or ring-addressed on udp, DC RDMA; "
+     "LLC_RING_SLOTS x LLC_RING_SLOT_BYTES each) and the pool's header and free list (counted by the "
      "process that created it, or a private pool's own)"},
     {"receive_history", "transport/buffer switching", 0,
      "hybrid (receiver driver): per source heard from (at most LLC_MAX_CONTEXTS while entries can be dropped), its "

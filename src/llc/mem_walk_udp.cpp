@@ -49,6 +49,12 @@ void MemWalk::measure_udp(MemRegistry &r, const UdpTransport &u)
             r.add(M::UdpPeerState, sizeof(StreamDecoder));
             r.add(M::UdpBuffers, decoder_bytes(*p->decoder));
         }
+        // DC RDMA: the addressing and landing state (the ring itself is the pool's).
+        if (p->ring) {
+            r.add(M::UdpPeerState, sizeof(*p->ring));
+            if (p->ring->landing)
+                r.add(M::UdpPeerState, sizeof(UdpRingLanding) + p->ring->landing->state_bytes());
+        }
         // Early datagrams: a map node and a vector of exactly the datagram's stream bytes each.
         r.add(M::UdpBuffers, heap_bytes(p->ooo), p->ooo.size());
         for (const auto &early : p->ooo)

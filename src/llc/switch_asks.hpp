@@ -40,14 +40,17 @@ public:
         uint64_t number = 0; // the receiver's policy period when asked: increases per receiver
         uint64_t want = 0;   // SwitchWant
         sockaddr_in addr{};
+        uint64_t detail = 0; // SwitchWant::UdpRing: the ring's geometry (RingAddressing::pack)
         uint64_t sent_us = 0;
         uint16_t retries = 0;
     };
 
     // Record a new ask (replacing any pending one to dest).
-    Ask &add(int dest, uint64_t number, uint64_t want, const sockaddr_in &addr, uint64_t now_us);
-    // The answer to (src, number) arrived: true if it was pending (then removed).
-    bool answered(int src, uint64_t number);
+    Ask &add(int dest, uint64_t number, uint64_t want, const sockaddr_in &addr, uint64_t now_us,
+             uint64_t detail = 0);
+    // The answer to (src, number) arrived: true if it was pending (then
+    // removed); want (if given) is set to what that ask asked for.
+    bool answered(int src, uint64_t number, uint64_t *want = nullptr);
     // Forget the ask to dest (it failed, or the receiver no longer cares).
     void drop(int dest);
     void clear() { asks_.clear(); }

@@ -107,4 +107,27 @@ std::vector<SwitchDecision> SwitchPolicy::decide(const std::vector<SourceLoad> &
     return out;
 }
 
+Channel SwitchPolicy::dc_target(const SourceLoad &s) const
+{
+    if (dc_choice(s) != Channel::DcRdma)
+        return Channel::DcChannel;
+    const double level = s.on_dc_rdma ? slot_cost_us_ / 8 : slot_cost_us_ / 4;
+    const double saving = saving_per_period(s);
+    return saving > 0 && saving >= level ? Channel::DcRdma : Channel::DcChannel;
+}
+
+std::vector<SwitchDecision> SwitchPolicy::dc_moves(const std::vector<SourceLoad> &sources,
+                                                   const std::vector<SwitchDecision> &skip) const
+{
+    std::vector<SwitchDecision> out;
+    for (const SourceLoad &s : sources) {
+        if (s.on_rc || std::any_of(skip.begin(), skip.end(), [&](const SwitchDecision &d) { return d.source == s.source; }))
+            continue;
+        Channel target = dc_target(s);
+        if ((target == Channel::DcRdma) != s.on_dc_rdma)
+            out.push_back({s.source, target});
+    }
+    return out;
+}
+
 } // namespace llc

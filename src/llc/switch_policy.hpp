@@ -10,9 +10,12 @@
 //   (b) RC RDMA (a connection and a ring buffer per source), and
 //   (c) DC RDMA (a ring buffer per source, reached through DC).
 // CostModel puts a per-message cost on each as a function of the mean message
-// size.  Only two concrete paths exist in libllc: udp (DC channel) and tcp
-// (RC).  DC RDMA is modelled (it is what a DC-class source with large
-// messages would get) but maps to udp: it is not a separate path here.
+// size.  All three are concrete paths in libllc: the DC channel is plain udp
+// datagrams, RC RDMA is tcp read into a leased ring, DC RDMA is udp datagrams
+// addressed to the slots of a ring leased for the source
+// (SwitchWant::UdpRing, udp_ring_landing.hpp): no connection and no RC slot.
+// decide() moves sources between the RC and DC classes; dc_moves() then
+// picks DC channel or DC RDMA for the sources that stay on the DC class.
 #pragma once
 
 #include <array>
@@ -26,7 +29,8 @@ namespace llc {
 
 enum class Channel : uint8_t { DcChannel, RcRdma, DcRdma };
 const char *channel_name(Channel c);
-// The concrete libllc path a channel maps to: RC RDMA is tcp, both DC kinds are udp.
+// The class a channel belongs to: RC RDMA is tcp; both DC kinds are udp
+// (DC RDMA: ring-addressed datagrams, chosen by dc_moves()).
 inline bool channel_is_rc(Channel c) { return c == Channel::RcRdma; }
 
 // Per-message cost (microseconds) of a path: fixed part plus bytes / bandwidth,
@@ -55,6 +59,7 @@ struct SourceLoad {
     double load = 0;       // ReceiveHistory::predicted_load(): messages expected per period
     double mean_bytes = 0;
     bool on_rc = false;    // on tcp now, or a promotion was asked for and is pending
+    bool on_dc_rdma = false; // on udp, ring-addressed to a ring leased for it (or asked to be)
 };
 
 struct SwitchDecision {
@@ -81,6 +86,18 @@ public:
     }
     // The channel this source would use if it had no RC slot.
     Channel dc_choice(const SourceLoad &s) const { return model_.best_dc(s.mean_bytes); }
+    // The DC-class channel a source off RC should be on: DC RDMA when the
+    // cost model prefers it for its mean size and the source is busy (its
+    // saving on RC at the demotion level, a quarter of a slot's worth: the
+    // sources the hybrid cap keeps anyway, so that a ring is not leased for
+    // an occasional large message); one on DC RDMA keeps it down to half
+    // that level, so that it does not flap.  Else the DC channel.
+    Channel dc_target(const SourceLoad &s) const;
+    // The DC-class moves for the sources off RC: those whose dc_target is
+    // not the DC channel they are on (on_dc_rdma).  Sources on RC, and
+    // those listed in `skip` (decide()'s promotions), are left alone.
+    std::vector<SwitchDecision> dc_moves(const std::vector<SourceLoad> &sources,
+                                         const std::vector<SwitchDecision> &skip = {}) const;
 
     // The switches to ask for: demotions of RC sources that fell below the
     // demotion level (hysteresis: a quarter of the promotion level), then

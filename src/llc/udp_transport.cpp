@@ -40,6 +40,10 @@ constexpr uint8_t kFlagPairForgotten = 1;
 // not an answer to anything: it keeps the sender's finalize linger from
 // running out but does not make the pair look busy to the idle eviction.
 constexpr uint8_t kFlagProbe = 2;
+// On Data: DC RDMA, ring-addressed (UdpHeader::reserved is its slot): the
+// receiver lands it in that slot of the ring it leased for us, if it still
+// has one; otherwise it is an ordinary datagram (udp_ring_landing.hpp).
+constexpr uint8_t kFlagRing = 4;
 constexpr uint64_t kForgetWaitUs = 8 * kMaxRtoUs; // a peer's Forget takes a few of its retransmissions at most
 constexpr uint64_t kIdleReleaseUs = 1000000; // send queues / decoder of a peer idle this long are freed
 
@@ -269,7 +273,7 @@ bool UdpTransport::evictable(const Peer &p, uint64_t now) const
     // (A peer that said goodbye may go: it sends nothing after it, its ghost
     // remembers the Goodbye (see on_evict), and our Forget tells it not to
     // wait for our goodbye.)
-    if (!p.tx_idle() || !p.ooo.empty() || p.ack_pending)
+    if (!p.tx_idle() || !p.ooo.empty() || p.ring_held() || p.ack_pending)
         return false;
     if (p.decoder && !p.decoder->at_record_boundary())
         return false;
@@ -411,7 +415,7 @@ void UdpTransport::forget_live(Peer &p, const UdpHeader &forget)
 // of ours it never acknowledged are renumbered and sent again.
 void UdpTransport::restart_streams(Peer &p)
 {
-    if (!p.ooo.empty() || (p.decoder && !p.decoder->at_record_boundary())) {
+    if (!p.ooo.empty() || p.ring_held() || (p.decoder && !p.decoder->at_record_boundary())) {
         fail_peer(p, LLC_ERR_PEER, "protocol error: " + describe(p) +
                                        " restarted its udp stream while a message from it was incomplete");
         return;
@@ -540,6 +544,8 @@ void UdpTransport::fail_peer(Peer &p, int status, const std::string &message)
         p.tx.reset();
     }
     p.ooo.clear();
+    if (p.ring && p.ring->landing)
+        p.ring->landing->clear(); // the ring stays leased until the context sees the failure
     p.ack_pending = false;
     ctx_.report_error(status, message);
 }
@@ -577,31 +583,103 @@ void UdpTransport::send_control(int dest, Kind kind, uint64_t seq)
 
 // ------------------------------------------------- the switching channel
 
-void UdpTransport::ask_switch(int dest, SwitchWant want, uint64_t number)
+void UdpTransport::ask_switch(int dest, SwitchWant want, uint64_t number, uint64_t geometry)
 {
     Peer &p = peer_for(dest);
     if (p.failed)
         throw_failure(dest);
-    SwitchAsks::Ask &a = asks_.add(dest, number, uint64_t(want), p.addr, monotonic_us());
-    send_switch_datagram(UdpType::SwitchAsk, dest, a.number, a.want, a.addr);
+    SwitchAsks::Ask &a = asks_.add(dest, number, uint64_t(want), p.addr, monotonic_us(), geometry);
+    send_switch_datagram(UdpType::SwitchAsk, dest, a.number, a.want, a.addr, a.detail);
 }
 
-void UdpTransport::send_switch_datagram(UdpType type, int dest, uint64_t number, uint64_t value, const sockaddr_in &to)
+void UdpTransport::send_switch_datagram(UdpType type, int dest, uint64_t number, uint64_t value, const sockaddr_in &to,
+                                        uint64_t detail)
 {
     UdpHeader h = header_to(type, dest);
     h.psn = number;
     h.ack = value;
+    h.sack = detail;
     raw_send(reinterpret_cast<const char *>(&h), sizeof(h), to); // lost or not sent: the asker resends
 }
 
 // An ask from a receiver: act on it (or refuse) and answer, every time it
 // comes (a repeated ask is answered again; Context's answer is the same).
+//
+// DC RDMA: an accepted UdpRing ask makes every datagram we packetize from
+// now on (psn >= our next psn, the change point the answer carries) ring-
+// addressed; an accepted Udp or Tcp ask ends that at our next psn.  The
+// datagrams already built keep their addressing; the receiver lands each
+// by its own flag, so the change point needs no agreement to be safe: it
+// only tells the receiver where its ring starts being used.
 void UdpTransport::on_switch_ask(const UdpHeader &h, const sockaddr_in &from)
 {
     if (failed(h.src))
         return;
-    SwitchVerdict v = ctx_.on_switch_request(h.src, h.ack, h.psn);
-    send_switch_datagram(UdpType::SwitchAnswer, h.src, h.psn, uint64_t(v), from);
+    SwitchVerdict v;
+    const RingAddressing geometry = RingAddressing::unpack(h.sack);
+    if (h.ack == uint64_t(SwitchWant::UdpRing) && !geometry.valid()) {
+        ctx_.counters().rc_requests_received++;
+        ctx_.counters().rc_requests_refused++;
+        v = SwitchVerdict::Refused; // not a ring we could address
+    } else {
+        v = ctx_.on_switch_request(h.src, h.ack, h.psn);
+    }
+    uint64_t point = 0;
+    Peer *p = find(h.src);
+    if (!p && v == SwitchVerdict::Accepted && h.ack == uint64_t(SwitchWant::UdpRing))
+        p = &peer_for(h.src); // (evicted since it last sent: its next datagrams are ring-addressed)
+    if (p) {
+        if (v == SwitchVerdict::Accepted) {
+            if (h.ack == uint64_t(SwitchWant::UdpRing)) {
+                if (!p->ring_tx())
+                    ctx_.counters().dc_rdma_requests_accepted++;
+                p->rings().tx = geometry;
+            } else if (p->ring_tx()) {
+                p->ring->tx = RingAddressing{};
+            }
+        }
+        point = p->next_psn;
+    }
+    send_switch_datagram(UdpType::SwitchAnswer, h.src, h.psn, uint64_t(v), from, point);
+}
+
+// ------------------------------------------------- DC RDMA, receive side
+
+UdpRingLanding *UdpTransport::landing_of(Peer &p)
+{
+    Peer::Ring &r = p.rings();
+    if (r.looked_up && r.landing_epoch == ctx_.landing_epoch())
+        return r.landing.get();
+    size_t bytes = 0;
+    char *base = ctx_.udp_landing_for(p.rank, bytes);
+    r.looked_up = true;
+    r.landing_epoch = ctx_.landing_epoch();
+    if (r.landing && r.landing->base() == base)
+        return r.landing.get();
+    unland(p);
+    const Config &cfg = ctx_.config();
+    if (base && bytes >= cfg.ring_slots * cfg.ring_slot_bytes)
+        r.landing = std::make_unique<UdpRingLanding>(base, size_t(cfg.ring_slots), size_t(cfg.ring_slot_bytes));
+    return r.landing.get();
+}
+
+void UdpTransport::unland(Peer &p)
+{
+    if (!p.ring || !p.ring->landing)
+        return;
+    p.ring->landing->drain([&](uint64_t psn, const char *data, size_t len) {
+        p.ooo.emplace(psn, std::vector<char>(data, data + len));
+    });
+    p.ring->landing.reset();
+}
+
+void UdpTransport::detach_landing(int src)
+{
+    Peer *p = const_cast<Peer *>(peek(src));
+    if (!p || !p->ring)
+        return;
+    unland(*p);
+    p->ring->looked_up = false; // look again at the next ring-addressed datagram
 }
 
 bool UdpTransport::resend_asks(uint64_t now)
@@ -612,7 +690,7 @@ bool UdpTransport::resend_asks(uint64_t now)
         return base << std::min<unsigned>(a.retries, kMaxBackoffShift);
     };
     SwitchAsks::DueResult r = asks_.due(now, timeout, [this](const SwitchAsks::Ask &a) {
-        send_switch_datagram(UdpType::SwitchAsk, a.dest, a.number, a.want, a.addr);
+        send_switch_datagram(UdpType::SwitchAsk, a.dest, a.number, a.want, a.addr, a.detail);
     });
     ctx_.counters().rc_ask_resends += r.resent;
     ctx_.counters().rc_asks_unanswered += r.given_up;
@@ -648,6 +726,8 @@ void UdpTransport::fill_ack(const Peer &p, UdpHeader &h) const
             break; // std::map is ordered
         h.sack |= uint64_t(1) << d;
     }
+    if (p.ring_held())
+        h.sack |= p.ring->landing->sack_bits(p.rx_next);
 }
 
 namespace {
@@ -711,6 +791,13 @@ bool UdpTransport::transmit(Peer &p, TxPacket &pkt)
     std::memcpy(&h, pkt.buf.get(), sizeof(h));
     h.psn = pkt.psn; // renumbered when the streams restart
     fill_ack(p, h);
+    // Ring-addressed if it was built so and the receiver still wants it (its
+    // slot follows the psn, which a stream restart may have changed).
+    h.reserved = 0;
+    if (pkt.ring && p.ring_tx()) {
+        h.flags |= kFlagRing;
+        h.reserved = p.ring->tx.slot_of(pkt.psn);
+    }
     std::memcpy(pkt.buf.get(), &h, sizeof(h));
     if (!raw_send(pkt.buf.get(), sizeof(UdpHeader) + pkt.len, p.addr))
         return false;
@@ -732,15 +819,22 @@ bool UdpTransport::pump(Peer &p)
             return did;
         did = true;
     }
-    while (!t.queue.empty() && t.unacked.size() < window_) {
+    // DC RDMA: at most one ring slot of bytes per datagram and one datagram
+    // in flight per slot; a slot comes back with the cumulative ack that
+    // says its datagram was fed to the receiver's decoder.
+    const RingAddressing ring = p.ring ? p.ring->tx : RingAddressing{};
+    const size_t window = ring.window(window_);
+    const size_t cap = ring.payload_cap(mtu_);
+    while (!t.queue.empty() && t.unacked.size() < window) {
         TxPacket pkt;
         pkt.psn = p.next_psn++;
+        pkt.ring = ring.on();
         pkt.buf = get_buffer();
         char *data = pkt.buf.get() + sizeof(UdpHeader);
         size_t n = 0;
-        while (n < mtu_ && !t.queue.empty()) {
+        while (n < cap && !t.queue.empty()) {
             OutgoingMessage &m = *t.queue.front();
-            n += m.copy_out(data + n, mtu_ - n);
+            n += m.copy_out(data + n, cap - n);
             if (m.fully_written()) {
                 ctx_.defer_completion(m, LLC_OK);
                 t.queue.pop_front();
@@ -756,6 +850,8 @@ bool UdpTransport::pump(Peer &p)
             p.oldest_unacked_since_us = p.last_tx_us;
         t.unacked.push_back(std::move(pkt));
         ctx_.counters().udp_packets_sent++;
+        if (ring.on())
+            ctx_.counters().dc_rdma_packets_sent++;
         did = true;
         if (!transmit(p, t.unacked.back()))
             break;
@@ -905,8 +1001,9 @@ void UdpTransport::on_datagram(const char *buf, size_t len, const sockaddr_in &f
         return;
     }
     if (h.type == uint8_t(UdpType::SwitchAnswer)) {
-        if (asks_.answered(h.src, h.psn))
-            ctx_.on_switch_answer(h.src, h.psn, SwitchVerdict(h.ack));
+        uint64_t want = 0;
+        if (asks_.answered(h.src, h.psn, &want))
+            ctx_.on_switch_answer(h.src, h.psn, SwitchVerdict(h.ack), want, h.sack);
         return;
     }
     bool data = h.type == uint8_t(UdpType::Data);
@@ -934,26 +1031,51 @@ void UdpTransport::on_datagram(const char *buf, size_t len, const sockaddr_in &f
         return;
     const char *payload = buf + sizeof(UdpHeader);
     p->ack_pending = true;
-    if (h.psn < p->rx_next || p->ooo.count(h.psn)) {
+    if (h.psn < p->rx_next || p->ooo.count(h.psn) || (p->ring_held() && p->ring->landing->holds(h.psn))) {
         ctx_.counters().udp_duplicates++;
         return;
     }
     if (h.psn >= p->rx_next + window_)
         return; // beyond the window (cannot happen with a well-behaved sender): dropped
-    if (h.psn != p->rx_next) {
+    // DC RDMA: a ring-addressed datagram lands in its slot of the ring
+    // leased for this source (if it still has one and the slot is free) and
+    // is fed from there; otherwise it takes the ordinary way below.
+    UdpRingLanding *landing = (h.flags & kFlagRing) ? landing_of(*p) : nullptr;
+    if (landing && landing->fits(h.psn, h.reserved, h.len, p->rx_next)) {
+        landing->land(h.psn, payload, h.len);
+        ctx_.counters().dc_rdma_bytes_landed += h.len;
+    } else if (h.psn != p->rx_next) {
         p->ooo.emplace(h.psn, std::vector<char>(payload, payload + h.len));
         return;
+    } else {
+        p->rx_next++;
+        feed(*p, payload, h.len);
     }
-    p->rx_next++;
-    feed(*p, payload, h.len);
-    while (!p->failed) {
-        auto it = p->ooo.find(p->rx_next);
-        if (it == p->ooo.end())
+    deliver_early(*p);
+}
+
+// Feeds the datagrams that are next in psn order, from the ring or the
+// early-datagram map.  The landing is looked up again after every feed:
+// a failed decode drops it (fail_peer).
+void UdpTransport::deliver_early(Peer &p)
+{
+    while (!p.failed) {
+        size_t len = 0;
+        const char *slot = p.ring_held() ? p.ring->landing->find(p.rx_next, len) : nullptr;
+        if (slot) {
+            const uint64_t psn = p.rx_next++;
+            feed(p, slot, len);
+            if (p.ring && p.ring->landing)
+                p.ring->landing->release(psn); // consumed: the next ack credits the slot back
+            continue;
+        }
+        auto it = p.ooo.find(p.rx_next);
+        if (it == p.ooo.end())
             break;
         std::vector<char> d = std::move(it->second);
-        p->ooo.erase(it);
-        p->rx_next++;
-        feed(*p, d.data(), d.size());
+        p.ooo.erase(it);
+        p.rx_next++;
+        feed(p, d.data(), d.size());
     }
 }
 
@@ -1223,7 +1345,8 @@ void UdpTransport::release_idle(uint64_t now)
     for (Peer *p : live_) {
         if (p->tx && p->tx_idle() && now - p->last_tx_us > kIdleReleaseUs)
             p->tx.reset();
-        if (p->decoder && p->decoder->at_record_boundary() && p->ooo.empty() && now - p->last_heard_us > kIdleReleaseUs)
+        if (p->decoder && p->decoder->at_record_boundary() && p->ooo.empty() && !p->ring_held() &&
+            now - p->last_heard_us > kIdleReleaseUs)
             p->decoder.reset();
     }
 }

@@ -18,6 +18,7 @@
 #include "peer_table.hpp"
 #include "switch_asks.hpp"
 #include "udp_node_socket.hpp"
+#include "udp_ring_landing.hpp"
 #include "stream_decoder.hpp"
 #include "unique_fd.hpp"
 
@@ -56,7 +57,7 @@ struct UdpHeader {
     uint64_t ack;       // every psn < ack from the receiver of this datagram has arrived
     uint64_t sack;      // bit i: psn ack+1+i has arrived too
     int32_t dst;        // the receiver's rank: with LLC_UDP_SHARED_RECV=1 a node's processes share one socket
-    uint32_t reserved;  // 0
+    uint32_t reserved;  // Data with kFlagRing (DC RDMA): the ring slot it is addressed to (psn mod slots); else 0
 };
 static_assert(sizeof(UdpHeader) == 56, "udp header layout");
 
@@ -69,7 +70,11 @@ static_assert(sizeof(UdpHeader) == 56, "udp header layout");
 // SwitchAsk / SwitchAnswer: the hybrid's switching channel, outside the
 // numbered stream (switch_asks.hpp): an ask carries its number in psn and the
 // wanted path (SwitchWant) in ack; the answer echoes the number in psn and
-// carries the SwitchVerdict in ack.
+// carries the SwitchVerdict in ack.  An ask for SwitchWant::UdpRing carries
+// the ring's geometry in sack (RingAddressing::pack); every answer carries in
+// sack the answering sender's next psn to the asker when it answered: with
+// an accepted UdpRing ask, the first ring-addressed datagram (the change
+// point; with an accepted Udp or Tcp ask, the first one no longer ring-addressed).
 enum class UdpType : uint8_t { Data = 1, Ack = 2, Forget = 3, ForgetAck = 4, Gone = 5, SwitchAsk = 6, SwitchAnswer = 7 };
 
 class UdpTransport {
@@ -106,7 +111,12 @@ public:
     // switching channel (a SwitchAsk datagram, resent until dest answers;
     // the answer goes to Context::on_switch_answer).  number: increases with
     // every round of asks of this process.  Throws if dest has failed.
-    void ask_switch(int dest, SwitchWant want, uint64_t number);
+    // want UdpRing: geometry is the leased ring's (RingAddressing::pack).
+    void ask_switch(int dest, SwitchWant want, uint64_t number, uint64_t geometry = 0);
+    // DC RDMA, receive side: the ring leased for src goes back to the pool
+    // (Context calls this first): datagrams still held in its slots are
+    // copied to the early-datagram map, and nothing lands there any more.
+    void detach_landing(int src);
     size_t pending_asks() const { return asks_.size(); }
     // socket_ready = false: a poll() of this progress call found nothing to
     // read on the socket, so it is not read (the rest of the work still runs)
@@ -165,6 +175,7 @@ private:
         uint16_t retries = 0;
         bool sacked = false;
         bool fast_done = false;
+        bool ring = false; // DC RDMA: ring-addressed (at most one slot of bytes; its slot follows psn)
         std::unique_ptr<char[]> buf; // UdpHeader + len bytes
     };
     // Send-side queues: allocated while the peer has traffic, released after
@@ -192,6 +203,24 @@ private:
             return *tx;
         }
         bool tx_idle() const { return !tx || (tx->queue.empty() && tx->unacked.empty()); }
+        // DC RDMA (allocated the first time either side uses it): how we
+        // address our datagrams to this peer, and the ring its datagrams to
+        // us land in (see udp_ring_landing.hpp).
+        struct Ring {
+            RingAddressing tx;
+            std::unique_ptr<UdpRingLanding> landing;
+            uint64_t landing_epoch = 0; // Context::landing_epoch() when landing was looked up
+            bool looked_up = false;
+        };
+        std::unique_ptr<Ring> ring;
+        Ring &rings()
+        {
+            if (!ring)
+                ring = std::make_unique<Ring>();
+            return *ring;
+        }
+        bool ring_tx() const { return ring && ring->tx.on(); }
+        size_t ring_held() const { return ring && ring->landing ? ring->landing->occupied() : 0; }
         // receiving
         uint64_t rx_next = 0;
         std::map<uint64_t, std::vector<char>> ooo; // datagrams that arrived early
@@ -247,7 +276,12 @@ private:
     bool resend_forgets(uint64_t now);
     bool resend_asks(uint64_t now);
     void on_switch_ask(const UdpHeader &h, const sockaddr_in &from);
-    void send_switch_datagram(UdpType type, int dest, uint64_t number, uint64_t value, const sockaddr_in &to);
+    void send_switch_datagram(UdpType type, int dest, uint64_t number, uint64_t value, const sockaddr_in &to,
+                              uint64_t detail = 0);
+    // DC RDMA receive side: the landing for a ring-addressed datagram from p
+    // (looked up again when the context's rings changed), or nullptr.
+    UdpRingLanding *landing_of(Peer &p);
+    void unland(Peer &p); // copy what p's landing holds to p.ooo and drop it
     void send_forget_ack(const UdpHeader &forget, const sockaddr_in &to);
     // A header from this process to dest: magic, type, ranks and job tag set, the rest 0.
     UdpHeader header_to(UdpType type, int dest) const;
@@ -275,6 +309,7 @@ private:
     void on_datagram(const char *buf, size_t len, const sockaddr_in &from);
     void on_ack(Peer &p, uint64_t ack, uint64_t sack);
     void feed(Peer &p, const char *data, size_t len);
+    void deliver_early(Peer &p);
     void on_record(Peer &p, const IncomingRecord &rec);
     bool check_timers(Peer &p, uint64_t now);
     void fail_peer(Peer &p, int status, const std::string &message);

@@ -25,6 +25,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/receive_history_test.cpp \
 	test/unit/hybrid_switch_test.cpp \
 	test/unit/hybrid_cap_test.cpp \
+	test/unit/dc_rdma_test.cpp \
 	test/unit/rc_slots_test.cpp \
 	test/unit/ring_pool_test.cpp \
 	test/unit/hybrid_receiver_test.cpp \

@@ -200,9 +200,9 @@ typedef struct llc_stats {
     uint64_t ring_pool_rings;      /* rings in the pool this process uses: the node's when shared, its private share otherwise */
     uint64_t ring_pool_in_use;     /* rings leased now: node-wide when shared, this process's otherwise */
     uint64_t ring_pool_high_water; /* most rings leased at once (same scope) */
-    uint64_t ring_pool_held;       /* rings this process holds now (one per source on tcp or asked to move there) */
+    uint64_t ring_pool_held;       /* rings this process holds now (one per source on tcp or asked to move there, or ring-addressed on udp: DC RDMA) */
     uint64_t ring_leases;          /* rings this process has leased so far */
-    uint64_t ring_pool_empty;      /* promotions not asked because the pool had no free ring (per period) */
+    uint64_t ring_pool_empty;      /* promotions and DC RDMA asks not made because the pool had no free ring (per period) */
     uint64_t ring_bytes_landed;    /* tcp stream bytes read into a leased ring (the rest: the staging buffer or direct reads) */
     /* the hybrid's switching channel (asks and answers outside the udp stream); appended in 1.3, after the ring pool */
     uint64_t rc_asks_refused;      /* receiver-driven: answers from sources that refused one of our asks */
@@ -222,6 +222,14 @@ typedef struct llc_stats {
     uint64_t reg_cache_overflows;      /* registrations kept above the bound because every one was pinned */
     uint64_t reg_cache_entries;        /* registrations held now */
     uint64_t reg_cache_pinned;         /* of those, pinned now (a send or a read in progress) */
+    /* DC RDMA: udp datagrams addressed to a ring leased for their source (SwitchWant::UdpRing); appended in 1.3, after the switching channel */
+    uint64_t dc_rdma_requests_sent;     /* receiver: asks for ring addressing sent (each with a ring leased for the source) */
+    uint64_t dc_rdma_switches;          /* receiver: sources that accepted ring addressing */
+    uint64_t dc_rdma_exits;             /* receiver: ring-addressed sources that accepted to stop (plain udp, or tcp) */
+    uint64_t dc_rdma_sources;           /* receiver: sources ring-addressed now */
+    uint64_t dc_rdma_bytes_landed;      /* receiver: udp stream bytes landed in ring slots */
+    uint64_t dc_rdma_requests_accepted; /* sender: destinations that made us ring-address our datagrams to them */
+    uint64_t dc_rdma_packets_sent;      /* sender: ring-addressed datagrams built (retransmissions not counted) */
 } llc_stats_t;
 int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out);
 
