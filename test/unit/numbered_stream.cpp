@@ -86,4 +86,34 @@ void check_counts_after_finalize(TestProcess &p, const Streamer &s, const Stream
     EXPECT_EQ(c.bad, 0u);
 }
 
+StreamRun::StreamRun(TestProcess &proc)
+    : p(proc), ctx(init_or_fail(proc)), c(proc.rank, proc.size), s(ctx, proc.rank, proc.size)
+{
+    EXPECT_NE(ctx, nullptr);
+    if (!ctx)
+        return;
+    int rc = llc_am_register(ctx, kStreamHandler, on_stream_message, &c);
+    EXPECT_EQ(rc, LLC_OK);
+    started_ = rc == LLC_OK;
+}
+
+bool StreamRun::progress()
+{
+    int rc = llc_progress(ctx, nullptr);
+    EXPECT_EQ(rc, LLC_OK) << llc_last_error(ctx);
+    s.reap();
+    return rc == LLC_OK;
+}
+
+bool StreamRun::drain(double timeout_s)
+{
+    return progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, timeout_s);
+}
+
+void StreamRun::finish()
+{
+    finalize_ok(ctx);
+    check_counts_after_finalize(p, s, c);
+}
+
 } // namespace llctest

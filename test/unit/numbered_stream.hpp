@@ -53,4 +53,32 @@ struct Streamer {
 // bootstrap; each receiver checks it got exactly that many from each source.
 void check_counts_after_finalize(TestProcess &p, const Streamer &s, const StreamChecker &c);
 
+// One process's side of a numbered-stream test: its context, a checker
+// registered for kStreamHandler, and a streamer.  Each step reports its own
+// failure and says whether it succeeded, so the test asserts on it
+// (ASSERT_TRUE(run.started()), ASSERT_TRUE(run.progress()), ...) and a failed
+// step still ends the test body.  The destructor does not finalize: after a
+// failed step the peers may be gone and llc_finalize would wait for them.
+struct StreamRun {
+    TestProcess &p;
+    llc_context_t *ctx;
+    StreamChecker c;
+    Streamer s;
+
+    explicit StreamRun(TestProcess &proc); // llc_init, then the checker's handler
+    StreamRun(const StreamRun &) = delete; // the library holds &c
+    StreamRun &operator=(const StreamRun &) = delete;
+
+    bool started() const { return started_; }
+    // One llc_progress call (it must succeed), then reap the finished sends.
+    bool progress();
+    // Progress until every send is done (at most timeout_s).
+    bool drain(double timeout_s = 60);
+    // llc_finalize (it must succeed), then check_counts_after_finalize.
+    void finish();
+
+private:
+    bool started_ = false;
+};
+
 } // namespace llctest
