@@ -154,12 +154,8 @@ TEST(HybridTableCapSwitching, TcpAndSwitchingPeersOverflowTheCapAndComeBackUnder
         double start = now_s(), end = start + 2.5;
         unsigned k = 0;
         while (now_s() < end && !::testing::Test::HasFailure()) {
-            if (run.s.room()) {
-                int phase = int((now_s() - start) / 0.06);
-                int favourite = (p.rank + 1 + phase % (p.size - 1)) % p.size;
-                int other = (p.rank + 1 + int(k % unsigned(p.size - 1))) % p.size;
-                run.s.send(k++ % 8 != 0 ? favourite : other);
-            }
+            if (run.s.room())
+                run.s.send(rotating_destination(p.rank, p.size, now_s() - start, 0.06, k++, 8));
             ASSERT_TRUE(run.progress());
             llc_get_stats(run.ctx, &st);
             most_routes = std::max(most_routes, st.hybrid_routes);

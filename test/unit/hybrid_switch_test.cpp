@@ -60,12 +60,8 @@ TEST(HybridReceiverDriven, RotatingBusiestSourceSwitchesBothWaysWithoutLossOrReo
         double start = now_s(), end = start + 3.0;
         unsigned k = 0;
         while (now_s() < end && !::testing::Test::HasFailure()) {
-            if (run.s.room()) {
-                int phase = int((now_s() - start) / 0.06);
-                int favourite = (p.rank + 1 + phase % (p.size - 1)) % p.size;
-                int other = (p.rank + 1 + int(k % unsigned(p.size - 1))) % p.size;
-                run.s.send(k++ % 8 != 0 ? favourite : other);
-            }
+            if (run.s.room())
+                run.s.send(rotating_destination(p.rank, p.size, now_s() - start, 0.06, k++, 8));
             ASSERT_TRUE(run.progress());
             llc_get_stats(run.ctx, &st);
             max_active = std::max(max_active, st.rc_active);
@@ -231,12 +227,8 @@ TEST(HybridReceiverDriven, FinalizeCompletesWhileSwitchesAreInFlight)
         int in_flight = 0;
         unsigned k = 0;
         while (!in_flight && now_s() < end && !::testing::Test::HasFailure()) {
-            if (run.s.room()) {
-                int phase = int((now_s() - start) / 0.02);
-                int favourite = (p.rank + 1 + phase % (p.size - 1)) % p.size;
-                int other = (p.rank + 1 + int(k % unsigned(p.size - 1))) % p.size;
-                run.s.send(k++ % 4 != 0 ? favourite : other);
-            }
+            if (run.s.room())
+                run.s.send(rotating_destination(p.rank, p.size, now_s() - start, 0.02, k++, 4));
             ASSERT_TRUE(run.progress());
             llc_get_stats(run.ctx, &st);
             // rc_active moves when a switch starts, the promotion/demotion
