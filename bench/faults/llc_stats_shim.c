@@ -8,8 +8,9 @@
  * Which counters: LLC_SHIM_STATS, a comma-separated list of llc_stats_t
  * field names, each optionally "label=field" to print it under another
  * name (the lines of the older results, e.g. "pkts=udp_packets_sent");
- * unset or empty, every counter of llc_stats_t under its own name.  An
- * unknown name is skipped.
+ * unset or empty, every counter of llc_stats_t under its own name (one
+ * appended to llc.h after the list below as "counter<index>").  An unknown
+ * name is skipped.
  *
  * Build (from the top of the tree):
  *   gcc -O2 -shared -fPIC -I src/llc/include -o libllcstats.so bench/faults/llc_stats_shim.c -ldl
@@ -51,8 +52,10 @@ static const struct counter counters[] = {
 };
 #undef COUNTER
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
-/* "Every counter" stays true only if a field added to llc_stats_t is listed above. */
-_Static_assert(sizeof(llc_stats_t) == NCOUNTERS * sizeof(uint64_t), "llc_stats_t has a counter not listed here");
+/* llc_stats_t only grows at its end (llc.h): counters appended after this
+ * list was written are printed too, as "counter<index>", until named here. */
+_Static_assert(sizeof(llc_stats_t) >= NCOUNTERS * sizeof(uint64_t), "a counter listed here left llc_stats_t");
+#define NFIELDS (sizeof(llc_stats_t) / sizeof(uint64_t))
 
 static const struct counter *find(const char *name, size_t len)
 {
@@ -85,16 +88,27 @@ static size_t format(const llc_stats_t *s, char *line, size_t cap)
     size_t used = (size_t)snprintf(line, cap, "pid=%d", (int)getpid());
     const char *list = getenv("LLC_SHIM_STATS");
     if (!list || !*list) {
-        for (size_t i = 0; i < NCOUNTERS; i++)
-            if (!append(line, cap, &used, counters[i].name, strlen(counters[i].name), value_of(s, &counters[i])))
+        for (size_t i = 0; i < NFIELDS; i++) {
+            char unnamed[32];
+            struct counter c = {unnamed, i * sizeof(uint64_t)};
+            if (i < NCOUNTERS)
+                c = counters[i];
+            else
+                snprintf(unnamed, sizeof(unnamed), "counter%zu", i);
+            if (!append(line, cap, &used, c.name, strlen(c.name), value_of(s, &c)))
                 break;
+        }
     } else {
         for (const char *item = list; *item;) {
             size_t len = strcspn(item, ",");
             const char *eq = memchr(item, '=', len);
             const char *field = eq ? eq + 1 : item;
             const struct counter *c = find(field, (size_t)(item + len - field));
-            if (c && !append(line, cap, &used, item, eq ? (size_t)(eq - item) : len, value_of(s, c)))
+            size_t label_len = eq ? (size_t)(eq - item) : len;
+            const char *label = label_len > 0 ? item : field; /* "=field": its own name */
+            if (label_len == 0)
+                label_len = (size_t)(item + len - field);
+            if (c && !append(line, cap, &used, label, label_len, value_of(s, c)))
                 break;
             item += len;
             if (*item == ',')
