@@ -59,16 +59,8 @@ void print_cap_stats(const TestProcess &p, const llc_stats_t &st, uint64_t most_
                  (unsigned long long)st.rc_requests_sent);
 }
 
-uint64_t hybrid_items(llc_context_t *ctx)
-{
-    std::vector<llc_mem_entry_t> rows(size_t(llc_mem_report(ctx, nullptr, 0)));
-    llc_mem_report(ctx, rows.data(), int(rows.size()));
-    for (const llc_mem_entry_t &r : rows)
-        if (std::string(r.name) == "hybrid_routes")
-            return r.items;
-    ADD_FAILURE() << "no hybrid_routes row";
-    return 0;
-}
+// llc_mem_report's hybrid_routes items: the routes, the sources and the node's RC slot page.
+uint64_t hybrid_items(llc_context_t *ctx) { return mem_items(ctx, "hybrid_routes"); }
 
 } // namespace
 

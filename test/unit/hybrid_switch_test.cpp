@@ -289,16 +289,8 @@ TEST_P(HotReceiver, IncomingTcpSourcesAndTheCap)
 INSTANTIATE_TEST_SUITE_P(HybridReceiverDriven, HotReceiver, ::testing::Values("receiver", "sender"),
                          [](const ::testing::TestParamInfo<const char *> &info) { return std::string(info.param); });
 
-uint64_t hybrid_items(llc_context_t *ctx)
-{
-    std::vector<llc_mem_entry_t> rows(size_t(llc_mem_report(ctx, nullptr, 0)));
-    llc_mem_report(ctx, rows.data(), int(rows.size()));
-    for (const llc_mem_entry_t &r : rows)
-        if (std::string(r.name) == "hybrid_routes")
-            return r.items;
-    ADD_FAILURE() << "no hybrid_routes row";
-    return 0;
-}
+// llc_mem_report's hybrid_routes items: the routes, the sources and the node's RC slot page.
+uint64_t hybrid_items(llc_context_t *ctx) { return mem_items(ctx, "hybrid_routes"); }
 
 // Receive state exists only for sources heard from recently: a receiver has
 // one entry per sender while they send (counted with the hybrid's routes in
