@@ -10,15 +10,20 @@
 
 namespace llc {
 
-NodeSegment::NodeSegment(std::string name, Words words, bool share, int processes, bool leader)
-    : name_(std::move(name)), words_(std::move(words)), leader_(leader)
+std::string NodeSegment::private_from_the_start(bool share, int processes)
 {
     if (!share)
-        private_reason_ = "LLC_NODE_SHARED=0";
-    else if (processes <= 1)
-        private_reason_ = "alone on its node";
-    else
-        waiting_ = !leader; // maps the leader's segment in attach()
+        return "LLC_NODE_SHARED=0";
+    if (processes <= 1)
+        return "alone on its node";
+    return std::string();
+}
+
+NodeSegment::NodeSegment(std::string name, Words words, bool share, int processes, bool leader)
+    : name_(std::move(name)), words_(std::move(words)), private_reason_(private_from_the_start(share, processes)),
+      leader_(leader)
+{
+    waiting_ = private_reason_.empty() && !leader; // maps the leader's segment in attach()
 }
 
 NodeSegment::NodeSegment(NodeSegment &&other) noexcept { *this = std::move(other); }

@@ -26,6 +26,11 @@ public:
         std::string leaders; // "the node leader's <leaders> could not be opened": "ring pool"
     };
 
+    // Why a process keeps private memory instead of sharing a segment with
+    // its node (LLC_NODE_SHARED=0, alone on its node), or "" when it
+    // shares.  The rule of every node-shared structure (NodeMap too).
+    static std::string private_from_the_start(bool share, int processes);
+
     NodeSegment() = default; // not in use: never created, never attached
     // Before the first init fence.  share: LLC_NODE_SHARED; processes: on
     // this node; leader: this process is the node's leader (its lowest rank).
