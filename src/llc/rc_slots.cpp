@@ -28,6 +28,7 @@ std::string RcSlots::name_for(const std::string &job_id, int node)
 }
 
 namespace {
+// How the messages name the count.
 NodeSegment::Words count_words() { return {"the node's RC-class slot count", "shared count", "shared count"}; }
 } // namespace
 

@@ -175,9 +175,8 @@ void initialize(RingPoolShared *h, size_t rings, size_t slots, size_t slot_bytes
     h->leases.store(0, std::memory_order_relaxed);
     h->empty.store(0, std::memory_order_relaxed);
 }
-} // namespace
 
-namespace {
+// How the messages name the pool.
 NodeSegment::Words pool_words() { return {"the node's ring pool", "shared pool", "ring pool"}; }
 // What a process compares when the leader's pool does not fit it.
 const char *const kSettingsHint =
