@@ -246,6 +246,30 @@ uint64_t hybrid_message_seed(uint32_t src, uint32_t dst, uint32_t index)
 
 constexpr MessageShape kHybridStream{5, hybrid_message_size, hybrid_message_seed};
 
+// Before the receivers check their counts, each sender says how many
+// messages it streamed to them (one uint64_t header on handler 6).
+constexpr unsigned kSentCountHandler = 6;
+
+struct SentCounts {
+    std::vector<uint64_t> n; // per source: what it said
+    int got = 0;             // sources that said
+    explicit SentCounts(int size) : n(size_t(size), 0) {}
+};
+
+void on_sent_count(llc_context_t *, void *arg, int src, const void *hdr, size_t, const void *, size_t)
+{
+    auto *c = static_cast<SentCounts *>(arg);
+    std::memcpy(&c->n[size_t(src)], hdr, sizeof(uint64_t));
+    c->got++;
+}
+
+// Tell `dest` how many messages this process streamed to it.
+int say_sent(StreamRun &run, int dest)
+{
+    uint64_t n = run.s.sent[size_t(dest)];
+    return llc_am_send(run.ctx, dest, kSentCountHandler, &n, sizeof(n), nullptr, 0, nullptr, nullptr);
+}
+
 JobOptions hybrid_job(std::vector<int> nodes, unsigned timeout_s = 90)
 {
     JobOptions o = job(std::move(nodes), timeout_s);
@@ -281,7 +305,6 @@ TEST(Hybrid, BusyPeerIsPromotedDemotedAndPromotedAgainWithoutLossOrReordering)
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
         StreamRun run(p, kHybridStream);
         ASSERT_TRUE(run.started());
-        uint64_t total[3] = {0, 0, 0};
         if (p.rank == 1) {
             stream_phase(run, 0, 0.8, 0);     // busy
             stream_phase(run, 0, 0.8, 0.05);  // quiet
@@ -291,27 +314,15 @@ TEST(Hybrid, BusyPeerIsPromotedDemotedAndPromotedAgainWithoutLossOrReordering)
         }
         // Tell rank 0 how many messages to expect.
         if (p.rank != 0) {
-            uint64_t n = run.s.sent[0];
-            ASSERT_EQ(llc_am_send(run.ctx, 0, 6, &n, sizeof(n), nullptr, 0, nullptr, nullptr), LLC_OK);
+            ASSERT_EQ(say_sent(run, 0), LLC_OK);
             run.drain(30);
         } else {
-            struct Totals {
-                uint64_t *total;
-                int got = 0;
-            } t{total};
-            ASSERT_EQ(llc_am_register(run.ctx, 6,
-                                          [](llc_context_t *, void *arg, int src, const void *hdr, size_t, const void *,
-                                             size_t) {
-                                              auto *tt = static_cast<Totals *>(arg);
-                                              std::memcpy(&tt->total[src], hdr, sizeof(uint64_t));
-                                              tt->got++;
-                                          },
-                                          &t),
-                      LLC_OK);
-            progress_until(run.ctx, [&] { return t.got == 2; }, 60);
-            progress_until(run.ctx, [&] { return run.c.next[1] == total[1] && run.c.next[2] == total[2]; }, 60);
+            SentCounts total(p.size);
+            ASSERT_EQ(llc_am_register(run.ctx, kSentCountHandler, on_sent_count, &total), LLC_OK);
+            progress_until(run.ctx, [&] { return total.got == 2; }, 60);
+            progress_until(run.ctx, [&] { return run.c.next[1] == total.n[1] && run.c.next[2] == total.n[2]; }, 60);
             EXPECT_EQ(run.c.bad, 0u);
-            EXPECT_EQ(run.c.received, total[1] + total[2]);
+            EXPECT_EQ(run.c.received, total.n[1] + total.n[2]);
         }
         llc_stats_t st;
         llc_get_stats(run.ctx, &st);
@@ -356,14 +367,9 @@ TEST_P(HybridCap, EvictsTheLeastBusyDestination)
         StreamRun run(p, kHybridStream);
         ASSERT_TRUE(run.started());
         uint64_t max_active = 0;
-        uint64_t expect = 0;
-        ASSERT_EQ(llc_am_register(run.ctx, 6,
-                                      [](llc_context_t *, void *arg, int, const void *hdr, size_t, const void *,
-                                         size_t) {
-                                          std::memcpy(arg, hdr, sizeof(uint64_t));
-                                      },
-                                      &expect),
-                  LLC_OK);
+        SentCounts said(p.size);
+        ASSERT_EQ(llc_am_register(run.ctx, kSentCountHandler, on_sent_count, &said), LLC_OK);
+        const uint64_t &expect = said.n[0]; // only rank 0 streams
         llc_stats_t st;
         if (p.rank == 0) {
             double end = now_s() + 0.8;
@@ -383,10 +389,8 @@ TEST_P(HybridCap, EvictsTheLeastBusyDestination)
                 llc_get_stats(run.ctx, &st);
                 max_active = std::max(max_active, st.rc_active);
             }
-            for (int d = 1; d <= 2; d++) {
-                uint64_t n = run.s.sent[d];
-                ASSERT_EQ(llc_am_send(run.ctx, d, 6, &n, sizeof(n), nullptr, 0, nullptr, nullptr), LLC_OK);
-            }
+            for (int d = 1; d <= 2; d++)
+                ASSERT_EQ(say_sent(run, d), LLC_OK);
             run.drain(30);
             llc_get_stats(run.ctx, &st);
             EXPECT_LE(max_active, 1u);
@@ -453,19 +457,8 @@ TEST(Hybrid, RotatingBusyDestinationsSwitchManyTimes)
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
         StreamRun run(p, kHybridStream);
         ASSERT_TRUE(run.started());
-        struct Totals {
-            std::vector<uint64_t> n;
-            int got = 0;
-        } totals{std::vector<uint64_t>(p.size, 0), 0};
-        ASSERT_EQ(llc_am_register(run.ctx, 6,
-                                      [](llc_context_t *, void *arg, int src, const void *hdr, size_t, const void *,
-                                         size_t) {
-                                          auto *t = static_cast<Totals *>(arg);
-                                          std::memcpy(&t->n[src], hdr, sizeof(uint64_t));
-                                          t->got++;
-                                      },
-                                      &totals),
-                  LLC_OK);
+        SentCounts totals(p.size);
+        ASSERT_EQ(llc_am_register(run.ctx, kSentCountHandler, on_sent_count, &totals), LLC_OK);
         double start = now_s(), end = start + 1.5;
         unsigned k = 0;
         while (now_s() < end && !::testing::Test::HasFailure()) {
@@ -474,10 +467,9 @@ TEST(Hybrid, RotatingBusyDestinationsSwitchManyTimes)
             ASSERT_TRUE(run.progress());
         }
         for (int d = 0; d < p.size; d++) {
-            if (d == p.rank)
-                continue;
-            uint64_t n = run.s.sent[d];
-            ASSERT_EQ(llc_am_send(run.ctx, d, 6, &n, sizeof(n), nullptr, 0, nullptr, nullptr), LLC_OK);
+            if (d != p.rank) {
+                ASSERT_EQ(say_sent(run, d), LLC_OK);
+            }
         }
         progress_until(run.ctx, [&] { run.s.reap(); return run.s.inflight.empty() && totals.got == p.size - 1; }, 60);
         progress_until(run.ctx, [&] {
