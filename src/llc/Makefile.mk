@@ -21,6 +21,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/node_map.hpp \
 	src/llc/node_map_segment.cpp \
 	src/llc/node_map_segment.hpp \
+	src/llc/node_segment.cpp \
+	src/llc/node_segment.hpp \
 	src/llc/outgoing_message.cpp \
 	src/llc/outgoing_message.hpp \
 	src/llc/progress_backoff.hpp \
@@ -35,6 +37,7 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/self_transport.cpp \
 	src/llc/self_transport.hpp \
 	src/llc/shm_ring.hpp \
+	src/llc/shm_name.hpp \
 	src/llc/shm_segment.cpp \
 	src/llc/shm_segment.hpp \
 	src/llc/shm_transport.cpp \

@@ -3,6 +3,7 @@
 
 #include "errors.hpp"
 #include "llc.h"
+#include "node_segment.hpp"
 
 #include <cstring>
 
@@ -17,12 +18,9 @@ NodeMap::NodeMap(const int *caller_map, int size, int rank, const std::string &j
         if (local_count_++ == 0)
             leader_ = r;
     }
-    if (!share) {
-        keep_private_copy(caller_map, "LLC_NODE_SHARED=0");
-        return;
-    }
-    if (local_count_ == 1) {
-        keep_private_copy(caller_map, "alone on its node");
+    std::string why = NodeSegment::private_from_the_start(share, local_count_);
+    if (!why.empty()) {
+        keep_private_copy(caller_map, std::move(why));
         return;
     }
     if (rank_ != leader_)

@@ -36,9 +36,9 @@ NodeMapSegment NodeMapSegment::create(const std::string &name, int node, int lea
 {
     UniqueFd fd = shm_create_replacing(name, "the node-shared rank -> node table");
     NodeMapSegment seg;
-    seg.name_ = name;
+    seg.name_ = ShmName(name);
+    seg.name_.own(); // from here on the destructor removes the name
     seg.created_here_ = true;
-    seg.name_owned_ = true; // from here on the destructor removes the name
     size_t bytes = bytes_for(ranks);
     seg.map_ = shm_size_and_map(fd, name, bytes, " for the node-shared rank -> node table (is /dev/shm large enough?)");
     auto *h = reinterpret_cast<NodeMapHeader *>(seg.map_.data());
@@ -64,7 +64,7 @@ NodeMapSegment NodeMapSegment::open(const std::string &name, int node, int leade
         throw Error(LLC_ERR_SYSTEM, "node-shared rank -> node table " + name + " has " + std::to_string(bytes) +
                                         " bytes, expected " + std::to_string(bytes_for(ranks)));
     NodeMapSegment seg;
-    seg.name_ = name;
+    seg.name_ = ShmName(name);
     seg.map_ = std::move(map);
     const NodeMapHeader &h = seg.header();
     if (h.magic != kNodeMapMagic || h.ranks != ranks || h.node != node || h.leader_rank != leader_rank)
@@ -72,14 +72,6 @@ NodeMapSegment NodeMapSegment::open(const std::string &name, int node, int leade
                                         std::to_string(node) + " (leader rank " + std::to_string(leader_rank) +
                                         ", " + std::to_string(ranks) + " ranks)");
     return seg;
-}
-
-void NodeMapSegment::unlink()
-{
-    if (name_owned_) {
-        ::shm_unlink(name_.c_str());
-        name_owned_ = false;
-    }
 }
 
 } // namespace llc

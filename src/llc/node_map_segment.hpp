@@ -4,10 +4,10 @@
 #pragma once
 
 #include "memory_mapping.hpp"
+#include "shm_name.hpp"
 
 #include <cstdint>
 #include <string>
-#include <utility>
 
 namespace llc {
 
@@ -35,41 +35,24 @@ public:
     static NodeMapSegment open(const std::string &name, int node, int leader_rank, int ranks);
 
     NodeMapSegment() = default;
-    NodeMapSegment(NodeMapSegment &&other) noexcept
-        : name_(std::move(other.name_)), map_(std::move(other.map_)),
-          created_here_(std::exchange(other.created_here_, false)),
-          name_owned_(std::exchange(other.name_owned_, false))
-    {
-    }
-    NodeMapSegment &operator=(NodeMapSegment &&other) noexcept
-    {
-        if (this != &other) {
-            unlink();
-            name_ = std::move(other.name_);
-            map_ = std::move(other.map_);
-            created_here_ = std::exchange(other.created_here_, false);
-            name_owned_ = std::exchange(other.name_owned_, false);
-        }
-        return *this;
-    }
-    ~NodeMapSegment() { unlink(); }
+    NodeMapSegment(NodeMapSegment &&) noexcept = default;
+    NodeMapSegment &operator=(NodeMapSegment &&) noexcept = default; // removes this one's name first
 
     // Creator: remove the name (the mappings stay valid).  Idempotent; a no-op elsewhere.
-    void unlink();
+    void unlink() { name_.release(); }
 
     bool mapped() const { return map_.data() != nullptr; }
     bool created_here() const { return created_here_; }
     const NodeMapHeader &header() const { return *reinterpret_cast<const NodeMapHeader *>(map_.data()); }
     const int *table() const { return reinterpret_cast<const int *>(map_.data() + header_bytes()); }
-    const std::string &name() const { return name_; }
+    const std::string &name() const { return name_.str(); }
     size_t mapped_bytes() const { return map_.size(); }
 
 private:
     static size_t header_bytes();
-    std::string name_;
+    ShmName name_; // owned by the leader until it removes it
     MemoryMapping map_;
     bool created_here_ = false; // this process is the leader that created it
-    bool name_owned_ = false;   // ... and has not removed the name yet
 };
 
 } // namespace llc

@@ -5,7 +5,6 @@
 #include "llc.h"
 #include "shm_segment.hpp"
 
-
 #include <algorithm>
 #include <new>
 #include <utility>
@@ -28,44 +27,41 @@ std::string RcSlots::name_for(const std::string &job_id, int node)
     return shm_name_for(job_id, "node" + std::to_string(node) + "-rc");
 }
 
+namespace {
+// How the messages name the count.
+NodeSegment::Words count_words() { return {"the node's RC-class slot count", "shared count", "shared count"}; }
+} // namespace
+
 RcSlots::RcSlots(size_t node_cap, int node, int rank, int leader, int processes, const std::string &job_id,
                  bool share)
     : node_cap_(node_cap), node_(node), rank_(rank), leader_(leader), processes_(std::max(processes, 1)),
-      name_(name_for(job_id, node))
+      segment_(name_for(job_id, node), count_words(), share, processes, rank == leader)
 {
-    if (!share) {
-        go_private("LLC_NODE_SHARED=0");
+    if (segment_.is_private()) {
+        go_private();
         return;
     }
-    if (processes_ == 1) {
-        go_private("alone on its node");
-        return;
-    }
-    if (rank_ != leader_)
+    if (!segment_.leads())
         return; // maps the leader's segment in attach()
-    try {
-        UniqueFd fd = shm_create_replacing(name_, "the node's RC-class slot count");
-        name_owned_ = true;
-        map_ = shm_size_and_map(fd, name_, sizeof(RcSlotsShared), " for the node's RC-class slot count");
-        auto *s = new (map_.data()) RcSlotsShared{};
-        s->cap = uint32_t(std::min<size_t>(node_cap_, UINT32_MAX));
-        s->node = node_;
-        s->leader_rank = rank_;
-        s->processes = processes_;
-        for (auto &c : s->dir) {
-            c.in_use.store(0, std::memory_order_relaxed);
-            c.high_water.store(0, std::memory_order_relaxed);
-        }
-        std::atomic_thread_fence(std::memory_order_release);
-        s->magic = kRcSlotsMagic; // the others map it only after a bootstrap fence
-        shared_ = s;
-        cap_ = node_cap_;
-        created_ = true;
-    } catch (const Error &e) {
-        unlink();
-        map_.reset();
-        go_private(std::string("the node leader could not create the shared count: ") + e.what());
+    MemoryMapping map = segment_.create(sizeof(RcSlotsShared), "");
+    if (!map.data()) {
+        go_private();
+        return;
     }
+    auto *s = new (map.data()) RcSlotsShared{};
+    s->cap = uint32_t(std::min<size_t>(node_cap_, UINT32_MAX));
+    s->node = node_;
+    s->leader_rank = rank_;
+    s->processes = processes_;
+    for (auto &c : s->dir) {
+        c.in_use.store(0, std::memory_order_relaxed);
+        c.high_water.store(0, std::memory_order_relaxed);
+    }
+    std::atomic_thread_fence(std::memory_order_release);
+    s->magic = kRcSlotsMagic; // the others map it only after a bootstrap fence
+    map_ = std::move(map);
+    shared_ = s;
+    cap_ = node_cap_;
 }
 
 RcSlots::RcSlots(RcSlots &&other) noexcept { *this = std::move(other); }
@@ -75,7 +71,6 @@ RcSlots &RcSlots::operator=(RcSlots &&other) noexcept
     if (this == &other)
         return *this;
     give_all();
-    unlink();
     node_cap_ = other.node_cap_;
     cap_ = other.cap_;
     node_ = other.node_;
@@ -88,18 +83,14 @@ RcSlots &RcSlots::operator=(RcSlots &&other) noexcept
     }
     shared_ = std::exchange(other.shared_, nullptr);
     map_ = std::move(other.map_);
-    name_ = std::move(other.name_);
-    private_reason_ = std::move(other.private_reason_);
-    name_owned_ = std::exchange(other.name_owned_, false);
-    created_ = other.created_;
-    attached_ = other.attached_;
+    segment_ = std::move(other.segment_); // removes this count's name first
     return *this;
 }
 
 RcSlots::~RcSlots()
 {
     give_all();
-    unlink();
+    segment_.release_name();
 }
 
 void RcSlots::give_all()
@@ -109,54 +100,32 @@ void RcSlots::give_all()
             give(d);
 }
 
-void RcSlots::go_private(std::string why)
+void RcSlots::go_private()
 {
     shared_ = nullptr;
+    map_.reset();
     cap_ = node_cap_ == 0 ? 0 : std::max<size_t>(1, node_cap_ / size_t(processes_));
-    private_reason_ = std::move(why);
 }
 
 void RcSlots::attach()
 {
-    if (attached_)
-        return;
-    attached_ = true;
-    if (name_.empty() || shared_ || !private_reason_.empty())
-        return; // not in use (default-constructed), the leader, or already private
-    try {
-        map_ = shm_open_and_map(name_, true, "the node's RC-class slot count");
-    } catch (const Error &e) {
-        go_private(std::string("the node leader's shared count could not be opened: ") + e.what() +
-                   " (LLC_NODE_SHARED=0 there, or it could not create it?)");
-        return;
-    }
-    if (map_.size() != sizeof(RcSlotsShared)) {
-        map_.reset();
-        go_private("the node leader's shared count " + name_ + " has the wrong size");
+    if (!segment_.waiting())
+        return; // not in use (default-constructed), the leader, private, or attached already
+    MemoryMapping map = segment_.attach(sizeof(RcSlotsShared), "");
+    auto *s = reinterpret_cast<RcSlotsShared *>(map.data());
+    if (s && (s->magic != kRcSlotsMagic || s->node != node_ || s->leader_rank != leader_ ||
+              s->cap != uint32_t(std::min<size_t>(node_cap_, UINT32_MAX))))
+        segment_.mismatch(" (is LLC_MAX_RC_PER_NODE the same on every process?)");
+    if (segment_.is_private()) {
+        go_private();
         return;
     }
-    auto *s = reinterpret_cast<RcSlotsShared *>(map_.data());
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (s->magic != kRcSlotsMagic || s->node != node_ || s->leader_rank != leader_ ||
-        s->cap != uint32_t(std::min<size_t>(node_cap_, UINT32_MAX))) {
-        map_.reset();
-        go_private("the node leader's shared count " + name_ + " does not match this process (is "
-                   "LLC_MAX_RC_PER_NODE the same on every process?)");
-        return;
-    }
+    map_ = std::move(map);
     shared_ = s;
     cap_ = node_cap_;
 }
 
-void RcSlots::release_name() { unlink(); }
-
-void RcSlots::unlink()
-{
-    if (name_owned_) {
-        ::shm_unlink(name_.c_str());
-        name_owned_ = false;
-    }
-}
+void RcSlots::release_name() { segment_.release_name(); }
 
 bool RcSlots::try_take(RcDir d)
 {
@@ -227,10 +196,10 @@ std::string RcSlots::describe() const
     if (shared_)
         return "hybrid RC slots: " + std::to_string(cap_) + " per direction shared by the " +
                std::to_string(processes_) + " processes of node " + std::to_string(node_) +
-               (created_ ? ", count created by this process (node leader)" : ", count mapped from the node leader") +
+               (segment_.created_here() ? ", count created by this process (node leader)" : ", count mapped from the node leader") +
                "; " + counts;
     return "hybrid RC slots: this process's share " + std::to_string(cap_) + " of " + std::to_string(node_cap_) +
-           " per direction (" + private_reason_ + "); " + counts;
+           " per direction (" + segment_.private_reason() + "); " + counts;
 }
 
 } // namespace llc

@@ -14,7 +14,8 @@
 //
 // Shared: the node leader creates a one-page shared-memory segment with the
 // node-wide count before the first init fence, the other processes map it
-// after it (attach), and the leader removes the name after the second fence.
+// after it (attach), and the leader removes the name after the second fence
+// (node_segment.hpp).
 // A process gives back what it still holds when it is destroyed (finalize).
 // A process that dies holding slots leaks them; the job is ending anyway
 // (libllc reports the dead peer).
@@ -26,6 +27,7 @@
 #pragma once
 
 #include "memory_mapping.hpp"
+#include "node_segment.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -81,18 +83,17 @@ public:
     size_t high_water(RcDir d) const;                      // most in use at once (same scope)
     size_t cap() const { return cap_; } // per direction: the node's when shared, this process's share otherwise
     bool shared() const { return shared_ != nullptr; }
-    bool created_here() const { return created_; }
+    bool created_here() const { return segment_.created_here(); }
     uint64_t mapped_bytes() const { return map_.size(); }
     // One line for the memory report: where the count lives and why.
     std::string describe() const;
-    const std::string &name() const { return name_; }
+    const std::string &name() const { return segment_.name(); }
 
     static std::string name_for(const std::string &job_id, int node);
 
 private:
-    void go_private(std::string why);
+    void go_private(); // for segment_.private_reason()
     void give_all();
-    void unlink();
 
     size_t node_cap_ = 0;
     size_t cap_ = 0;
@@ -104,11 +105,7 @@ private:
     size_t private_high_[2] = {0, 0};
     RcSlotsShared *shared_ = nullptr; // in map_, when shared
     MemoryMapping map_;
-    std::string name_;
-    std::string private_reason_;
-    bool name_owned_ = false;
-    bool created_ = false;
-    bool attached_ = false;
+    NodeSegment segment_; // shared or private, and why; the name the leader removes
 };
 
 } // namespace llc

@@ -58,7 +58,6 @@ struct RingLease::State {
     MemoryMapping map;
     RingPoolShared *hdr = nullptr; // in map (shared or private)
     bool shared = false;           // a node segment (else anonymous private memory)
-    bool created = false;          // by this process (the node leader)
     std::string private_reason;
     std::mutex mutex;              // guards held and closed
     std::vector<uint8_t> held;     // per ring: leased by this process
@@ -176,45 +175,43 @@ void initialize(RingPoolShared *h, size_t rings, size_t slots, size_t slot_bytes
     h->leases.store(0, std::memory_order_relaxed);
     h->empty.store(0, std::memory_order_relaxed);
 }
+
+// How the messages name the pool.
+NodeSegment::Words pool_words() { return {"the node's ring pool", "shared pool", "ring pool"}; }
+// What a process compares when the leader's pool does not fit it.
+const char *const kSettingsHint =
+    " (are LLC_RING_POOL, LLC_RING_SLOTS and LLC_RING_SLOT_BYTES the same on every process?)";
 } // namespace
 
 RingPool::RingPool(size_t rings, size_t slots, size_t slot_bytes, int node, int rank, int leader, int processes,
                    const std::string &job_id, bool share)
     : node_rings_(std::min<size_t>(rings, RingPool::kNoRing - 1)), slots_(slots), slot_bytes_(slot_bytes),
-      node_(node), rank_(rank), leader_(leader), processes_(std::max(processes, 1)), name_(name_for(job_id, node))
+      node_(node), rank_(rank), leader_(leader), processes_(std::max(processes, 1)),
+      segment_(name_for(job_id, node), pool_words(), share, processes, rank == leader)
 {
     state_ = std::make_shared<RingLease::State>();
-    if (!share) {
-        go_private("LLC_NODE_SHARED=0");
+    if (segment_.is_private()) {
+        go_private();
         return;
     }
-    if (processes_ == 1) {
-        go_private("alone on its node");
-        return;
-    }
-    if (rank_ != leader_)
+    if (!segment_.leads())
         return; // maps the leader's segment in attach()
     const Layout l = layout_for(node_rings_, slots_, slot_bytes_);
-    try {
-        UniqueFd fd = shm_create_replacing(name_, "the node's ring pool");
-        name_owned_ = true;
-        // Sparse: ftruncate commits nothing; pages come when a ring is written.
-        MemoryMapping map = shm_size_and_map(fd, name_, l.total,
-                                             " for the node's ring pool (LLC_RING_POOL x LLC_RING_SLOTS x "
-                                             "LLC_RING_SLOT_BYTES of address space)");
-        auto *h = new (map.data()) RingPoolShared{};
-        initialize(h, node_rings_, slots_, slot_bytes_, node_, rank_, processes_, l);
-        std::atomic_thread_fence(std::memory_order_release);
-        h->magic = kRingPoolMagic; // the others map it only after a bootstrap fence
-        state_->map = std::move(map);
-        state_->hdr = h;
-        state_->shared = true;
-        state_->created = true;
-        state_->held.assign(node_rings_, 0);
-    } catch (const Error &e) {
-        unlink();
-        go_private(std::string("the node leader could not create the shared pool: ") + e.what());
+    // Sparse: ftruncate commits nothing; pages come when a ring is written.
+    MemoryMapping map =
+        segment_.create(l.total, " (LLC_RING_POOL x LLC_RING_SLOTS x LLC_RING_SLOT_BYTES of address space)");
+    if (!map.data()) {
+        go_private();
+        return;
     }
+    auto *h = new (map.data()) RingPoolShared{};
+    initialize(h, node_rings_, slots_, slot_bytes_, node_, rank_, processes_, l);
+    std::atomic_thread_fence(std::memory_order_release);
+    h->magic = kRingPoolMagic; // the others map it only after a bootstrap fence
+    state_->map = std::move(map);
+    state_->hdr = h;
+    state_->shared = true;
+    state_->held.assign(node_rings_, 0);
 }
 
 RingPool &RingPool::operator=(RingPool &&other) noexcept
@@ -222,7 +219,6 @@ RingPool &RingPool::operator=(RingPool &&other) noexcept
     if (this != &other) {
         if (state_)
             state_->give_all();
-        unlink();
         node_rings_ = other.node_rings_;
         slots_ = other.slots_;
         slot_bytes_ = other.slot_bytes_;
@@ -231,9 +227,7 @@ RingPool &RingPool::operator=(RingPool &&other) noexcept
         leader_ = other.leader_;
         processes_ = other.processes_;
         state_ = std::move(other.state_);
-        name_ = std::move(other.name_);
-        name_owned_ = std::exchange(other.name_owned_, false);
-        attached_ = other.attached_;
+        segment_ = std::move(other.segment_); // removes this pool's name first
     }
     return *this;
 }
@@ -242,17 +236,16 @@ RingPool::~RingPool()
 {
     if (state_)
         state_->give_all();
-    unlink();
+    segment_.release_name();
 }
 
-void RingPool::go_private(std::string why)
+void RingPool::go_private()
 {
     RingLease::State &s = *state_;
     s.map.reset();
     s.hdr = nullptr;
     s.shared = false;
-    s.created = false;
-    s.private_reason = std::move(why);
+    s.private_reason = segment_.private_reason();
     size_t rings = node_rings_ == 0 ? 0 : std::max<size_t>(1, node_rings_ / size_t(processes_));
     const Layout l = layout_for(rings, slots_, slot_bytes_);
     // MAP_NORESERVE: address space only; pages come when a ring is written.
@@ -271,50 +264,27 @@ void RingPool::go_private(std::string why)
 
 void RingPool::attach()
 {
-    if (attached_ || !state_)
-        return;
-    attached_ = true;
-    RingLease::State &s = *state_;
-    if (s.hdr)
-        return; // the leader, or private
-    MemoryMapping map;
-    try {
-        map = shm_open_and_map(name_, true, "the node's ring pool");
-    } catch (const Error &e) {
-        go_private(std::string("the node leader's ring pool could not be opened: ") + e.what() +
-                   " (LLC_NODE_SHARED=0 there, or it could not create it?)");
-        return;
-    }
+    if (!state_ || !segment_.waiting())
+        return; // not in use, the leader, private, or attached already
     const Layout l = layout_for(node_rings_, slots_, slot_bytes_);
-    if (map.size() != l.total) {
-        go_private("the node leader's ring pool " + name_ + " has the wrong size (are LLC_RING_POOL, "
-                   "LLC_RING_SLOTS and LLC_RING_SLOT_BYTES the same on every process?)");
-        return;
-    }
+    MemoryMapping map = segment_.attach(l.total, kSettingsHint);
     auto *h = reinterpret_cast<RingPoolShared *>(map.data());
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (h->magic != kRingPoolMagic || h->node != node_ || h->leader_rank != leader_ || h->rings != node_rings_ ||
-        h->slots != slots_ || h->slot_bytes != slot_bytes_ || h->ring_stride != l.stride ||
-        h->rings_offset != l.rings_offset) {
-        go_private("the node leader's ring pool " + name_ + " does not match this process (are LLC_RING_POOL, "
-                   "LLC_RING_SLOTS and LLC_RING_SLOT_BYTES the same on every process?)");
+    if (h && (h->magic != kRingPoolMagic || h->node != node_ || h->leader_rank != leader_ ||
+              h->rings != node_rings_ || h->slots != slots_ || h->slot_bytes != slot_bytes_ ||
+              h->ring_stride != l.stride || h->rings_offset != l.rings_offset))
+        segment_.mismatch(kSettingsHint);
+    if (segment_.is_private()) {
+        go_private();
         return;
     }
+    RingLease::State &s = *state_;
     s.map = std::move(map);
     s.hdr = h;
     s.shared = true;
     s.held.assign(node_rings_, 0);
 }
 
-void RingPool::release_name() { unlink(); }
-
-void RingPool::unlink()
-{
-    if (name_owned_) {
-        ::shm_unlink(name_.c_str());
-        name_owned_ = false;
-    }
-}
+void RingPool::release_name() { segment_.release_name(); }
 
 RingLease RingPool::try_lease()
 {
@@ -358,7 +328,7 @@ size_t RingPool::held() const
 uint64_t RingPool::leases() const { return state_ ? state_->leases.load(std::memory_order_relaxed) : 0; }
 uint64_t RingPool::empty() const { return state_ ? state_->empty.load(std::memory_order_relaxed) : 0; }
 bool RingPool::shared() const { return state_ && state_->shared; }
-bool RingPool::created_here() const { return state_ && state_->created; }
+bool RingPool::created_here() const { return state_ && segment_.created_here(); }
 uint64_t RingPool::mapped_bytes() const { return state_ ? state_->map.size() : 0; }
 uint64_t RingPool::header_bytes() const { return state_ && state_->hdr ? state_->hdr->rings_offset : 0; }
 const char *RingPool::ring_address(uint32_t i) const

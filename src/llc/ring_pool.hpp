@@ -11,7 +11,7 @@
 // Shared: the node leader creates one POSIX shared-memory segment
 // "/llc-<jobhash>-node<N>-rings" before the first init fence, the other
 // processes map it after it (attach), and the leader removes the name after
-// the second fence (the pattern of rc_slots.hpp).  The segment holds a header
+// the second fence (node_segment.hpp).  The segment holds a header
 // (geometry, node-wide counters), a lock-free free list of ring indices (a
 // Treiber stack: 32-bit top index and 32-bit ABA tag in one 64-bit atomic,
 // a next index per ring) and the rings themselves.  The ring memory is
@@ -32,6 +32,7 @@
 #pragma once
 
 #include "memory_mapping.hpp"
+#include "node_segment.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -130,7 +131,7 @@ public:
     uint64_t header_bytes() const; // header and free list (resident)
     // One line for the memory report: where the pool lives and why.
     std::string describe() const;
-    const std::string &name() const { return name_; }
+    const std::string &name() const { return segment_.name(); }
     // The address of ring i's memory (tests: residency checks).
     const char *ring_address(uint32_t i) const;
 
@@ -138,8 +139,7 @@ public:
     static constexpr uint32_t kNoRing = 0xffffffffu;
 
 private:
-    void go_private(std::string why);
-    void unlink();
+    void go_private(); // for segment_.private_reason()
 
     size_t node_rings_ = 0;
     size_t slots_ = 0;
@@ -149,9 +149,7 @@ private:
     int leader_ = 0;
     int processes_ = 1;
     std::shared_ptr<RingLease::State> state_;
-    std::string name_;
-    bool name_owned_ = false;
-    bool attached_ = false;
+    NodeSegment segment_; // shared or private, and why; the name the leader removes
 };
 
 } // namespace llc

@@ -83,8 +83,8 @@ ShmSegment ShmSegment::create(const std::string &name, int rank, uint32_t slots,
 {
     UniqueFd fd = shm_create_replacing(name, "the shared-memory rings");
     ShmSegment seg;
-    seg.name_ = name;
-    seg.owner_ = true;
+    seg.name_ = ShmName(name);
+    seg.name_.own();
     size_t bytes = header_bytes() + size_t(slots) * slot_stride(ring_bytes);
     seg.map_ = shm_size_and_map(fd, name, bytes, " (is /dev/shm large enough? see LLC_SHM_RING_BYTES)");
     auto *h = reinterpret_cast<SegmentHeader *>(seg.map_.data());
@@ -108,7 +108,7 @@ ShmSegment ShmSegment::open(const std::string &name, int expected_rank)
     if (bytes < header_bytes())
         throw Error(LLC_ERR_SYSTEM, "shared-memory segment " + name + " is too small");
     ShmSegment seg;
-    seg.name_ = name;
+    seg.name_ = ShmName(name);
     seg.map_ = std::move(map);
     const SegmentHeader &h = seg.header();
     if (h.magic != kSegmentMagic || h.owner_rank != expected_rank ||
@@ -116,16 +116,6 @@ ShmSegment ShmSegment::open(const std::string &name, int expected_rank)
         throw Error(LLC_ERR_SYSTEM, "shared-memory segment " + name + " is not a valid segment of rank " +
                                         std::to_string(expected_rank));
     return seg;
-}
-
-ShmSegment::~ShmSegment() { unlink(); }
-
-void ShmSegment::unlink()
-{
-    if (owner_) {
-        ::shm_unlink(name_.c_str());
-        owner_ = false;
-    }
 }
 
 ShmRing ShmSegment::ring(uint32_t slot) const

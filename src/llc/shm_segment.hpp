@@ -3,6 +3,7 @@
 #pragma once
 
 #include "memory_mapping.hpp"
+#include "shm_name.hpp"
 #include "shm_ring.hpp"
 #include "unique_fd.hpp"
 
@@ -10,7 +11,6 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
 
 namespace llc {
 
@@ -51,33 +51,21 @@ public:
     static ShmSegment open(const std::string &name, int expected_rank);
 
     ShmSegment() = default;
-    ShmSegment(ShmSegment &&other) noexcept
-        : name_(std::move(other.name_)), map_(std::move(other.map_)), owner_(std::exchange(other.owner_, false)) {}
-    ShmSegment &operator=(ShmSegment &&other) noexcept
-    {
-        if (this != &other) {
-            unlink();
-            name_ = std::move(other.name_);
-            map_ = std::move(other.map_);
-            owner_ = std::exchange(other.owner_, false);
-        }
-        return *this;
-    }
-    ~ShmSegment();
+    ShmSegment(ShmSegment &&) noexcept = default;
+    ShmSegment &operator=(ShmSegment &&) noexcept = default; // removes this one's name first
 
     // Remove the name (the mapping stays valid).  Idempotent.
-    void unlink();
+    void unlink() { name_.release(); }
 
     const SegmentHeader &header() const { return *reinterpret_cast<const SegmentHeader *>(map_.data()); }
     ShmRing ring(uint32_t slot) const;
-    const std::string &name() const { return name_; }
+    const std::string &name() const { return name_.str(); }
     size_t mapped_bytes() const { return map_.size(); }
 
 private:
     static size_t header_bytes();
-    std::string name_;
+    ShmName name_; // owned by the creator
     MemoryMapping map_;
-    bool owner_ = false;
 };
 
 } // namespace llc

@@ -11,6 +11,8 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/traffic.hpp \
 	test/unit/numbered_stream.cpp \
 	test/unit/numbered_stream.hpp \
+	test/unit/checked_messages.cpp \
+	test/unit/checked_messages.hpp \
 	test/unit/harness_test.cpp \
 	test/unit/init_test.cpp \
 	test/unit/self_test.cpp \

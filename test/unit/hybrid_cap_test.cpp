@@ -59,16 +59,8 @@ void print_cap_stats(const TestProcess &p, const llc_stats_t &st, uint64_t most_
                  (unsigned long long)st.rc_requests_sent);
 }
 
-uint64_t hybrid_items(llc_context_t *ctx)
-{
-    std::vector<llc_mem_entry_t> rows(size_t(llc_mem_report(ctx, nullptr, 0)));
-    llc_mem_report(ctx, rows.data(), int(rows.size()));
-    for (const llc_mem_entry_t &r : rows)
-        if (std::string(r.name) == "hybrid_routes")
-            return r.items;
-    ADD_FAILURE() << "no hybrid_routes row";
-    return 0;
-}
+// llc_mem_report's hybrid_routes items: the routes, the sources and the node's RC slot page.
+uint64_t hybrid_items(llc_context_t *ctx) { return mem_items(ctx, "hybrid_routes"); }
 
 } // namespace
 
@@ -86,11 +78,8 @@ TEST_P(HybridTableCap, RotatingPeersStayWithinTheCap)
     constexpr uint64_t cap = 2;
     JobOptions o = hybrid_cap_job(7, "2", GetParam(), "200", "1000000");
     LLC_EXPECT_JOB_OK(o, [&](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamChecker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-        Streamer s(ctx, p.rank, p.size);
+        StreamRun run(p);
+        ASSERT_TRUE(run.started());
         ASSERT_EQ(TestProcess::fence(&p), 0);
         const int n = p.size;
         std::vector<uint32_t> due(size_t(n), 0);
@@ -99,21 +88,26 @@ TEST_P(HybridTableCap, RotatingPeersStayWithinTheCap)
             const int offset = 1 + r % (n - 1);
             const int dst = (p.rank + offset) % n, src = (p.rank - offset + n) % n;
             for (int k = 0; k < 8; k++)
-                s.send(dst);
+                run.s.send(dst);
             due[size_t(src)] += 8;
-            ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return c.next[size_t(src)] >= due[size_t(src)]; }, 60))
-                << "round " << r << ": " << c.next[size_t(src)] << " of " << due[size_t(src)] << " from rank " << src;
-            llc_stats_t st = stats_of(ctx);
+            auto got_round = [&] {
+                run.s.reap();
+                return run.c.next[size_t(src)] >= due[size_t(src)];
+            };
+            ASSERT_TRUE(progress_until(run.ctx, got_round, 60))
+                << "round " << r << ": " << run.c.next[size_t(src)] << " of " << due[size_t(src)] << " from rank "
+                << src;
+            llc_stats_t st = stats_of(run.ctx);
             most_routes = std::max(most_routes, st.hybrid_routes);
             most_sources = std::max(most_sources, st.hybrid_sources);
             EXPECT_LE(st.hybrid_routes, cap) << "round " << r;
             EXPECT_LE(st.hybrid_sources, cap) << "round " << r;
             // llc_mem_report's hybrid_routes items: the routes, the sources and the node's RC slot page
-            most_items = std::max(most_items, hybrid_items(ctx));
+            most_items = std::max(most_items, hybrid_items(run.ctx));
         }
-        EXPECT_EQ(c.bad, 0u);
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-        llc_stats_t st = stats_of(ctx);
+        EXPECT_EQ(run.c.bad, 0u);
+        ASSERT_TRUE(run.drain());
+        llc_stats_t st = stats_of(run.ctx);
         print_cap_stats(p, st, most_routes, most_sources);
         EXPECT_EQ(st.hybrid_cap_overflows, 0u) << "nothing was on tcp, switching or busy";
         EXPECT_GT(st.hybrid_evictions, 0u) << "6 peers rotating through 2 entries";
@@ -125,8 +119,7 @@ TEST_P(HybridTableCap, RotatingPeersStayWithinTheCap)
             EXPECT_EQ(most_sources, 0u) << "the sender driver keeps no receive history";
         }
         EXPECT_EQ(st.rc_promotions, 0u);
-        finalize_ok(ctx);
-        check_counts_after_finalize(p, s, c);
+        run.finish();
     });
 }
 
@@ -146,48 +139,40 @@ TEST(HybridTableCapSwitching, TcpAndSwitchingPeersOverflowTheCapAndComeBackUnder
     constexpr uint64_t cap = 2;
     JobOptions o = hybrid_cap_job(4, "2", "receiver", "10", "20");
     LLC_EXPECT_JOB_OK(o, [&](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamChecker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-        Streamer s(ctx, p.rank, p.size);
+        StreamRun run(p);
+        ASSERT_TRUE(run.started());
         llc_stats_t st{};
         uint64_t most_routes = 0, most_sources = 0;
         double start = now_s(), end = start + 2.5;
         unsigned k = 0;
         while (now_s() < end && !::testing::Test::HasFailure()) {
-            if (s.room()) {
-                int phase = int((now_s() - start) / 0.06);
-                int favourite = (p.rank + 1 + phase % (p.size - 1)) % p.size;
-                int other = (p.rank + 1 + int(k % unsigned(p.size - 1))) % p.size;
-                s.send(k++ % 8 != 0 ? favourite : other);
-            }
-            ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-            s.reap();
-            llc_get_stats(ctx, &st);
+            if (run.s.room())
+                run.s.send(rotating_destination(p.rank, p.size, now_s() - start, 0.06, k++, 8));
+            ASSERT_TRUE(run.progress());
+            llc_get_stats(run.ctx, &st);
             most_routes = std::max(most_routes, st.hybrid_routes);
             most_sources = std::max(most_sources, st.hybrid_sources);
             // above the cap only by entries that could not go, each counted
             ASSERT_LE(st.hybrid_routes + st.hybrid_sources, 2 * cap + st.hybrid_cap_overflows);
         }
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
+        ASSERT_TRUE(run.drain());
         // Quiet: receivers ask their tcp sources to leave, quiet udp entries
         // go.  (A sender promoted just before the traffic stopped, whose
         // receiver saw nothing on tcp, stays there: the receiver driver does
         // not demote what it does not see; hence no failure on a timeout.)
         auto settled = [&] {
-            llc_stats_t q = stats_of(ctx);
+            llc_stats_t q = stats_of(run.ctx);
             return q.hybrid_routes <= cap && q.hybrid_sources <= cap && q.rc_active == 0 && q.rc_sources == 0 &&
                    q.rc_promotions == q.rc_demotions; // no demotion in flight either
         };
         for (double until = now_s() + 5; !settled() && now_s() < until;)
-            ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-        st = stats_of(ctx);
+            ASSERT_EQ(llc_progress(run.ctx, nullptr), LLC_OK) << llc_last_error(run.ctx);
+        st = stats_of(run.ctx);
         EXPECT_LE(st.hybrid_routes, std::max(cap, st.rc_active)) << "rank " << p.rank;
         EXPECT_LE(st.hybrid_sources, std::max(cap, st.rc_sources)) << "rank " << p.rank;
-        st = stats_of(ctx);
+        st = stats_of(run.ctx);
         print_cap_stats(p, st, most_routes, most_sources);
-        EXPECT_EQ(c.bad, 0u);
+        EXPECT_EQ(run.c.bad, 0u);
         EXPECT_GE(st.rc_promotions, 1u) << "rank " << p.rank;
         // (a switch may still be in flight after a timeout above: started ones count in rc_active)
         EXPECT_LE(st.rc_promotions, st.rc_demotions + st.rc_active + 1);
@@ -196,7 +181,6 @@ TEST(HybridTableCapSwitching, TcpAndSwitchingPeersOverflowTheCapAndComeBackUnder
         EXPECT_EQ(st.rc_in_slots_in_use, st.rc_sources) << "incoming RC slots leaked";
         EXPECT_GT(st.hybrid_evictions, 0u);
         EXPECT_GE(most_routes, cap);
-        finalize_ok(ctx);
-        check_counts_after_finalize(p, s, c);
+        run.finish();
     });
 }

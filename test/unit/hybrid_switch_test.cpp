@@ -53,32 +53,24 @@ TEST(HybridReceiverDriven, RotatingBusiestSourceSwitchesBothWaysWithoutLossOrReo
 {
     JobOptions o = receiver_driven_job({0, 1, 2, 3}, "10", "20", "1");
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamChecker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-        Streamer s(ctx, p.rank, p.size);
+        StreamRun run(p);
+        ASSERT_TRUE(run.started());
         llc_stats_t st{};
         uint64_t max_active = 0;
         double start = now_s(), end = start + 3.0;
         unsigned k = 0;
         while (now_s() < end && !::testing::Test::HasFailure()) {
-            if (s.room()) {
-                int phase = int((now_s() - start) / 0.06);
-                int favourite = (p.rank + 1 + phase % (p.size - 1)) % p.size;
-                int other = (p.rank + 1 + int(k % unsigned(p.size - 1))) % p.size;
-                s.send(k++ % 8 != 0 ? favourite : other);
-            }
-            ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-            s.reap();
-            llc_get_stats(ctx, &st);
+            if (run.s.room())
+                run.s.send(rotating_destination(p.rank, p.size, now_s() - start, 0.06, k++, 8));
+            ASSERT_TRUE(run.progress());
+            llc_get_stats(run.ctx, &st);
             max_active = std::max(max_active, st.rc_active);
         }
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-        llc_get_stats(ctx, &st);
+        ASSERT_TRUE(run.drain());
+        llc_get_stats(run.ctx, &st);
         print_stats(p, st);
         for (int d = 0; d < p.size; d++)
-            EXPECT_TRUE(d == p.rank || s.sent[d] > 100) << "rank " << p.rank << " to " << d;
+            EXPECT_TRUE(d == p.rank || run.s.sent[d] > 100) << "rank " << p.rank << " to " << d;
         EXPECT_GE(st.rc_promotions, 3u) << "rank " << p.rank;
         EXPECT_GE(st.rc_demotions, 2u) << "rank " << p.rank;
         EXPECT_GT(st.tcp_msgs, 0u);
@@ -88,8 +80,7 @@ TEST(HybridReceiverDriven, RotatingBusiestSourceSwitchesBothWaysWithoutLossOrReo
         EXPECT_GE(st.rc_requests_received, 3u);
         // Receiver-driven: a sender only promotes when asked.
         EXPECT_LE(st.rc_promotions, st.rc_requests_received);
-        finalize_ok(ctx);
-        check_counts_after_finalize(p, s, c);
+        run.finish();
     });
 }
 
@@ -100,26 +91,22 @@ TEST(HybridReceiverDriven, SenderAtItsCapRefusesAndTheReceiverDoesNotWait)
 {
     JobOptions o = receiver_driven_job({0, 1, 2}, "10", "20", "1");
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamChecker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-        Streamer s(ctx, p.rank, p.size);
+        StreamRun run(p);
+        ASSERT_TRUE(run.started());
         llc_stats_t st{};
         uint64_t max_active = 0;
         double end = now_s() + 1.0;
         unsigned k = 0;
         while (now_s() < end && !::testing::Test::HasFailure()) {
-            if (p.rank == 0 && s.room())
-                s.send(1 + int(k++ % 2)); // the others only receive
+            if (p.rank == 0 && run.s.room())
+                run.s.send(1 + int(k++ % 2)); // the others only receive
 
-            ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-            s.reap();
-            llc_get_stats(ctx, &st);
+            ASSERT_TRUE(run.progress());
+            llc_get_stats(run.ctx, &st);
             max_active = std::max(max_active, st.rc_active);
         }
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-        llc_get_stats(ctx, &st);
+        ASSERT_TRUE(run.drain());
+        llc_get_stats(run.ctx, &st);
         print_stats(p, st);
         if (p.rank == 0) {
             EXPECT_LE(max_active, 1u);
@@ -130,10 +117,9 @@ TEST(HybridReceiverDriven, SenderAtItsCapRefusesAndTheReceiverDoesNotWait)
         } else {
             EXPECT_GE(st.rc_requests_sent, 1u);
             EXPECT_EQ(st.rc_requests_received, 0u);
-            EXPECT_GT(c.next[0], 1000u);
+            EXPECT_GT(run.c.next[0], 1000u);
         }
-        finalize_ok(ctx);
-        check_counts_after_finalize(p, s, c);
+        run.finish();
     });
 }
 
@@ -147,22 +133,18 @@ TEST(HybridReceiverDriven, ARefusalGivesTheReceiversSlotBackAtOnce)
 {
     JobOptions o = receiver_driven_job({0, 1, 2}, "10", "20", "1");
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamChecker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-        Streamer s(ctx, p.rank, p.size);
+        StreamRun run(p);
+        ASSERT_TRUE(run.started());
         llc_stats_t before{}, after{};
         int refusals_seen = 0, held_after_refusal = 0;
         double end = now_s() + 1.5;
         unsigned k = 0;
         while (now_s() < end && !::testing::Test::HasFailure()) {
-            if (p.rank == 0 && s.room())
-                s.send(1 + int(k++ % 2));
-            llc_get_stats(ctx, &before);
-            ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-            llc_get_stats(ctx, &after);
-            s.reap();
+            if (p.rank == 0 && run.s.room())
+                run.s.send(1 + int(k++ % 2));
+            llc_get_stats(run.ctx, &before);
+            ASSERT_TRUE(run.progress());
+            llc_get_stats(run.ctx, &after);
             // A refusal read in a call that sent no new ask: nothing may be held for rank 0.
             if (after.rc_asks_refused > before.rc_asks_refused && after.rc_requests_sent == before.rc_requests_sent) {
                 refusals_seen++;
@@ -170,18 +152,17 @@ TEST(HybridReceiverDriven, ARefusalGivesTheReceiversSlotBackAtOnce)
                     held_after_refusal++;
             }
         }
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-        llc_get_stats(ctx, &after);
+        ASSERT_TRUE(run.drain());
+        llc_get_stats(run.ctx, &after);
         print_stats(p, after);
         if (p.rank == 0) {
             EXPECT_GE(after.rc_requests_refused, 1u);
             EXPECT_EQ(after.rc_asks_refused, 0u) << "rank 0 asked nobody";
         } else {
             EXPECT_EQ(held_after_refusal, 0) << "rank " << p.rank << " kept its slot after a refusal";
-            EXPECT_GT(c.next[0], 1000u);
+            EXPECT_GT(run.c.next[0], 1000u);
         }
-        finalize_ok(ctx);
-        check_counts_after_finalize(p, s, c);
+        run.finish();
         EXPECT_GE(job_sum(p, "refusals", uint64_t(refusals_seen)), 1u) << "refusals read by the receivers";
     });
 }
@@ -201,21 +182,17 @@ TEST(HybridReceiverDriven, UnansweredAsksAreResentThenGivenUp)
             kv.second = "1000";
     o.env.push_back({"LLC_UDP_DROP_ONLY", "switch"});
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamChecker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-        Streamer s(ctx, p.rank, p.size);
+        StreamRun run(p);
+        ASSERT_TRUE(run.started());
         llc_stats_t st{};
         double end = now_s() + 3.0;
         while (now_s() < end && !::testing::Test::HasFailure()) {
-            if (p.rank == 0 && s.room())
-                s.send(1);
-            ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-            s.reap();
+            if (p.rank == 0 && run.s.room())
+                run.s.send(1);
+            ASSERT_TRUE(run.progress());
         }
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-        llc_get_stats(ctx, &st);
+        ASSERT_TRUE(run.drain());
+        llc_get_stats(run.ctx, &st);
         print_stats(p, st);
         if (p.rank == 0) {
             EXPECT_EQ(st.rc_requests_received, 0u);
@@ -226,10 +203,9 @@ TEST(HybridReceiverDriven, UnansweredAsksAreResentThenGivenUp)
             EXPECT_GE(st.rc_ask_resends, st.rc_asks_unanswered * 8) << "each given up after kMaxRetries resends";
             EXPECT_LE(st.rc_asks_unanswered, st.rc_requests_sent);
             EXPECT_EQ(st.rc_asks_refused, 0u);
-            EXPECT_GT(c.next[0], 100u);
+            EXPECT_GT(run.c.next[0], 100u);
         }
-        finalize_ok(ctx);
-        check_counts_after_finalize(p, s, c);
+        run.finish();
     });
 }
 
@@ -244,32 +220,24 @@ TEST(HybridReceiverDriven, FinalizeCompletesWhileSwitchesAreInFlight)
     JobOptions o = receiver_driven_job({0, 1, 2, 3}, "2", "4", "1");
     o.env.push_back({"LLC_FINALIZE_TIMEOUT_MS", "60000"});
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamChecker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-        Streamer s(ctx, p.rank, p.size);
+        StreamRun run(p);
+        ASSERT_TRUE(run.started());
         llc_stats_t st{};
         double start = now_s(), end = start + 3;
         int in_flight = 0;
         unsigned k = 0;
         while (!in_flight && now_s() < end && !::testing::Test::HasFailure()) {
-            if (s.room()) {
-                int phase = int((now_s() - start) / 0.02);
-                int favourite = (p.rank + 1 + phase % (p.size - 1)) % p.size;
-                int other = (p.rank + 1 + int(k % unsigned(p.size - 1))) % p.size;
-                s.send(k++ % 4 != 0 ? favourite : other);
-            }
-            ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-            s.reap();
-            llc_get_stats(ctx, &st);
+            if (run.s.room())
+                run.s.send(rotating_destination(p.rank, p.size, now_s() - start, 0.02, k++, 4));
+            ASSERT_TRUE(run.progress());
+            llc_get_stats(run.ctx, &st);
             // rc_active moves when a switch starts, the promotion/demotion
             // counters when it ends: they disagree while one is in flight.
             in_flight = st.rc_active != st.rc_promotions - st.rc_demotions;
         }
         print_stats(p, st);
-        finalize_ok(ctx); // sends still in flight too: finalize flushes them
-        check_counts_after_finalize(p, s, c);
+        finalize_ok(run.ctx); // sends still in flight too: finalize flushes them
+        check_counts_after_finalize(p, run.s, run.c);
         EXPECT_GE(job_sum(p, "in_flight", uint64_t(in_flight)), 2u)
             << "processes that called llc_finalize with a switch in flight";
     });
@@ -291,21 +259,17 @@ TEST_P(HotReceiver, IncomingTcpSourcesAndTheCap)
         if (e.first == "LLC_HYBRID_DRIVER")
             e.second = GetParam();
     LLC_EXPECT_JOB_OK(o, [receiver](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamChecker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-        Streamer s(ctx, p.rank, p.size);
+        StreamRun run(p);
+        ASSERT_TRUE(run.started());
         double end = now_s() + 1.5;
         while (now_s() < end && !::testing::Test::HasFailure()) {
-            if (p.rank != 0 && s.room())
-                s.send(0);
-            ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-            s.reap();
+            if (p.rank != 0 && run.s.room())
+                run.s.send(0);
+            ASSERT_TRUE(run.progress());
         }
         ASSERT_EQ(TestProcess::fence(&p), 0); // nobody progresses between the fence and the reads
         llc_stats_t st{};
-        llc_get_stats(ctx, &st);
+        llc_get_stats(run.ctx, &st);
         print_stats(p, st);
         const uint64_t total = job_sum(p, "on_tcp", st.rc_active);
         if (receiver) {
@@ -317,25 +281,16 @@ TEST_P(HotReceiver, IncomingTcpSourcesAndTheCap)
         } else {
             EXPECT_EQ(total, 3u) << "each sender promotes on its own";
         }
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-        finalize_ok(ctx);
-        check_counts_after_finalize(p, s, c);
+        ASSERT_TRUE(run.drain());
+        run.finish();
     });
 }
 
 INSTANTIATE_TEST_SUITE_P(HybridReceiverDriven, HotReceiver, ::testing::Values("receiver", "sender"),
                          [](const ::testing::TestParamInfo<const char *> &info) { return std::string(info.param); });
 
-uint64_t hybrid_items(llc_context_t *ctx)
-{
-    std::vector<llc_mem_entry_t> rows(size_t(llc_mem_report(ctx, nullptr, 0)));
-    llc_mem_report(ctx, rows.data(), int(rows.size()));
-    for (const llc_mem_entry_t &r : rows)
-        if (std::string(r.name) == "hybrid_routes")
-            return r.items;
-    ADD_FAILURE() << "no hybrid_routes row";
-    return 0;
-}
+// llc_mem_report's hybrid_routes items: the routes, the sources and the node's RC slot page.
+uint64_t hybrid_items(llc_context_t *ctx) { return mem_items(ctx, "hybrid_routes"); }
 
 // Receive state exists only for sources heard from recently: a receiver has
 // one entry per sender while they send (counted with the hybrid's routes in
@@ -347,35 +302,31 @@ TEST(HybridReceiverDriven, ReceiverForgetsQuietSources)
     // (the paper's 1024 would take 102 s).
     o.env.push_back({"LLC_HYBRID_HISTORY_PERIODS", "8"});
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamChecker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-        Streamer s(ctx, p.rank, p.size);
-        EXPECT_EQ(hybrid_items(ctx), 0u);
+        StreamRun run(p);
+        ASSERT_TRUE(run.started());
+        EXPECT_EQ(hybrid_items(run.ctx), 0u);
         if (p.rank != 0) {
             for (int i = 0; i < 20; i++)
-                s.send(0);
-            ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 30));
+                run.s.send(0);
+            ASSERT_TRUE(run.drain(30));
             // rank 0 forgets us; our own route to it is forgotten too (score decays to 0)
-            ASSERT_TRUE(progress_until(ctx, [&] { return hybrid_items(ctx) == 0; }, 30));
+            ASSERT_TRUE(progress_until(run.ctx, [&] { return hybrid_items(run.ctx) == 0; }, 30));
         } else {
             uint64_t most = 0;
-            ASSERT_TRUE(progress_until(ctx, [&] {
-                most = std::max(most, hybrid_items(ctx));
-                return c.next[1] == 20 && c.next[2] == 20;
+            ASSERT_TRUE(progress_until(run.ctx, [&] {
+                most = std::max(most, hybrid_items(run.ctx));
+                return run.c.next[1] == 20 && run.c.next[2] == 20;
             }, 30));
-            most = std::max(most, hybrid_items(ctx));
+            most = std::max(most, hybrid_items(run.ctx));
             EXPECT_EQ(most, 2u); // one Source per sender
             double t0 = now_s();
-            ASSERT_TRUE(progress_until(ctx, [&] { return hybrid_items(ctx) == 0; }, 30));
+            ASSERT_TRUE(progress_until(run.ctx, [&] { return hybrid_items(run.ctx) == 0; }, 30));
             EXPECT_GE(now_s() - t0, 0.5) << "forgotten before 8 periods of 100 ms went by";
         }
         llc_stats_t st{};
-        llc_get_stats(ctx, &st);
+        llc_get_stats(run.ctx, &st);
         EXPECT_EQ(st.rc_requests_sent, 0u);
-        finalize_ok(ctx);
-        check_counts_after_finalize(p, s, c);
+        run.finish();
     });
 }
 
@@ -387,27 +338,22 @@ TEST(HybridReceiverDriven, SenderDriverSendsNoRequests)
         if (e.first == "LLC_HYBRID_DRIVER")
             e.second = "sender";
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamChecker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-        Streamer s(ctx, p.rank, p.size);
+        StreamRun run(p);
+        ASSERT_TRUE(run.started());
         double end = now_s() + 0.5;
         while (now_s() < end && !::testing::Test::HasFailure()) {
-            if (s.room())
-                s.send(1 - p.rank);
-            ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-            s.reap();
+            if (run.s.room())
+                run.s.send(1 - p.rank);
+            ASSERT_TRUE(run.progress());
         }
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
+        ASSERT_TRUE(run.drain());
         llc_stats_t st{};
-        llc_get_stats(ctx, &st);
+        llc_get_stats(run.ctx, &st);
         print_stats(p, st);
         EXPECT_GE(st.rc_promotions, 1u);
         EXPECT_EQ(st.rc_requests_sent, 0u);
         EXPECT_EQ(st.rc_requests_received, 0u);
-        finalize_ok(ctx);
-        check_counts_after_finalize(p, s, c);
+        run.finish();
     });
 }
 
@@ -443,25 +389,20 @@ TEST(HybridReceiverDriven, BurstsUnderHeavyLossFinalizeWithNothingLost)
             kv.second = "200";
     o.env.push_back({"LLC_FINALIZE_TIMEOUT_MS", "20000"});
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamChecker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-        Streamer s(ctx, p.rank, p.size);
+        StreamRun run(p);
+        ASSERT_TRUE(run.started());
         llc_stats_t st{};
         double start = now_s(), end = start + 3.6;
         while (now_s() < end && !::testing::Test::HasFailure()) {
             double t = now_s() - start;
             bool burst = int(t / 0.3) % 2 == 0;
-            if (p.rank == 0 && burst && s.room() && s.sent[1] < uint32_t(t * 2000))
-                s.send(1);
-            ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-            s.reap();
+            if (p.rank == 0 && burst && run.s.room() && run.s.sent[1] < uint32_t(t * 2000))
+                run.s.send(1);
+            ASSERT_TRUE(run.progress());
         }
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-        llc_get_stats(ctx, &st);
+        ASSERT_TRUE(run.drain());
+        llc_get_stats(run.ctx, &st);
         print_stats(p, st);
-        finalize_ok(ctx);
-        check_counts_after_finalize(p, s, c);
+        run.finish();
     });
 }

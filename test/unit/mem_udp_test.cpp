@@ -98,14 +98,8 @@ namespace {
 
 std::map<std::string, llc_mem_entry_t> report(llc_context_t *ctx)
 {
-    std::map<std::string, llc_mem_entry_t> out;
-    int count = llc_mem_report(ctx, nullptr, 0);
-    EXPECT_EQ(count, int(llc::MemComponent::Count));
-    std::vector<llc_mem_entry_t> entries(size_t(count > 0 ? count : 0));
-    EXPECT_EQ(llc_mem_report(ctx, entries.data(), count), count);
-    for (const auto &e : entries)
-        out[e.name] = e;
-    return out;
+    EXPECT_EQ(llc_mem_report(ctx, nullptr, 0), int(llc::MemComponent::Count));
+    return mem_report(ctx);
 }
 
 uint64_t row_bytes(llc_context_t *ctx, const char *name) { return report(ctx)[name].bytes; }

@@ -22,17 +22,6 @@ using namespace llctest;
 
 namespace {
 
-std::map<std::string, llc_mem_entry_t> report(llc_context_t *ctx)
-{
-    std::map<std::string, llc_mem_entry_t> out;
-    int count = llc_mem_report(ctx, nullptr, 0);
-    std::vector<llc_mem_entry_t> entries(size_t(count > 0 ? count : 0));
-    EXPECT_EQ(llc_mem_report(ctx, entries.data(), count), count);
-    for (const auto &e : entries)
-        out[e.name] = e;
-    return out;
-}
-
 uint64_t private_total(const std::map<std::string, llc_mem_entry_t> &r)
 {
     uint64_t total = 0;
@@ -128,7 +117,7 @@ TEST(NodeMap, ProcessesOfANodeShareTheLeadersReadOnlyTable)
 
         const bool leader = p.rank == 0 || p.rank == 3;
         const uint64_t table = llc::NodeMapSegment::bytes_for(p.size);
-        auto r = report(ctx);
+        auto r = mem_report(ctx);
         EXPECT_EQ(r["rank_table"].items, uint64_t(p.size));
         EXPECT_EQ(r["rank_table"].bytes, leader ? table : 0u);
         EXPECT_EQ(r["rank_table_mapped"].bytes, leader ? 0u : table);
@@ -176,7 +165,7 @@ TEST(NodeMap, DisabledByEnvironmentKeepsPrivateCopies)
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
-        auto r = report(ctx);
+        auto r = mem_report(ctx);
         EXPECT_EQ(r["rank_table"].bytes, 3 * sizeof(int));
         EXPECT_EQ(r["rank_table_mapped"].bytes, 0u);
         EXPECT_FALSE(find_mapping(llc::NodeMapSegment::name_for(p.job_id, p.nodes[size_t(p.rank)])).found);
@@ -197,7 +186,7 @@ TEST(NodeMap, LeaderWithoutSharingLeavesTheOthersPrivateCopies)
             setenv("LLC_NODE_SHARED", "0", 1);
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
-        auto r = report(ctx);
+        auto r = mem_report(ctx);
         EXPECT_EQ(r["rank_table"].bytes, 3 * sizeof(int));
         EXPECT_EQ(r["rank_table_mapped"].bytes, 0u);
         exchange(p, ctx, {0, 1, 2}, 3);
@@ -320,7 +309,7 @@ void measure_two_of(int size, bool shared, uint64_t *out)
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
         exchange(p, ctx, {0, 1}, 2); // shm both ways, and a self-send
-        auto r = report(ctx);
+        auto r = mem_report(ctx);
         uint64_t *mine = out + 5 * p.rank;
         mine[0] = r["rank_table"].bytes;
         mine[1] = r["rank_table_mapped"].bytes;

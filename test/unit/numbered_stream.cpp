@@ -1,60 +1,58 @@
 // numbered_stream.cpp - see numbered_stream.hpp.
 #include "numbered_stream.hpp"
 
+#include "checked_messages.hpp"
 #include "test_util.hpp"
-
-#include <cstring>
 
 namespace llctest {
 
 namespace {
 
-struct StreamHeader {
-    uint32_t src;
-    uint32_t index; // per (src, dst) pair, from 0
-    uint64_t len;
-};
-
-uint64_t stream_seed(int src, int dst, uint32_t index)
+uint64_t stream_seed(uint32_t src, uint32_t dst, uint32_t index)
 {
     return mix64((uint64_t(src) << 44) ^ (uint64_t(dst) << 24) ^ index ^ 0x5eedull);
 }
 
+constexpr MessageShape kStreamShape{
+    kStreamHandler, [](uint32_t, uint32_t index) { return stream_message_size(index); }, stream_seed};
+
 } // namespace
+
+const MessageShape &stream_shape() { return kStreamShape; }
 
 size_t stream_message_size(uint32_t index)
 {
     return index % 16 == 3 ? 20000 + size_t(mix64(index) % 50000) : size_t(mix64(index) % 256);
 }
 
+int rotating_destination(int rank, int size, double elapsed_s, double period_s, unsigned k, unsigned other_every)
+{
+    int phase = int(elapsed_s / period_s);
+    int favourite = (rank + 1 + phase % (size - 1)) % size;
+    int other = (rank + 1 + int(k % unsigned(size - 1))) % size;
+    return k % other_every != 0 ? favourite : other;
+}
+
 void on_stream_message(llc_context_t *, void *checker, int src, const void *hdr, size_t hdr_len, const void *data,
                        size_t len)
 {
     auto *c = static_cast<StreamChecker *>(checker);
-    StreamHeader h{};
-    if (hdr_len == sizeof(h))
-        std::memcpy(&h, hdr, sizeof(h));
-    bool ok = hdr_len == sizeof(h) && int(h.src) == src && h.index == c->next[src] && len == h.len &&
-              len == stream_message_size(h.index) && check_pattern(data, len, stream_seed(src, c->me, h.index));
-    if (!ok) {
+    CheckedArrival a = check_message(*c->shape, c->me, src, c->next[size_t(src)], hdr, hdr_len, data, len);
+    if (a.counted)
+        c->received++;
+    if (!a.problem.empty()) {
         c->bad++;
-        ADD_FAILURE() << "rank " << c->me << ": from " << src << " got index " << h.index << " (" << len
-                      << " bytes), expected index " << c->next[src];
+        ADD_FAILURE() << "rank " << c->me << ": " << a.problem;
     }
-    c->next[src] = h.index + 1;
 }
 
 void Streamer::send(int dest)
 {
-    uint32_t index = sent[dest]++;
-    size_t len = stream_message_size(index);
     inflight.emplace_back();
     Buffer &b = inflight.back();
-    b.bytes.resize(len);
-    fill_pattern(b.bytes.data(), len, stream_seed(me, dest, index));
-    StreamHeader h{uint32_t(me), index, len};
-    llc_iov_t iov{b.bytes.data(), len};
-    int rc = llc_am_send(ctx, dest, kStreamHandler, &h, sizeof(h), &iov, 1,
+    CheckedHeader h = make_message(*shape, me, dest, sent[size_t(dest)]++, 0, b.bytes);
+    llc_iov_t iov{b.bytes.data(), b.bytes.size()};
+    int rc = llc_am_send(ctx, dest, shape->handler, &h, sizeof(h), &iov, 1,
                          [](void *arg, int status) {
                              EXPECT_EQ(status, LLC_OK);
                              static_cast<Buffer *>(arg)->done = true;
@@ -84,6 +82,36 @@ void check_counts_after_finalize(TestProcess &p, const Streamer &s, const Stream
         EXPECT_EQ(c.next[src], theirs[p.rank]) << "rank " << p.rank << " from " << src;
     }
     EXPECT_EQ(c.bad, 0u);
+}
+
+StreamRun::StreamRun(TestProcess &proc, const MessageShape &shape)
+    : p(proc), ctx(init_or_fail(proc)), c(proc.rank, proc.size, shape), s(ctx, proc.rank, proc.size, shape)
+{
+    EXPECT_NE(ctx, nullptr);
+    if (!ctx)
+        return;
+    int rc = llc_am_register(ctx, shape.handler, on_stream_message, &c);
+    EXPECT_EQ(rc, LLC_OK);
+    started_ = rc == LLC_OK;
+}
+
+bool StreamRun::progress()
+{
+    int rc = llc_progress(ctx, nullptr);
+    EXPECT_EQ(rc, LLC_OK) << llc_last_error(ctx);
+    s.reap();
+    return rc == LLC_OK;
+}
+
+bool StreamRun::drain(double timeout_s)
+{
+    return progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, timeout_s);
+}
+
+void StreamRun::finish()
+{
+    finalize_ok(ctx);
+    check_counts_after_finalize(p, s, c);
 }
 
 } // namespace llctest

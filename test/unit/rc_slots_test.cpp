@@ -184,31 +184,25 @@ JobOptions slot_job(std::vector<int> nodes, const char *cap, const char *node_sh
 template <class Stop>
 uint64_t stream_rounds(TestProcess &p, int dest, Stop stop, llc_stats_t *last)
 {
-    llc_context_t *ctx = init_or_fail(p);
-    EXPECT_NE(ctx, nullptr);
-    if (!ctx)
+    StreamRun run(p);
+    if (!run.ctx)
         return 0;
-    StreamChecker c(p.rank, p.size);
-    EXPECT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-    Streamer s(ctx, p.rank, p.size);
     uint64_t most = 0;
     for (int round = 0; round < 25 && !::testing::Test::HasFailure(); round++) {
         double end = now_s() + 0.4;
         while (now_s() < end && !::testing::Test::HasFailure()) {
-            if (dest >= 0 && s.room())
-                s.send(dest);
-            EXPECT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-            s.reap();
+            if (dest >= 0 && run.s.room())
+                run.s.send(dest);
+            EXPECT_TRUE(run.progress());
         }
-        llc_get_stats(ctx, last);
+        llc_get_stats(run.ctx, last);
         uint64_t on_tcp = job_sum(p, ("tcp" + std::to_string(round)).c_str(), last->rc_active);
         most = std::max(most, on_tcp);
         if (stop(on_tcp, round))
             break;
     }
-    EXPECT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-    finalize_ok(ctx);
-    check_counts_after_finalize(p, s, c);
+    EXPECT_TRUE(run.drain());
+    run.finish();
     return most;
 }
 

@@ -434,29 +434,25 @@ TEST(RingPool, HybridPromotesOnlyWithARing)
              {"LLC_HYBRID_PERIOD_MS", "50"},    {"LLC_HYBRID_PROMOTE_MSGS", "20"}, {"LLC_MAX_RC_PER_NODE", "2"},
              {"LLC_RING_POOL", "1"},            {"LLC_NODE_SHARED", "1"}};
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamChecker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-        Streamer s(ctx, p.rank, p.size);
+        StreamRun run(p);
+        ASSERT_TRUE(run.started());
         const int dest = p.rank >= 2 ? 0 : -1;
         llc_stats_t st{};
         uint64_t most = 0;
         for (int round = 0; round < 10 && !::testing::Test::HasFailure(); round++) {
             double end = now_s() + 0.4;
             while (now_s() < end && !::testing::Test::HasFailure()) {
-                if (dest >= 0 && s.room())
-                    s.send(dest);
-                ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-                s.reap();
+                if (dest >= 0 && run.s.room())
+                    run.s.send(dest);
+                ASSERT_TRUE(run.progress());
             }
-            llc_get_stats(ctx, &st);
+            llc_get_stats(run.ctx, &st);
             most = std::max(most, job_sum(p, ("tcp" + std::to_string(round)).c_str(), st.rc_active));
             EXPECT_LE(st.ring_pool_in_use, 1u);
             EXPECT_LE(st.ring_pool_held, 1u);
         }
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-        llc_get_stats(ctx, &st);
+        ASSERT_TRUE(run.drain());
+        llc_get_stats(run.ctx, &st);
         EXPECT_EQ(most, 1u) << "two busy sources, RC slots for both, one ring";
         EXPECT_EQ(st.ring_pool_rings, 1u) << "rank " << p.rank;
         EXPECT_LE(st.ring_pool_high_water, 1u);
@@ -472,8 +468,7 @@ TEST(RingPool, HybridPromotesOnlyWithARing)
             EXPECT_EQ(st.ring_pool_held, 0u);
             EXPECT_EQ(st.ring_bytes_landed, 0u);
         }
-        finalize_ok(ctx);
-        check_counts_after_finalize(p, s, c);
+        run.finish();
     });
 }
 
@@ -494,11 +489,8 @@ JobOptions ring_job(std::vector<int> nodes, const char *rings)
 TEST(RingPool, HybridDemotedSourceHandsItsRingOn)
 {
     LLC_EXPECT_JOB_OK(ring_job({0, 0, 1, 1}, "1"), [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamChecker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-        Streamer s(ctx, p.rank, p.size);
+        StreamRun run(p);
+        ASSERT_TRUE(run.started());
         llc_stats_t st{};
         bool first_on_tcp = false, second_on_tcp = false;
         for (int round = 0; round < 25 && !::testing::Test::HasFailure(); round++) {
@@ -506,12 +498,11 @@ TEST(RingPool, HybridDemotedSourceHandsItsRingOn)
             const bool my_turn = p.rank == (first_on_tcp ? 3 : 2);
             double end = now_s() + 0.4;
             while (now_s() < end && !::testing::Test::HasFailure()) {
-                if (my_turn && s.room())
-                    s.send(0);
-                ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-                s.reap();
+                if (my_turn && run.s.room())
+                    run.s.send(0);
+                ASSERT_TRUE(run.progress());
             }
-            llc_get_stats(ctx, &st);
+            llc_get_stats(run.ctx, &st);
             EXPECT_LE(st.ring_pool_in_use, 1u);
             const std::string r = std::to_string(round);
             first_on_tcp |= job_sum(p, ("a" + r).c_str(), p.rank == 2 ? st.rc_active : 0) > 0;
@@ -519,8 +510,8 @@ TEST(RingPool, HybridDemotedSourceHandsItsRingOn)
             if (second_on_tcp)
                 break;
         }
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-        llc_get_stats(ctx, &st);
+        ASSERT_TRUE(run.drain());
+        llc_get_stats(run.ctx, &st);
         EXPECT_TRUE(first_on_tcp);
         EXPECT_TRUE(second_on_tcp) << "rank 3 should have had rank 2's ring";
         if (p.rank == 0) {
@@ -530,8 +521,7 @@ TEST(RingPool, HybridDemotedSourceHandsItsRingOn)
         if (p.rank == 2) {
             EXPECT_GE(st.rc_demotions, 1u);
         }
-        finalize_ok(ctx);
-        check_counts_after_finalize(p, s, c);
+        run.finish();
     });
 }
 
@@ -541,22 +531,18 @@ TEST(RingPool, HybridDemotedSourceHandsItsRingOn)
 TEST(RingPool, HybridFailedSourceReturnsItsRing)
 {
     LLC_EXPECT_JOB_OK(ring_job({0, 1}, "4"), [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamChecker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-        Streamer s(ctx, p.rank, p.size);
+        StreamRun run(p);
+        ASSERT_TRUE(run.started());
         llc_stats_t st{};
         bool held = false;
         for (int round = 0; round < 25 && !held && !::testing::Test::HasFailure(); round++) {
             double end = now_s() + 0.3;
             while (now_s() < end && !::testing::Test::HasFailure()) {
-                if (p.rank == 1 && s.room())
-                    s.send(0);
-                ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-                s.reap();
+                if (p.rank == 1 && run.s.room())
+                    run.s.send(0);
+                ASSERT_TRUE(run.progress());
             }
-            llc_get_stats(ctx, &st);
+            llc_get_stats(run.ctx, &st);
             const std::string r = std::to_string(round);
             held = job_sum(p, ("held" + r).c_str(), p.rank == 0 ? st.ring_pool_held : 0) == 1 &&
                    job_sum(p, ("tcp" + r).c_str(), p.rank == 1 ? st.rc_active : 0) == 1;
@@ -564,9 +550,9 @@ TEST(RingPool, HybridFailedSourceReturnsItsRing)
         ASSERT_TRUE(held) << "rank 1 should be on tcp with a ring";
         if (p.rank == 1) {
             // Keep streaming, so that its connection is in use when it dies.
-            for (int k = 0; k < 32 && s.room(); k++)
-                s.send(0);
-            llc_progress(ctx, nullptr);
+            for (int k = 0; k < 32 && run.s.room(); k++)
+                run.s.send(0);
+            llc_progress(run.ctx, nullptr);
             p.depart();
             std::fflush(stdout);
             _exit(::testing::Test::HasFailure() ? 1 : 0);
@@ -574,14 +560,14 @@ TEST(RingPool, HybridFailedSourceReturnsItsRing)
         EXPECT_EQ(st.ring_pool_in_use, 1u);
         const double end = now_s() + 20;
         while (now_s() < end) {
-            llc_progress(ctx, nullptr); // reports the dead peer (not checked here)
-            llc_get_stats(ctx, &st);
+            llc_progress(run.ctx, nullptr); // reports the dead peer (not checked here)
+            llc_get_stats(run.ctx, &st);
             if (st.ring_pool_held == 0)
                 break;
         }
         EXPECT_EQ(st.ring_pool_held, 0u) << "the dead source's ring is back";
         EXPECT_EQ(st.ring_pool_in_use, 0u);
-        EXPECT_EQ(c.bad, 0u);
-        llc_finalize(ctx); // reports the failure again; must not hang
+        EXPECT_EQ(run.c.bad, 0u);
+        llc_finalize(run.ctx); // reports the failure again; must not hang
     });
 }

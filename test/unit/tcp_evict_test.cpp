@@ -4,13 +4,13 @@
 // once, in order, with its bytes; a connection with unacknowledged data is
 // never evicted (the cap overflows instead, counted); a peer that dies
 // after its connection was evicted is still reported as failed.
+#include "checked_messages.hpp"
 #include "test_util.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <list>
 #include <string>
 #include <vector>
 
@@ -19,15 +19,6 @@ using namespace llctest;
 namespace {
 
 constexpr unsigned kHandler = 4;
-
-struct MsgHeader {
-    uint32_t src;
-    uint32_t dst;
-    uint32_t seq;  // per ordered pair, from 0
-    uint32_t len;
-    uint32_t flag; // test protocol (see the tests), 0 for plain data
-    uint32_t pad;
-};
 
 uint64_t seed_of(uint32_t src, uint32_t dst, uint32_t seq)
 {
@@ -43,83 +34,7 @@ size_t size_of(uint32_t src, uint32_t seq)
     return size_t(h % 500);
 }
 
-struct Outbox {
-    std::list<std::vector<char>> payloads;
-    std::vector<uint32_t> next_seq;
-    unsigned long long callbacks_owed = 0, callbacks = 0, callback_errors = 0;
-};
-
-int send_one(llc_context_t *ctx, Outbox &out, int me, int dst, uint32_t flag = 0)
-{
-    MsgHeader h{uint32_t(me), uint32_t(dst), out.next_seq[size_t(dst)]++, 0, flag, 0};
-    h.len = uint32_t(size_of(h.src, h.seq));
-    out.payloads.emplace_back(h.len);
-    std::vector<char> &buf = out.payloads.back();
-    fill_pattern(buf.data(), buf.size(), seed_of(h.src, h.dst, h.seq));
-    llc_iov_t iov{buf.data(), buf.size()};
-    int rc = llc_am_send(ctx, dst, kHandler, &h, sizeof(h), &iov, 1,
-                         [](void *arg, int status) {
-                             Outbox &o = *static_cast<Outbox *>(arg);
-                             o.callbacks++;
-                             if (status != LLC_OK)
-                                 o.callback_errors++;
-                         },
-                         &out);
-    if (rc == LLC_INPROGRESS)
-        out.callbacks_owed++;
-    return rc;
-}
-
-constexpr uint32_t kPing = 2; // flag: the receiver answers from its handler (if replies is set)
-
-struct Inbox {
-    int me = -1;
-    llc_context_t *ctx = nullptr;
-    Outbox *replies = nullptr;
-    std::vector<uint32_t> next_seq;
-    std::vector<uint32_t> last_flag;
-    unsigned long long received = 0, bad = 0;
-    std::string first_problem;
-
-    void problem(const std::string &what)
-    {
-        if (bad++ == 0)
-            first_problem = what;
-    }
-};
-
-void on_message(llc_context_t *, void *arg, int src, const void *hdr, size_t hdr_len, const void *data, size_t len)
-{
-    Inbox &in = *static_cast<Inbox *>(arg);
-    MsgHeader h{};
-    if (hdr_len != sizeof(h)) {
-        in.problem("header of " + std::to_string(hdr_len) + " bytes");
-        return;
-    }
-    std::memcpy(&h, hdr, sizeof(h));
-    if (int(h.src) != src || int(h.dst) != in.me) {
-        in.problem("message " + std::to_string(h.src) + "->" + std::to_string(h.dst) + " arrived at rank " +
-                   std::to_string(in.me) + " from rank " + std::to_string(src));
-        return;
-    }
-    uint32_t &expect = in.next_seq[size_t(src)];
-    if (h.seq != expect) {
-        in.problem("from rank " + std::to_string(src) + ": message " + std::to_string(h.seq) + " where " +
-                   std::to_string(expect) + " was due (lost, duplicated or reordered)");
-        expect = h.seq + 1;
-        return;
-    }
-    expect++;
-    in.last_flag[size_t(src)] = h.flag;
-    if (len != h.len || len != size_of(h.src, h.seq) || !check_pattern(data, len, seed_of(h.src, h.dst, h.seq)))
-        in.problem("from rank " + std::to_string(src) + ": message " + std::to_string(h.seq) + " has wrong bytes");
-    in.received++;
-    if (h.flag == kPing && in.replies) {
-        int rc = send_one(in.ctx, *in.replies, in.me, src);
-        if (rc != LLC_OK && rc != LLC_INPROGRESS)
-            in.problem("the answer from the handler failed: " + std::string(llc_last_error(in.ctx)));
-    }
-}
+constexpr MessageShape kShape{kHandler, size_of, seed_of};
 
 llc_stats_t stats_of(llc_context_t *ctx)
 {
@@ -141,22 +56,44 @@ JobOptions evict_job(int processes, const char *cap, unsigned timeout_s = 180)
 // Rank 0 (cap 1) talks to `keep` (which answers every message) until its
 // only open connection is the one to `keep` (the others were evicted): then
 // an exchange neither evicts nor overflows.  Returns whether it got there.
-bool exchange_until_evicted(llc_context_t *ctx, Inbox &in, Outbox &out, int keep)
+bool exchange_until_evicted(CheckedRun &run, int keep)
 {
     for (int attempt = 0; attempt < 200; attempt++) {
-        if (!progress_until(ctx, [&] { return stats_of(ctx).tcp_conns <= 1; }, 60))
+        if (!progress_until(run.ctx, [&] { return stats_of(run.ctx).tcp_conns <= 1; }, 60))
             return false;
-        llc_stats_t before = stats_of(ctx);
-        if (send_one(ctx, out, 0, keep) < 0)
+        llc_stats_t before = stats_of(run.ctx);
+        if (send_one(run.ctx, run.out, 0, keep) < 0)
             return false;
-        const uint32_t want = out.next_seq[size_t(keep)];
-        if (!progress_until(ctx, [&] { return in.next_seq[size_t(keep)] == want; }, 60))
+        const uint32_t want = run.out.next_seq[size_t(keep)];
+        if (!progress_until(run.ctx, [&] { return run.in.next_seq[size_t(keep)] == want; }, 60))
             return false;
-        llc_stats_t after = stats_of(ctx);
+        llc_stats_t after = stats_of(run.ctx);
         if (after.tcp_evictions + after.tcp_cap_overflows == before.tcp_evictions + before.tcp_cap_overflows)
             return true;
     }
     return false;
+}
+
+constexpr uint32_t kDone = 1; // flag: rank 0's last message to rank 2 (answer_until_done)
+
+// Rank 2 of the limit tests: answer every message from rank 0 until it
+// says it is done, wait for the answers' completions, meet rank 0's fence,
+// check what came and finalize.  (A fatal failure returns before finalize,
+// as the test body's own return would.)
+void answer_until_done(TestProcess &p, CheckedRun &run)
+{
+    uint32_t answered = 0;
+    while (run.in.last_flag[0] != kDone) {
+        EXPECT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[0] > answered; }, 60));
+        if (::testing::Test::HasFailure())
+            break;
+        answered = run.in.next_seq[0];
+        ASSERT_GE(send_one(run.ctx, run.out, 2, 0), 0);
+    }
+    EXPECT_TRUE(progress_until(run.ctx, [&] { return run.out.callbacks == run.out.callbacks_owed; }, 30));
+    ASSERT_EQ(TestProcess::fence(&p), 0);
+    EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
+    finalize_ok(run.ctx);
 }
 
 struct EvictCase {
@@ -183,16 +120,9 @@ TEST_P(TcpEvict, AllToAllRoundsKeepOrderAndStayUnderTheCap)
     JobOptions o = evict_job(c.processes, c.cap);
     o.env.push_back({"LLC_TCP_PEER_TIMEOUT_MS", c.peer_timeout_ms});
     LLC_EXPECT_JOB_OK(o, [&](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
+        CheckedRun run(p, kShape);
+        ASSERT_TRUE(run.started());
         const int n = p.size;
-        Inbox in;
-        in.me = p.rank;
-        in.next_seq.assign(size_t(n), 0);
-        in.last_flag.assign(size_t(n), 0);
-        Outbox out;
-        out.next_seq.assign(size_t(n), 0);
-        ASSERT_EQ(llc_am_register(ctx, kHandler, on_message, &in), LLC_OK);
         ASSERT_EQ(TestProcess::fence(&p), 0);
 
         std::vector<uint32_t> due(size_t(n), 0);
@@ -212,9 +142,10 @@ TEST_P(TcpEvict, AllToAllRoundsKeepOrderAndStayUnderTheCap)
             }
             for (int k = 0; k < kPerRound; k++)
                 for (int d : dsts) {
-                    int rc = send_one(ctx, out, p.rank, d);
-                    ASSERT_TRUE(rc == LLC_OK || rc == LLC_INPROGRESS) << "round " << r << ": " << llc_last_error(ctx);
-                    llc_stats_t st = stats_of(ctx);
+                    int rc = send_one(run.ctx, run.out, p.rank, d);
+                    ASSERT_TRUE(rc == LLC_OK || rc == LLC_INPROGRESS)
+                        << "round " << r << ": " << llc_last_error(run.ctx);
+                    llc_stats_t st = stats_of(run.ctx);
                     most_open = std::max(most_open, st.tcp_conns);
                     // Above the cap only by connections opened when none was idle, each counted.
                     ASSERT_LE(st.tcp_conns, cap + st.tcp_cap_overflows) << "round " << r;
@@ -224,36 +155,36 @@ TEST_P(TcpEvict, AllToAllRoundsKeepOrderAndStayUnderTheCap)
                 expected += kPerRound;
             }
             ASSERT_TRUE(progress_until(
-                ctx,
+                run.ctx,
                 [&] {
                     for (int s : srcs)
-                        if (in.next_seq[size_t(s)] < due[size_t(s)])
+                        if (run.in.next_seq[size_t(s)] < due[size_t(s)])
                             return false;
                     return true;
                 },
                 60))
-                << "round " << r << ": " << in.first_problem;
+                << "round " << r << ": " << run.in.first_problem;
             // Everything we sent is read once its receivers progress (they
             // do, waiting for their own messages): then idle connections go.
-            ASSERT_TRUE(progress_until(ctx, [&] { return stats_of(ctx).tcp_conns <= cap; }, 60))
-                << "round " << r << ": " << stats_of(ctx).tcp_conns << " open connections with a cap of " << cap;
+            ASSERT_TRUE(progress_until(run.ctx, [&] { return stats_of(run.ctx).tcp_conns <= cap; }, 60))
+                << "round " << r << ": " << stats_of(run.ctx).tcp_conns << " open connections with a cap of " << cap;
         }
-        EXPECT_EQ(in.bad, 0u) << in.first_problem;
-        EXPECT_EQ(in.received, expected);
-        EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
-        EXPECT_EQ(out.callback_errors, 0u);
+        EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
+        EXPECT_EQ(run.in.received, expected);
+        EXPECT_TRUE(progress_until(run.ctx, [&] { return run.out.callbacks == run.out.callbacks_owed; }, 30));
+        EXPECT_EQ(run.out.callback_errors, 0u);
 
-        llc_stats_t st = stats_of(ctx);
+        llc_stats_t st = stats_of(run.ctx);
         // n - 1 destinations, at most `cap` open at the end of each round.
         EXPECT_GE(st.tcp_evictions, uint64_t(n - 1) - cap);
         // The memory walk follows the evictions: one map entry per open
         // connection, the per-connection objects of the evicted ones gone.
         {
-            int count = llc_mem_report(ctx, nullptr, 0);
+            int count = llc_mem_report(run.ctx, nullptr, 0);
             ASSERT_GT(count, 0);
             std::vector<llc_mem_entry_t> entries(static_cast<size_t>(count));
-            ASSERT_EQ(llc_mem_report(ctx, entries.data(), count), count);
-            st = stats_of(ctx);
+            ASSERT_EQ(llc_mem_report(run.ctx, entries.data(), count), count);
+            st = stats_of(run.ctx);
             for (const llc_mem_entry_t &e : entries)
                 if (std::string(e.name) == "tcp_rank_table") {
                     EXPECT_EQ(e.items, st.tcp_conns);
@@ -267,7 +198,7 @@ TEST_P(TcpEvict, AllToAllRoundsKeepOrderAndStayUnderTheCap)
                      p.rank, cap, (unsigned long long)st.tcp_evictions, (unsigned long long)st.tcp_cap_overflows,
                      (unsigned long long)st.tcp_closes_received, (unsigned long long)most_open,
                      (unsigned long long)st.tcp_conns);
-        finalize_ok(ctx);
+        finalize_ok(run.ctx);
     });
 }
 
@@ -283,48 +214,43 @@ INSTANTIATE_TEST_SUITE_P(Tcp, TcpEvict,
 TEST(TcpEvictLimits, ConnectionWithUnreadDataIsNotEvicted)
 {
     LLC_EXPECT_JOB_OK(evict_job(3, "1", 90), [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        Inbox in;
-        in.me = p.rank;
-        in.next_seq.assign(size_t(p.size), 0);
-        in.last_flag.assign(size_t(p.size), 0);
-        Outbox out;
-        out.next_seq.assign(size_t(p.size), 0);
-        ASSERT_EQ(llc_am_register(ctx, kHandler, on_message, &in), LLC_OK);
+        CheckedRun run(p, kShape);
+        ASSERT_TRUE(run.started());
         ASSERT_EQ(TestProcess::fence(&p), 0);
         if (p.rank == 0) {
             for (int k = 0; k < 6; k++) // seq 5 is a large one
-                ASSERT_GE(send_one(ctx, out, 0, 1), 0);
-            EXPECT_EQ(stats_of(ctx).tcp_conns, 1u);
-            ASSERT_GE(send_one(ctx, out, 0, 2), 0); // rank 1 has read nothing yet
-            llc_stats_t st = stats_of(ctx);
+                ASSERT_GE(send_one(run.ctx, run.out, 0, 1), 0);
+            EXPECT_EQ(stats_of(run.ctx).tcp_conns, 1u);
+            ASSERT_GE(send_one(run.ctx, run.out, 0, 2), 0); // rank 1 has read nothing yet
+            llc_stats_t st = stats_of(run.ctx);
             EXPECT_EQ(st.tcp_evictions, 0u);
             EXPECT_EQ(st.tcp_cap_overflows, 1u);
             EXPECT_EQ(st.tcp_conns, 2u);
-            EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[1] == 1 && in.next_seq[2] == 1; }, 60));
-            EXPECT_TRUE(progress_until(ctx, [&] { return stats_of(ctx).tcp_conns <= 1; }, 30));
-            EXPECT_GE(stats_of(ctx).tcp_evictions, 1u);
-            EXPECT_EQ(in.bad, 0u) << in.first_problem;
+            EXPECT_TRUE(
+                progress_until(run.ctx, [&] { return run.in.next_seq[1] == 1 && run.in.next_seq[2] == 1; }, 60));
+            EXPECT_TRUE(progress_until(run.ctx, [&] { return stats_of(run.ctx).tcp_conns <= 1; }, 30));
+            EXPECT_GE(stats_of(run.ctx).tcp_evictions, 1u);
+            EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
             // Talk to both again: reconnects, order kept.
             for (int k = 0; k < 4; k++) {
-                ASSERT_GE(send_one(ctx, out, 0, 1 + k % 2), 0);
-                EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[size_t(1 + k % 2)] == uint32_t(2 + k / 2); }, 60));
+                ASSERT_GE(send_one(run.ctx, run.out, 0, 1 + k % 2), 0);
+                EXPECT_TRUE(progress_until(
+                    run.ctx, [&] { return run.in.next_seq[size_t(1 + k % 2)] == uint32_t(2 + k / 2); }, 60));
             }
         } else {
             if (p.rank == 1)
                 usleep(1500000); // silent: rank 0's data waits in our socket
             const uint32_t first = p.rank == 1 ? 6 : 1;
-            EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[0] == first; }, 60));
-            ASSERT_GE(send_one(ctx, out, p.rank, 0), 0);
+            EXPECT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[0] == first; }, 60));
+            ASSERT_GE(send_one(run.ctx, run.out, p.rank, 0), 0);
             for (uint32_t k = 1; k <= 2; k++) {
-                EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[0] == first + k; }, 60));
-                ASSERT_GE(send_one(ctx, out, p.rank, 0), 0);
+                EXPECT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[0] == first + k; }, 60));
+                ASSERT_GE(send_one(run.ctx, run.out, p.rank, 0), 0);
             }
         }
-        EXPECT_EQ(in.bad, 0u) << in.first_problem;
-        EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
-        finalize_ok(ctx);
+        EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
+        EXPECT_TRUE(progress_until(run.ctx, [&] { return run.out.callbacks == run.out.callbacks_owed; }, 30));
+        finalize_ok(run.ctx);
     });
 }
 
@@ -334,66 +260,46 @@ TEST(TcpEvictLimits, ConnectionWithUnreadDataIsNotEvicted)
 // which fails: LLC_ERR_PEER naming rank 1, in bounded time.
 TEST(TcpEvictLimits, PeerDyingAfterEvictionIsReported)
 {
-    constexpr uint32_t kDone = 1;
     LLC_EXPECT_JOB_OK(evict_job(3, "1", 120), [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        Inbox in;
-        in.me = p.rank;
-        in.next_seq.assign(size_t(p.size), 0);
-        in.last_flag.assign(size_t(p.size), 0);
-        Outbox out;
-        out.next_seq.assign(size_t(p.size), 0);
-        ASSERT_EQ(llc_am_register(ctx, kHandler, on_message, &in), LLC_OK);
+        CheckedRun run(p, kShape);
+        ASSERT_TRUE(run.started());
         ASSERT_EQ(TestProcess::fence(&p), 0);
         if (p.rank == 1) {
-            EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[0] == 3; }, 60));
-            EXPECT_EQ(in.bad, 0u) << in.first_problem;
+            EXPECT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[0] == 3; }, 60));
+            EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
             // Our acknowledgements of them are written (corked, the kernel
             // sends them within 200 ms even while we wait in the fence).
             ASSERT_EQ(TestProcess::fence(&p), 0); // rank 0 has evicted us
             // Its Close waits in our socket: a clean end, not a failure.
-            EXPECT_TRUE(progress_until(ctx, [&] { return stats_of(ctx).tcp_closes_received == 1; }, 30));
+            EXPECT_TRUE(progress_until(run.ctx, [&] { return stats_of(run.ctx).tcp_closes_received == 1; }, 30));
             p.depart();
             std::fflush(stderr);
             _exit(::testing::Test::HasFailure() ? 1 : 0); // no llc_finalize: the listener closes
         }
         if (p.rank == 2) {
-            // Answer every message until rank 0 says it is done.
-            uint32_t answered = 0;
-            while (in.last_flag[0] != kDone) {
-                EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[0] > answered; }, 60));
-                if (::testing::Test::HasFailure())
-                    break;
-                answered = in.next_seq[0];
-                ASSERT_GE(send_one(ctx, out, 2, 0), 0);
-            }
-            EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
-            ASSERT_EQ(TestProcess::fence(&p), 0);
-            EXPECT_EQ(in.bad, 0u) << in.first_problem;
-            finalize_ok(ctx);
+            answer_until_done(p, run);
             return;
         }
         for (int k = 0; k < 3; k++)
-            ASSERT_GE(send_one(ctx, out, 0, 1), 0);
+            ASSERT_GE(send_one(run.ctx, run.out, 0, 1), 0);
         // Exchange with rank 2 until the one open connection is to rank 2.
-        ASSERT_TRUE(exchange_until_evicted(ctx, in, out, 2));
-        uint32_t replies = out.next_seq[2];
-        ASSERT_GE(send_one(ctx, out, 0, 2, kDone), 0);
+        ASSERT_TRUE(exchange_until_evicted(run, 2));
+        uint32_t replies = run.out.next_seq[2];
+        ASSERT_GE(send_one(run.ctx, run.out, 0, 2, kDone), 0);
         replies++;
-        ASSERT_TRUE(progress_until(ctx, [&] { return in.next_seq[2] == replies; }, 60));
-        EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
+        ASSERT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[2] == replies; }, 60));
+        EXPECT_TRUE(progress_until(run.ctx, [&] { return run.out.callbacks == run.out.callbacks_owed; }, 30));
         ASSERT_EQ(TestProcess::fence(&p), 0); // rank 1 exits after this
         usleep(300000);
-        int err = send_one(ctx, out, 0, 1);
+        int err = send_one(run.ctx, run.out, 0, 1);
         double end = now_s() + 20;
         while (err >= LLC_OK && now_s() < end)
-            err = llc_progress(ctx, nullptr);
-        ASSERT_EQ(err, LLC_ERR_PEER) << llc_last_error(ctx);
-        const std::string reason = llc_last_error(ctx);
+            err = llc_progress(run.ctx, nullptr);
+        ASSERT_EQ(err, LLC_ERR_PEER) << llc_last_error(run.ctx);
+        const std::string reason = llc_last_error(run.ctx);
         EXPECT_NE(reason.find("rank 1"), std::string::npos) << reason;
-        EXPECT_EQ(in.bad, 0u) << in.first_problem;
-        llc_finalize(ctx); // reports the failure again; must not hang
+        EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
+        llc_finalize(run.ctx); // reports the failure again; must not hang
     });
 }
 
@@ -403,62 +309,42 @@ TEST(TcpEvictLimits, PeerDyingAfterEvictionIsReported)
 // Goodbye too (else rank 1 would wait for it), and both finalize cleanly.
 TEST(TcpEvictLimits, HandlerSendDuringFinalizeReconnectsWithGoodbye)
 {
-    constexpr uint32_t kDone = 1;
     LLC_EXPECT_JOB_OK(evict_job(3, "1", 120), [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        Inbox in;
-        in.me = p.rank;
-        in.ctx = ctx;
-        in.next_seq.assign(size_t(p.size), 0);
-        in.last_flag.assign(size_t(p.size), 0);
-        Outbox out;
-        out.next_seq.assign(size_t(p.size), 0);
-        ASSERT_EQ(llc_am_register(ctx, kHandler, on_message, &in), LLC_OK);
+        CheckedRun run(p, kShape);
+        ASSERT_TRUE(run.started());
         ASSERT_EQ(TestProcess::fence(&p), 0);
         if (p.rank == 1) {
             // Our connection to rank 0 is open before it finalizes (so it
             // waits for our Goodbye); rank 0 answers ours with its second.
-            ASSERT_GE(send_one(ctx, out, 1, 0), 0);
-            EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[0] == 2; }, 60));
+            ASSERT_GE(send_one(run.ctx, run.out, 1, 0), 0);
+            EXPECT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[0] == 2; }, 60));
             ASSERT_EQ(TestProcess::fence(&p), 0); // rank 0 has evicted its connection to us
-            EXPECT_TRUE(progress_until(ctx, [&] { return stats_of(ctx).tcp_closes_received == 1; }, 30));
+            EXPECT_TRUE(progress_until(run.ctx, [&] { return stats_of(run.ctx).tcp_closes_received == 1; }, 30));
             usleep(300000); // rank 0 is in llc_finalize by now (if not, the answer comes all the same)
-            ASSERT_GE(send_one(ctx, out, 1, 0, kPing), 0);
-            EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[0] == 3; }, 60)); // the answer
-            EXPECT_EQ(in.bad, 0u) << in.first_problem;
-            EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
-            finalize_ok(ctx);
+            ASSERT_GE(send_one(run.ctx, run.out, 1, 0, kPing), 0);
+            EXPECT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[0] == 3; }, 60)); // the answer
+            EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
+            EXPECT_TRUE(progress_until(run.ctx, [&] { return run.out.callbacks == run.out.callbacks_owed; }, 30));
+            finalize_ok(run.ctx);
             return;
         }
         if (p.rank == 2) {
-            uint32_t answered = 0;
-            while (in.last_flag[0] != kDone) {
-                EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[0] > answered; }, 60));
-                if (::testing::Test::HasFailure())
-                    break;
-                answered = in.next_seq[0];
-                ASSERT_GE(send_one(ctx, out, 2, 0), 0);
-            }
-            EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
-            ASSERT_EQ(TestProcess::fence(&p), 0);
-            EXPECT_EQ(in.bad, 0u) << in.first_problem;
-            finalize_ok(ctx);
+            answer_until_done(p, run);
             return;
         }
-        ASSERT_GE(send_one(ctx, out, 0, 1), 0);
-        ASSERT_TRUE(progress_until(ctx, [&] { return in.next_seq[1] == 1; }, 60));
-        ASSERT_GE(send_one(ctx, out, 0, 1), 0); // rank 1 knows we have its message
-        ASSERT_TRUE(exchange_until_evicted(ctx, in, out, 2));
-        ASSERT_GE(send_one(ctx, out, 0, 2, kDone), 0);
-        const uint32_t replies = out.next_seq[2];
-        ASSERT_TRUE(progress_until(ctx, [&] { return in.next_seq[2] == replies; }, 60));
-        EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
+        ASSERT_GE(send_one(run.ctx, run.out, 0, 1), 0);
+        ASSERT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[1] == 1; }, 60));
+        ASSERT_GE(send_one(run.ctx, run.out, 0, 1), 0); // rank 1 knows we have its message
+        ASSERT_TRUE(exchange_until_evicted(run, 2));
+        ASSERT_GE(send_one(run.ctx, run.out, 0, 2, kDone), 0);
+        const uint32_t replies = run.out.next_seq[2];
+        ASSERT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[2] == replies; }, 60));
+        EXPECT_TRUE(progress_until(run.ctx, [&] { return run.out.callbacks == run.out.callbacks_owed; }, 30));
         ASSERT_EQ(TestProcess::fence(&p), 0);
-        in.replies = &out; // answer rank 1's ping from the handler, inside llc_finalize
-        finalize_ok(ctx);
-        EXPECT_EQ(in.next_seq[1], 2u); // its first message and the ping
-        EXPECT_EQ(in.bad, 0u) << in.first_problem;
+        run.in.replies = &run.out; // answer rank 1's ping from the handler, inside llc_finalize
+        finalize_ok(run.ctx);
+        EXPECT_EQ(run.in.next_seq[1], 2u); // its first message and the ping
+        EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
     });
 }
 

@@ -170,6 +170,22 @@ INSTANTIATE_TEST_SUITE_P(Tcp, TcpStoppedPeer,
 // (acknowledgements written at once) and 1000 ms (written with MSG_MORE and
 // sent by the kernel within 200 ms).
 class TcpLiveness : public ::testing::TestWithParam<unsigned> {};
+
+// Runs body(p, ctx, in) on both processes of a TcpLiveness job (with the
+// case's LLC_TCP_PEER_TIMEOUT_MS) once llc_init has worked and `in` is
+// registered for handler 0.
+template <class Body> void run_liveness(unsigned timeout_ms, Body body)
+{
+    JobOptions o = tcp_job({0, 1}, std::to_string(timeout_ms).c_str());
+    LLC_EXPECT_JOB_OK(o, [&body](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        Inbox in;
+        ASSERT_EQ(llc_am_register(ctx, 0, on_msg, &in), LLC_OK);
+        body(p, ctx, in);
+    });
+}
+
 static std::string timeout_name(const ::testing::TestParamInfo<unsigned> &info) { return std::to_string(info.param) + "ms"; }
 
 // Rank 1 calls llc_progress only every timeout/5, for 5 timeouts and more,
@@ -179,12 +195,7 @@ static std::string timeout_name(const ::testing::TestParamInfo<unsigned> &info) 
 TEST_P(TcpLiveness, SlowButProgressingReceiverIsNotReported)
 {
     const unsigned timeout_ms = GetParam();
-    JobOptions o = tcp_job({0, 1}, std::to_string(timeout_ms).c_str());
-    LLC_EXPECT_JOB_OK(o, [timeout_ms](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        Inbox in;
-        ASSERT_EQ(llc_am_register(ctx, 0, on_msg, &in), LLC_OK);
+    run_liveness(timeout_ms, [timeout_ms](TestProcess &p, llc_context_t *ctx, Inbox &in) {
         const int kCount = int(timeout_ms * 5 / 20);
         constexpr size_t kSize = 64 * 1024;
         if (p.rank == 0) {
@@ -221,12 +232,7 @@ TEST_P(TcpLiveness, SlowButProgressingReceiverIsNotReported)
 TEST_P(TcpLiveness, ReceiverComputingAfterReadingIsNotReported)
 {
     const unsigned timeout_ms = GetParam();
-    JobOptions o = tcp_job({0, 1}, std::to_string(timeout_ms).c_str());
-    LLC_EXPECT_JOB_OK(o, [timeout_ms](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        Inbox in;
-        ASSERT_EQ(llc_am_register(ctx, 0, on_msg, &in), LLC_OK);
+    run_liveness(timeout_ms, [timeout_ms](TestProcess &p, llc_context_t *ctx, Inbox &in) {
         for (int round = 0; round < 2; round++) {
             if (p.rank == 0) {
                 send_checked(ctx, 1, 2 * round, 100);
@@ -251,12 +257,7 @@ TEST_P(TcpLiveness, ReceiverComputingAfterReadingIsNotReported)
 TEST_P(TcpLiveness, LateFinalizeIsNotReported)
 {
     const unsigned timeout_ms = GetParam();
-    JobOptions o = tcp_job({0, 1}, std::to_string(timeout_ms).c_str());
-    LLC_EXPECT_JOB_OK(o, [timeout_ms](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        Inbox in;
-        ASSERT_EQ(llc_am_register(ctx, 0, on_msg, &in), LLC_OK);
+    run_liveness(timeout_ms, [timeout_ms](TestProcess &p, llc_context_t *ctx, Inbox &in) {
         send_checked(ctx, 1 - p.rank, 0, 1000);
         progress_until(ctx, [&] { return in.n == 1; });
         if (p.rank == 1)

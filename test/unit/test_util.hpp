@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,30 @@ inline uint64_t job_sum(TestProcess &p, const char *key, uint64_t mine)
         total += v;
     }
     return total;
+}
+
+// llc_mem_report's rows by name (the second call must fill as many rows as
+// the first one counted).
+inline std::map<std::string, llc_mem_entry_t> mem_report(llc_context_t *ctx)
+{
+    std::map<std::string, llc_mem_entry_t> out;
+    int count = llc_mem_report(ctx, nullptr, 0);
+    std::vector<llc_mem_entry_t> entries(size_t(count > 0 ? count : 0));
+    EXPECT_EQ(llc_mem_report(ctx, entries.data(), count), count);
+    for (const auto &e : entries)
+        out[e.name] = e;
+    return out;
+}
+
+// The items of one row of llc_mem_report (a failure when there is no such row).
+inline uint64_t mem_items(llc_context_t *ctx, const std::string &row)
+{
+    const auto rows = mem_report(ctx);
+    const auto it = rows.find(row);
+    if (it != rows.end())
+        return it->second.items;
+    ADD_FAILURE() << "no " << row << " row";
+    return 0;
 }
 
 inline uint64_t mix64(uint64_t x)

@@ -4,6 +4,7 @@
 // exchanges), with and without datagram loss; a peer with unacknowledged
 // data is never evicted (the cap overflows instead); a failed peer stays
 // failed once its state is gone.
+#include "checked_messages.hpp"
 #include "string_hash.hpp"
 #include "test_util.hpp"
 #include "udp_transport.hpp"
@@ -17,7 +18,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,13 +27,6 @@ using namespace llctest;
 namespace {
 
 constexpr unsigned kCapHandler = 3;
-
-struct CapHeader {
-    uint32_t src;
-    uint32_t dst;
-    uint32_t seq; // per ordered pair, from 0
-    uint32_t len;
-};
 
 uint64_t payload_seed(uint32_t src, uint32_t dst, uint32_t seq)
 {
@@ -47,80 +40,7 @@ size_t payload_size(uint32_t seq)
     return size_t(mix64(seq) % 300);
 }
 
-// What one process received: per source the next expected sequence number.
-struct Inbox {
-    int me = -1;
-    std::vector<uint32_t> next_seq;
-    unsigned long long received = 0, bad = 0;
-    std::string first_problem;
-
-    Inbox(int rank, int size) : me(rank), next_seq(size_t(size), 0) {}
-
-    void problem(const std::string &what)
-    {
-        if (bad++ == 0)
-            first_problem = what;
-    }
-};
-
-void on_cap_message(llc_context_t *, void *arg, int src, const void *hdr, size_t hdr_len, const void *data,
-                    size_t len)
-{
-    Inbox &in = *static_cast<Inbox *>(arg);
-    CapHeader h{};
-    if (hdr_len != sizeof(h)) {
-        in.problem("header of " + std::to_string(hdr_len) + " bytes");
-        return;
-    }
-    std::memcpy(&h, hdr, sizeof(h));
-    if (int(h.src) != src || int(h.dst) != in.me) {
-        in.problem("message " + std::to_string(h.src) + "->" + std::to_string(h.dst) + " arrived at rank " +
-                   std::to_string(in.me) + " from rank " + std::to_string(src));
-        return;
-    }
-    uint32_t &expect = in.next_seq[size_t(src)];
-    if (h.seq != expect) {
-        in.problem("from rank " + std::to_string(src) + ": message " + std::to_string(h.seq) + " where " +
-                   std::to_string(expect) + " was due (lost, duplicated or reordered)");
-        expect = h.seq + 1;
-        return;
-    }
-    expect++;
-    if (len != h.len || len != payload_size(h.seq) || !check_pattern(data, len, payload_seed(h.src, h.dst, h.seq)))
-        in.problem("from rank " + std::to_string(src) + ": message " + std::to_string(h.seq) + " has wrong bytes");
-    in.received++;
-}
-
-// Keeps payloads alive until the library is done with them (a send that
-// returned LLC_INPROGRESS calls back).
-struct Outbox {
-    std::list<std::vector<char>> payloads;
-    std::vector<uint32_t> next_seq;
-    unsigned long long callbacks_owed = 0, callbacks = 0, callback_errors = 0;
-
-    explicit Outbox(int size) : next_seq(size_t(size), 0) {}
-};
-
-int send_one(llc_context_t *ctx, Outbox &out, int me, int dst)
-{
-    CapHeader h{uint32_t(me), uint32_t(dst), out.next_seq[size_t(dst)]++, 0};
-    h.len = uint32_t(payload_size(h.seq));
-    out.payloads.emplace_back(h.len);
-    std::vector<char> &buf = out.payloads.back();
-    fill_pattern(buf.data(), buf.size(), payload_seed(h.src, h.dst, h.seq));
-    llc_iov_t iov{buf.data(), buf.size()};
-    int rc = llc_am_send(ctx, dst, kCapHandler, &h, sizeof(h), &iov, 1,
-                         [](void *arg, int status) {
-                             Outbox &o = *static_cast<Outbox *>(arg);
-                             o.callbacks++;
-                             if (status != LLC_OK)
-                                 o.callback_errors++;
-                         },
-                         &out);
-    if (rc == LLC_INPROGRESS)
-        out.callbacks_owed++;
-    return rc;
-}
+constexpr MessageShape kShape{kCapHandler, [](uint32_t, uint32_t seq) { return payload_size(seq); }, payload_seed};
 
 JobOptions cap_job(std::vector<int> nodes, const char *cap, unsigned timeout_s = 120)
 {
@@ -170,12 +90,9 @@ TEST_P(UdpCap, RotatingPeersGetEveryMessageExactlyOnceInOrder)
     o.env.push_back({"LLC_UDP_EVICT_IDLE_MS", c.evict_idle_ms});
     const bool lossy = std::string(c.drop_permille) != "0";
     LLC_EXPECT_JOB_OK(o, [&](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
+        CheckedRun run(p, kShape);
+        ASSERT_TRUE(run.started());
         const int n = p.size;
-        Inbox in(p.rank, n);
-        Outbox out(n);
-        ASSERT_EQ(llc_am_register(ctx, kCapHandler, on_cap_message, &in), LLC_OK);
         ASSERT_EQ(TestProcess::fence(&p), 0);
 
         std::vector<uint32_t> due(size_t(n), 0); // messages expected from each source so far
@@ -184,30 +101,31 @@ TEST_P(UdpCap, RotatingPeersGetEveryMessageExactlyOnceInOrder)
             const int offset = 1 + r % (n - 1);
             const int dst = (p.rank + offset) % n, src = (p.rank - offset + n) % n;
             for (int k = 0; k < kPerRound; k++) {
-                int rc = send_one(ctx, out, p.rank, dst);
-                ASSERT_TRUE(rc == LLC_OK || rc == LLC_INPROGRESS) << "round " << r << ": " << llc_last_error(ctx);
+                int rc = send_one(run.ctx, run.out, p.rank, dst);
+                ASSERT_TRUE(rc == LLC_OK || rc == LLC_INPROGRESS)
+                    << "round " << r << ": " << llc_last_error(run.ctx);
             }
             due[size_t(src)] += kPerRound;
-            ASSERT_TRUE(progress_until(ctx, [&] { return in.next_seq[size_t(src)] >= due[size_t(src)]; }, 60))
-                << "round " << r << ": " << in.next_seq[size_t(src)] << " of " << due[size_t(src)] << " from rank "
+            ASSERT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[size_t(src)] >= due[size_t(src)]; }, 60))
+                << "round " << r << ": " << run.in.next_seq[size_t(src)] << " of " << due[size_t(src)] << " from rank "
                 << src;
-            llc_stats_t st = stats_of(ctx);
+            llc_stats_t st = stats_of(run.ctx);
             most_live = std::max(most_live, st.udp_peers);
             // Above the cap only by peers that could not be evicted, each counted.
             most_allowed = std::max(most_allowed, cap + st.udp_cap_overflows);
             EXPECT_LE(st.udp_peers, cap + st.udp_cap_overflows) << "round " << r;
         }
-        EXPECT_EQ(in.bad, 0u) << in.first_problem;
-        EXPECT_EQ(in.received, (unsigned long long)(kRounds * kPerRound));
+        EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
+        EXPECT_EQ(run.in.received, (unsigned long long)(kRounds * kPerRound));
         // We have everything.  (No fence here: a blocked process would stop
         // retransmitting what the others still miss.)  Let the state go quiet.
-        EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
-        EXPECT_EQ(out.callback_errors, 0u);
+        EXPECT_TRUE(progress_until(run.ctx, [&] { return run.out.callbacks == run.out.callbacks_owed; }, 30));
+        EXPECT_EQ(run.out.callback_errors, 0u);
         // Idle: the once-a-second sweep brings the table back under the cap.
-        EXPECT_TRUE(progress_until(ctx, [&] { return stats_of(ctx).udp_peers <= cap; }, 5))
-            << stats_of(ctx).udp_peers << " live udp peers with a cap of " << cap;
+        EXPECT_TRUE(progress_until(run.ctx, [&] { return stats_of(run.ctx).udp_peers <= cap; }, 5))
+            << stats_of(run.ctx).udp_peers << " live udp peers with a cap of " << cap;
 
-        llc_stats_t st = stats_of(ctx);
+        llc_stats_t st = stats_of(run.ctx);
         // n-1 distinct peers, at most `cap` of them live: the others were
         // evicted (or, briefly, created above the cap).
         EXPECT_GT(st.udp_evictions, 0u);
@@ -223,7 +141,7 @@ TEST_P(UdpCap, RotatingPeersGetEveryMessageExactlyOnceInOrder)
                      (unsigned long long)st.udp_peer_restarts, (unsigned long long)most_live,
                      (unsigned long long)st.udp_retransmits, (unsigned long long)st.udp_injected_drops,
                      (unsigned long long)st.udp_duplicates);
-        finalize_ok(ctx);
+        finalize_ok(run.ctx);
     });
 }
 
@@ -241,42 +159,40 @@ INSTANTIATE_TEST_SUITE_P(Udp, UdpCap,
 TEST(UdpCapLimits, PeerWithUnacknowledgedDataIsNotEvicted)
 {
     LLC_EXPECT_JOB_OK(cap_job({0, 1, 2}, "1", 60), [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        Inbox in(p.rank, p.size);
-        Outbox out(p.size);
-        ASSERT_EQ(llc_am_register(ctx, kCapHandler, on_cap_message, &in), LLC_OK);
+        CheckedRun run(p, kShape);
+        ASSERT_TRUE(run.started());
         ASSERT_EQ(TestProcess::fence(&p), 0);
         if (p.rank == 0) {
             // seq 3: a multi-datagram message
             for (int k = 0; k < 4; k++)
-                ASSERT_GE(send_one(ctx, out, 0, 1), 0);
-            llc_stats_t st = stats_of(ctx);
+                ASSERT_GE(send_one(run.ctx, run.out, 0, 1), 0);
+            llc_stats_t st = stats_of(run.ctx);
             EXPECT_EQ(st.udp_peers, 1u);
-            ASSERT_GE(send_one(ctx, out, 0, 2), 0); // rank 1 has acknowledged nothing yet
-            st = stats_of(ctx);
+            ASSERT_GE(send_one(run.ctx, run.out, 0, 2), 0); // rank 1 has acknowledged nothing yet
+            st = stats_of(run.ctx);
             EXPECT_EQ(st.udp_evictions, 0u);
             EXPECT_EQ(st.udp_cap_overflows, 1u);
             EXPECT_EQ(st.udp_peers, 2u);
             // Both answer once they have our messages.
-            EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[1] == 1 && in.next_seq[2] == 1; }, 30));
-            EXPECT_TRUE(progress_until(ctx, [&] { return stats_of(ctx).udp_peers <= 1; }, 10));
-            st = stats_of(ctx);
+            EXPECT_TRUE(
+                progress_until(run.ctx, [&] { return run.in.next_seq[1] == 1 && run.in.next_seq[2] == 1; }, 30));
+            EXPECT_TRUE(progress_until(run.ctx, [&] { return stats_of(run.ctx).udp_peers <= 1; }, 10));
+            st = stats_of(run.ctx);
             EXPECT_GE(st.udp_evictions, 1u);
-            EXPECT_EQ(in.bad, 0u) << in.first_problem;
+            EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
             ASSERT_EQ(TestProcess::fence(&p), 0); // the others wait (not finalizing) until we checked
         } else {
             if (p.rank == 1)
                 usleep(600000); // silent: rank 0's datagrams wait in our socket
             const uint32_t expect = p.rank == 1 ? 4 : 1;
-            EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[0] == expect; }, 30));
-            EXPECT_EQ(in.bad, 0u) << in.first_problem;
-            ASSERT_GE(send_one(ctx, out, p.rank, 0), 0);
-            EXPECT_TRUE(progress_until(ctx, [&] { return stats_of(ctx).udp_acks_sent > 0; }, 30));
+            EXPECT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[0] == expect; }, 30));
+            EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
+            ASSERT_GE(send_one(run.ctx, run.out, p.rank, 0), 0);
+            EXPECT_TRUE(progress_until(run.ctx, [&] { return stats_of(run.ctx).udp_acks_sent > 0; }, 30));
             ASSERT_EQ(TestProcess::fence(&p), 0);
         }
-        EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
-        finalize_ok(ctx);
+        EXPECT_TRUE(progress_until(run.ctx, [&] { return run.out.callbacks == run.out.callbacks_owed; }, 30));
+        finalize_ok(run.ctx);
     });
 }
 
@@ -293,40 +209,37 @@ TEST(UdpCapLimits, GoodbyeIsRememberedAcrossEviction)
     JobOptions o = cap_job({0, 1, 2}, "1", 60);
     o.env.push_back({"LLC_FINALIZE_TIMEOUT_MS", "4000"});
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        Inbox in(p.rank, p.size);
-        Outbox out(p.size);
-        ASSERT_EQ(llc_am_register(ctx, kCapHandler, on_cap_message, &in), LLC_OK);
+        CheckedRun run(p, kShape);
+        ASSERT_TRUE(run.started());
         ASSERT_EQ(TestProcess::fence(&p), 0);
         if (p.rank == 1) {
-            ASSERT_GE(send_one(ctx, out, 1, 0), 0);
-            EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
-            llc_finalize(ctx); // leaves once rank 0 forgot it; whatever rank 0 sends later is not read
+            ASSERT_GE(send_one(run.ctx, run.out, 1, 0), 0);
+            EXPECT_TRUE(progress_until(run.ctx, [&] { return run.out.callbacks == run.out.callbacks_owed; }, 30));
+            llc_finalize(run.ctx); // leaves once rank 0 forgot it; whatever rank 0 sends later is not read
             return;
         }
         if (p.rank == 2) {
-            EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[0] == 1; }, 30));
-            EXPECT_EQ(in.bad, 0u) << in.first_problem;
-            finalize_ok(ctx);
+            EXPECT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[0] == 1; }, 30));
+            EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
+            finalize_ok(run.ctx);
             return;
         }
-        EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[1] == 1; }, 30));
+        EXPECT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[1] == 1; }, 30));
         // Rank 1's Goodbye follows its message; let it arrive and be acknowledged.
         double end = now_s() + 0.5;
         while (now_s() < end)
-            ASSERT_GE(llc_progress(ctx, nullptr), 0) << llc_last_error(ctx);
-        ASSERT_GE(send_one(ctx, out, 0, 2), 0); // needs the only slot: rank 1's Peer goes
-        EXPECT_EQ(stats_of(ctx).udp_evictions, 1u);
-        EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
+            ASSERT_GE(llc_progress(run.ctx, nullptr), 0) << llc_last_error(run.ctx);
+        ASSERT_GE(send_one(run.ctx, run.out, 0, 2), 0); // needs the only slot: rank 1's Peer goes
+        EXPECT_EQ(stats_of(run.ctx).udp_evictions, 1u);
+        EXPECT_TRUE(progress_until(run.ctx, [&] { return run.out.callbacks == run.out.callbacks_owed; }, 30));
         end = now_s() + 0.3; // rank 2 acknowledged: its Peer may go in turn
         while (now_s() < end)
-            ASSERT_GE(llc_progress(ctx, nullptr), 0) << llc_last_error(ctx);
-        ASSERT_GE(send_one(ctx, out, 0, 1), 0); // a new Peer for rank 1, from the ghost
-        EXPECT_EQ(stats_of(ctx).udp_evictions, 2u);
-        EXPECT_EQ(in.bad, 0u) << in.first_problem;
+            ASSERT_GE(llc_progress(run.ctx, nullptr), 0) << llc_last_error(run.ctx);
+        ASSERT_GE(send_one(run.ctx, run.out, 0, 1), 0); // a new Peer for rank 1, from the ghost
+        EXPECT_EQ(stats_of(run.ctx).udp_evictions, 2u);
+        EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
         double fin = now_s();
-        EXPECT_EQ(llc_finalize(ctx), LLC_OK) << llc_last_error(nullptr);
+        EXPECT_EQ(llc_finalize(run.ctx), LLC_OK) << llc_last_error(nullptr);
         EXPECT_LT(now_s() - fin, 3.5);
     });
 }
@@ -395,11 +308,8 @@ TEST(UdpCapLimits, AckFromPeerThatForgotUsDoesNotHoldFinalize)
     JobOptions o = cap_job({0, 1, 2}, "1", 60);
     o.env.push_back({"LLC_FINALIZE_TIMEOUT_MS", "4000"});
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        Inbox in(p.rank, p.size);
-        Outbox out(p.size);
-        ASSERT_EQ(llc_am_register(ctx, kCapHandler, on_cap_message, &in), LLC_OK);
+        CheckedRun run(p, kShape);
+        ASSERT_TRUE(run.started());
         if (p.rank == 1) {
             const std::string port = std::to_string(own_udp_port());
             ASSERT_NE(port, "0");
@@ -409,48 +319,50 @@ TEST(UdpCapLimits, AckFromPeerThatForgotUsDoesNotHoldFinalize)
         auto spin = [&](double s) {
             double end = now_s() + s;
             while (now_s() < end)
-                ASSERT_GE(llc_progress(ctx, nullptr), 0) << llc_last_error(ctx);
+                ASSERT_GE(llc_progress(run.ctx, nullptr), 0) << llc_last_error(run.ctx);
         };
 
         if (p.rank == 2) {
             ASSERT_EQ(TestProcess::fence(&p), 0); // (0) Y has X's message
-            EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[1] == 1; }, 30));
-            EXPECT_EQ(in.bad, 0u) << in.first_problem;
+            EXPECT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[1] == 1; }, 30));
+            EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
             spin(0.2);
             ASSERT_EQ(TestProcess::fence(&p), 0); // (A) Y took X's Forget
             ASSERT_EQ(TestProcess::fence(&p), 0); // (B) X answered the stale datagram
-            finalize_ok(ctx);
+            finalize_ok(run.ctx);
             return;
         }
         if (p.rank == 1) {
-            ASSERT_GE(send_one(ctx, out, 1, 0), 0);
+            ASSERT_GE(send_one(run.ctx, run.out, 1, 0), 0);
             ASSERT_EQ(TestProcess::fence(&p), 0); // (0)
             spin(0.2);                            // Y's acknowledgement
-            ASSERT_GE(send_one(ctx, out, 1, 2), 0); // needs the only slot: the Peer for Y goes (Forget)
-            EXPECT_EQ(stats_of(ctx).udp_evictions, 1u);
-            EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
+            ASSERT_GE(send_one(run.ctx, run.out, 1, 2), 0); // needs the only slot: the Peer for Y goes (Forget)
+            EXPECT_EQ(stats_of(run.ctx).udp_evictions, 1u);
+            EXPECT_TRUE(progress_until(run.ctx, [&] { return run.out.callbacks == run.out.callbacks_owed; }, 30));
             spin(0.2);
             ASSERT_EQ(TestProcess::fence(&p), 0); // (A)
-            const uint64_t dups = stats_of(ctx).udp_duplicates, acks = stats_of(ctx).udp_acks_sent;
+            const uint64_t dups = stats_of(run.ctx).udp_duplicates, acks = stats_of(run.ctx).udp_acks_sent;
             // Y sends the stale datagram now; we answer it.
-            EXPECT_TRUE(progress_until(
-                ctx, [&] { return stats_of(ctx).udp_duplicates > dups && stats_of(ctx).udp_acks_sent > acks; },
-                30));
+            auto answered = [&] {
+                const llc_stats_t st = stats_of(run.ctx);
+                return st.udp_duplicates > dups && st.udp_acks_sent > acks;
+            };
+            EXPECT_TRUE(progress_until(run.ctx, answered, 30));
             ASSERT_EQ(TestProcess::fence(&p), 0); // (B)
             // Our Peer for Y is `forgot` and idle: nothing holds us, we wait
             // in the closing fence (answering nothing) until Y gets there.
-            finalize_ok(ctx);
+            finalize_ok(run.ctx);
             return;
         }
 
         // rank 0 (Y)
-        EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[1] == 1; }, 30));
+        EXPECT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[1] == 1; }, 30));
         ASSERT_EQ(TestProcess::fence(&p), 0); // (0)
         // X's Forget: our Peer for it restarts (incarnation 2, forgot).
-        EXPECT_TRUE(progress_until(ctx, [&] { return stats_of(ctx).udp_peer_restarts == 1; }, 30));
+        EXPECT_TRUE(progress_until(run.ctx, [&] { return stats_of(run.ctx).udp_peer_restarts == 1; }, 30));
         spin(0.2);
         ASSERT_EQ(TestProcess::fence(&p), 0); // (A)
-        EXPECT_EQ(stats_of(ctx).udp_peers, 1u);
+        EXPECT_EQ(stats_of(run.ctx).udp_peers, 1u);
 
         char buf[32] = {};
         size_t len = sizeof(buf);
@@ -487,7 +399,7 @@ TEST(UdpCapLimits, AckFromPeerThatForgotUsDoesNotHoldFinalize)
         ASSERT_EQ(TestProcess::fence(&p), 0); // (B)
         usleep(500000); // X and rank 2 are in the closing fence by now
         const double t0 = now_s();
-        EXPECT_EQ(llc_finalize(ctx), LLC_OK) << llc_last_error(nullptr);
+        EXPECT_EQ(llc_finalize(run.ctx), LLC_OK) << llc_last_error(nullptr);
         EXPECT_LT(now_s() - t0, 2.0);
     });
 }
@@ -498,11 +410,8 @@ TEST(UdpCapLimits, AckFromPeerThatForgotUsDoesNotHoldFinalize)
 TEST(UdpCapLimits, FailedPeerStaysFailedAfterItsStateIsEvicted)
 {
     LLC_EXPECT_JOB_OK(cap_job({0, 1, 2}, "1", 60), [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        Inbox in(p.rank, p.size);
-        Outbox out(p.size);
-        ASSERT_EQ(llc_am_register(ctx, kCapHandler, on_cap_message, &in), LLC_OK);
+        CheckedRun run(p, kShape);
+        ASSERT_TRUE(run.started());
         ASSERT_EQ(TestProcess::fence(&p), 0);
         if (p.rank == 1) {
             p.depart();
@@ -510,35 +419,35 @@ TEST(UdpCapLimits, FailedPeerStaysFailedAfterItsStateIsEvicted)
             _exit(::testing::Test::HasFailure() ? 1 : 0); // no llc_finalize: the socket closes
         }
         if (p.rank == 2) {
-            EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[0] == 1; }, 30));
-            ASSERT_GE(send_one(ctx, out, 2, 0), 0);
-            EXPECT_TRUE(progress_until(ctx, [&] { return out.callbacks == out.callbacks_owed; }, 30));
-            finalize_ok(ctx);
+            EXPECT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[0] == 1; }, 30));
+            ASSERT_GE(send_one(run.ctx, run.out, 2, 0), 0);
+            EXPECT_TRUE(progress_until(run.ctx, [&] { return run.out.callbacks == run.out.callbacks_owed; }, 30));
+            finalize_ok(run.ctx);
             return;
         }
         usleep(300000); // rank 1 is gone by now
-        ASSERT_GE(send_one(ctx, out, 0, 1), 0);
+        ASSERT_GE(send_one(run.ctx, run.out, 0, 1), 0);
         int err = LLC_OK;
         double end = now_s() + 10;
         while (err == LLC_OK && now_s() < end)
-            err = llc_progress(ctx, nullptr);
+            err = llc_progress(run.ctx, nullptr);
         ASSERT_EQ(err, LLC_ERR_PEER);
-        const std::string reason = llc_last_error(ctx);
+        const std::string reason = llc_last_error(run.ctx);
         EXPECT_NE(reason.find("rank 1"), std::string::npos) << reason;
-        EXPECT_EQ(stats_of(ctx).udp_peers, 1u);
+        EXPECT_EQ(stats_of(run.ctx).udp_peers, 1u);
         // Talking to rank 2 needs the only slot: the failed Peer goes.
-        ASSERT_GE(send_one(ctx, out, 0, 2), 0);
-        llc_stats_t st = stats_of(ctx);
+        ASSERT_GE(send_one(run.ctx, run.out, 0, 2), 0);
+        llc_stats_t st = stats_of(run.ctx);
         EXPECT_EQ(st.udp_evictions, 1u);
         EXPECT_EQ(st.udp_cap_overflows, 0u);
         EXPECT_EQ(st.udp_peers, 1u);
-        EXPECT_TRUE(progress_until(ctx, [&] { return in.next_seq[2] == 1; }, 30));
+        EXPECT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[2] == 1; }, 30));
         // Rank 1 has no state any more, and is still failed.
-        EXPECT_EQ(send_one(ctx, out, 0, 1), LLC_ERR_PEER);
-        EXPECT_EQ(std::string(llc_last_error(ctx)), reason);
-        EXPECT_EQ(stats_of(ctx).udp_peers, 1u);
-        EXPECT_EQ(in.bad, 0u) << in.first_problem;
-        llc_finalize(ctx); // reports the failure again; must not hang
+        EXPECT_EQ(send_one(run.ctx, run.out, 0, 1), LLC_ERR_PEER);
+        EXPECT_EQ(std::string(llc_last_error(run.ctx)), reason);
+        EXPECT_EQ(stats_of(run.ctx).udp_peers, 1u);
+        EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
+        llc_finalize(run.ctx); // reports the failure again; must not hang
     });
 }
 

@@ -49,32 +49,28 @@ TEST_P(SharedRecvHandover, NeighbourReadsAndHandsOver)
     const bool shared = std::string(GetParam()) == "1";
     JobOptions o = shared_job({0, 1, 1}, GetParam());
     LLC_EXPECT_JOB_OK(o, [shared](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamChecker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-        Streamer s(ctx, p.rank, p.size);
+        StreamRun run(p);
+        ASSERT_TRUE(run.started());
         ASSERT_EQ(TestProcess::fence(&p), 0);
         constexpr uint32_t kMessages = 48;
         if (p.rank == 0) {
-            while (s.sent[1] < kMessages) {
-                if (s.room())
-                    s.send(1);
-                EXPECT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-                s.reap();
+            while (run.s.sent[1] < kMessages) {
+                if (run.s.room())
+                    run.s.send(1);
+                EXPECT_TRUE(run.progress());
             }
         } else if (p.rank == 1) {
             usleep(500000); // not reading: rank 2 does
         } else {
             double end = now_s() + 0.5;
             while (now_s() < end)
-                EXPECT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
+                EXPECT_EQ(llc_progress(run.ctx, nullptr), LLC_OK) << llc_last_error(run.ctx);
         }
         if (p.rank == 1) {
-            EXPECT_TRUE(progress_until(ctx, [&] { return c.next[0] >= kMessages; }, 30));
+            EXPECT_TRUE(progress_until(run.ctx, [&] { return run.c.next[0] >= kMessages; }, 30));
         }
-        EXPECT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 30));
-        llc_stats_t st = stats_of(ctx);
+        EXPECT_TRUE(run.drain(30));
+        llc_stats_t st = stats_of(run.ctx);
         if (p.rank == 2) {
             if (shared) {
                 EXPECT_GT(st.udp_handed_over, 0u) << "rank 2 should have read rank 1's datagrams";
@@ -87,8 +83,7 @@ TEST_P(SharedRecvHandover, NeighbourReadsAndHandsOver)
         }
         // (shared: rank 1's 32 buffers may fill while it sleeps; those
         // datagrams are dropped and resent, and the checks below see them all)
-        finalize_ok(ctx);
-        check_counts_after_finalize(p, s, c);
+        run.finish();
     });
 }
 
@@ -107,29 +102,25 @@ TEST(SharedRecv, AllPairsWithLossAndReorderingLoseNothing)
     o.env.push_back({"LLC_UDP_DROP_PERMILLE", "30"});
     o.env.push_back({"LLC_UDP_REORDER", "30"});
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamChecker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-        Streamer s(ctx, p.rank, p.size);
+        StreamRun run(p);
+        ASSERT_TRUE(run.started());
         ASSERT_EQ(TestProcess::fence(&p), 0);
         const int first_remote = p.rank < 3 ? 3 : 0;
         int next = 0;
         double end = now_s() + 1.5;
         while (now_s() < end && !::testing::Test::HasFailure()) {
-            if (s.room())
-                s.send(first_remote + (next++ % 3));
-            EXPECT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-            s.reap();
+            if (run.s.room())
+                run.s.send(first_remote + (next++ % 3));
+            EXPECT_TRUE(run.progress());
         }
-        EXPECT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-        llc_stats_t st = stats_of(ctx);
+        EXPECT_TRUE(run.drain());
+        llc_stats_t st = stats_of(run.ctx);
         EXPECT_GT(st.udp_retransmits, 0u) << "the loss injection should have cost retransmissions";
         EXPECT_EQ(st.udp_handover_drops, 0u) << "nobody left";
-        finalize_ok(ctx); // delivers the rest (no test fence before it: a blocked process would not resend)
+        finalize_ok(run.ctx); // delivers the rest (no test fence before it: a blocked process would not resend)
         uint64_t handed = job_sum(p, "handed", st.udp_handed_over);
         EXPECT_GT(handed, 0u);
-        check_counts_after_finalize(p, s, c);
+        check_counts_after_finalize(p, run.s, run.c);
         if (p.rank == 0)
             std::fprintf(stderr, "shared udp sockets, 6 processes on 2 nodes: %llu datagrams handed over\n",
                          (unsigned long long)handed);

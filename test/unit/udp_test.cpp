@@ -1,6 +1,7 @@
 // udp_test.cpp - the udp (DC-class) transport under injected loss and
 // reordering, peer death over udp, lazily created peer state, and the hybrid
 // udp/tcp switching (promotion, demotion, eviction under a cap).
+#include "numbered_stream.hpp"
 #include "test_util.hpp"
 #include "traffic.hpp"
 #include "udp_transport.hpp"
@@ -8,7 +9,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <list>
 #include <memory>
 #include <string>
 
@@ -230,84 +230,45 @@ INSTANTIATE_TEST_SUITE_P(Udp, UdpPeerDeath, ::testing::Values(false, true),
 
 // ---------------------------------------------------------------- hybrid
 
-constexpr unsigned kStreamHandler = 5;
-
-struct StreamHeader {
-    uint32_t src;
-    uint32_t index;
-    uint64_t len;
-};
-
-size_t stream_size(uint32_t index)
+// The hybrid tests' streams (numbered_stream.hpp) with messages of their own:
+// every 16th spans several datagrams.
+size_t hybrid_message_size(uint32_t, uint32_t index)
 {
     if (index % 16 == 5)
-        return 20000 + size_t(mix64(index) % 60000); // several datagrams
+        return 20000 + size_t(mix64(index) % 60000);
     return size_t(mix64(index) % 300);
 }
 
-uint64_t stream_seed(int src, int dst, uint32_t index) { return mix64((uint64_t(src) << 40) ^ (uint64_t(dst) << 20) ^ index); }
-
-struct StreamReceiver {
-    int me = 0;
-    std::vector<uint32_t> next;
-    uint64_t received = 0;
-    uint64_t bad = 0;
-};
-
-void on_stream(llc_context_t *, void *arg, int src, const void *hdr, size_t hdr_len, const void *data, size_t len)
+uint64_t hybrid_message_seed(uint32_t src, uint32_t dst, uint32_t index)
 {
-    auto *r = static_cast<StreamReceiver *>(arg);
-    StreamHeader h;
-    ASSERT_EQ(hdr_len, sizeof(h));
-    std::memcpy(&h, hdr, sizeof(h));
-    bool ok = int(h.src) == src && h.index == r->next[src] && len == stream_size(h.index) && len == h.len &&
-              check_pattern(data, len, stream_seed(src, r->me, h.index));
-    if (!ok) {
-        r->bad++;
-        ADD_FAILURE() << "rank " << r->me << ": bad message from " << src << " index " << h.index << " (expected "
-                      << r->next[src] << ") len " << len;
-    }
-    r->next[src] = h.index + 1;
-    r->received++;
+    return mix64((uint64_t(src) << 40) ^ (uint64_t(dst) << 20) ^ index);
 }
 
-// Sends numbered, patterned messages; keeps buffers until the library is done.
-struct StreamSender {
-    llc_context_t *ctx;
-    int me;
-    std::vector<uint32_t> next;
-    struct Slot {
-        std::vector<char> buf;
-        bool done = false;
-    };
-    std::list<Slot> inflight;
+constexpr MessageShape kHybridStream{5, hybrid_message_size, hybrid_message_seed};
 
-    void send(int dest)
-    {
-        uint32_t index = next[dest]++;
-        size_t len = stream_size(index);
-        inflight.emplace_back();
-        Slot &s = inflight.back();
-        s.buf.resize(len);
-        fill_pattern(s.buf.data(), len, stream_seed(me, dest, index));
-        StreamHeader h{uint32_t(me), index, len};
-        llc_iov_t iov{s.buf.data(), len};
-        int rc = llc_am_send(ctx, dest, kStreamHandler, &h, sizeof(h), &iov, 1,
-                             [](void *arg, int status) {
-                                 EXPECT_EQ(status, LLC_OK);
-                                 static_cast<Slot *>(arg)->done = true;
-                             },
-                             &s);
-        ASSERT_TRUE(rc == LLC_OK || rc == LLC_INPROGRESS) << llc_strerror(rc) << ": " << llc_last_error(ctx);
-        if (rc == LLC_OK)
-            s.done = true;
-    }
-    void reap()
-    {
-        while (!inflight.empty() && inflight.front().done)
-            inflight.pop_front();
-    }
+// Before the receivers check their counts, each sender says how many
+// messages it streamed to them (one uint64_t header on handler 6).
+constexpr unsigned kSentCountHandler = 6;
+
+struct SentCounts {
+    std::vector<uint64_t> n; // per source: what it said
+    int got = 0;             // sources that said
+    explicit SentCounts(int size) : n(size_t(size), 0) {}
 };
+
+void on_sent_count(llc_context_t *, void *arg, int src, const void *hdr, size_t, const void *, size_t)
+{
+    auto *c = static_cast<SentCounts *>(arg);
+    std::memcpy(&c->n[size_t(src)], hdr, sizeof(uint64_t));
+    c->got++;
+}
+
+// Tell `dest` how many messages this process streamed to it.
+int say_sent(StreamRun &run, int dest)
+{
+    uint64_t n = run.s.sent[size_t(dest)];
+    return llc_am_send(run.ctx, dest, kSentCountHandler, &n, sizeof(n), nullptr, 0, nullptr, nullptr);
+}
 
 JobOptions hybrid_job(std::vector<int> nodes, unsigned timeout_s = 90)
 {
@@ -320,18 +281,16 @@ JobOptions hybrid_job(std::vector<int> nodes, unsigned timeout_s = 90)
 
 // Progress for `seconds`, sending to `dest` every `gap_s` (0: as fast as
 // the window of in-flight buffers allows).
-void stream_phase(StreamSender &s, int dest, double seconds, double gap_s)
+void stream_phase(StreamRun &run, int dest, double seconds, double gap_s)
 {
     double end = now_s() + seconds, next = 0;
     while (now_s() < end && !::testing::Test::HasFailure()) {
         double t = now_s();
-        if (t >= next && s.inflight.size() < 64) {
-            s.send(dest);
+        if (t >= next && run.s.room()) {
+            run.s.send(dest);
             next = gap_s > 0 ? t + gap_s : 0;
         }
-        int rc = llc_progress(s.ctx, nullptr);
-        ASSERT_EQ(rc, LLC_OK) << llc_last_error(s.ctx);
-        s.reap();
+        ASSERT_TRUE(run.progress());
     }
 }
 
@@ -344,47 +303,29 @@ TEST(Hybrid, BusyPeerIsPromotedDemotedAndPromotedAgainWithoutLossOrReordering)
     JobOptions o = hybrid_job({0, 1, 2});
     o.env.push_back({"LLC_UDP_DROP_PERMILLE", "10"});
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamReceiver r;
-        r.me = p.rank;
-        r.next.assign(p.size, 0);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream, &r), LLC_OK);
-        StreamSender s{ctx, p.rank, std::vector<uint32_t>(p.size, 0), {}};
-        uint64_t total[3] = {0, 0, 0};
+        StreamRun run(p, kHybridStream);
+        ASSERT_TRUE(run.started());
         if (p.rank == 1) {
-            stream_phase(s, 0, 0.8, 0);     // busy
-            stream_phase(s, 0, 0.8, 0.05);  // quiet
-            stream_phase(s, 0, 0.8, 0);     // busy again
+            stream_phase(run, 0, 0.8, 0);     // busy
+            stream_phase(run, 0, 0.8, 0.05);  // quiet
+            stream_phase(run, 0, 0.8, 0);     // busy again
         } else if (p.rank == 2) {
-            stream_phase(s, 0, 2.4, 0.1);   // always quiet
+            stream_phase(run, 0, 2.4, 0.1);   // always quiet
         }
         // Tell rank 0 how many messages to expect.
         if (p.rank != 0) {
-            uint64_t n = s.next[0];
-            ASSERT_EQ(llc_am_send(ctx, 0, 6, &n, sizeof(n), nullptr, 0, nullptr, nullptr), LLC_OK);
-            progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); });
+            ASSERT_EQ(say_sent(run, 0), LLC_OK);
+            run.drain(30);
         } else {
-            struct Totals {
-                uint64_t *total;
-                int got = 0;
-            } t{total};
-            ASSERT_EQ(llc_am_register(ctx, 6,
-                                      [](llc_context_t *, void *arg, int src, const void *hdr, size_t, const void *,
-                                         size_t) {
-                                          auto *tt = static_cast<Totals *>(arg);
-                                          std::memcpy(&tt->total[src], hdr, sizeof(uint64_t));
-                                          tt->got++;
-                                      },
-                                      &t),
-                      LLC_OK);
-            progress_until(ctx, [&] { return t.got == 2; }, 60);
-            progress_until(ctx, [&] { return r.next[1] == total[1] && r.next[2] == total[2]; }, 60);
-            EXPECT_EQ(r.bad, 0u);
-            EXPECT_EQ(r.received, total[1] + total[2]);
+            SentCounts total(p.size);
+            ASSERT_EQ(llc_am_register(run.ctx, kSentCountHandler, on_sent_count, &total), LLC_OK);
+            progress_until(run.ctx, [&] { return total.got == 2; }, 60);
+            progress_until(run.ctx, [&] { return run.c.next[1] == total.n[1] && run.c.next[2] == total.n[2]; }, 60);
+            EXPECT_EQ(run.c.bad, 0u);
+            EXPECT_EQ(run.c.received, total.n[1] + total.n[2]);
         }
         llc_stats_t st;
-        llc_get_stats(ctx, &st);
+        llc_get_stats(run.ctx, &st);
         if (getenv("LLC_TEST_VERBOSE"))
             fprintf(stderr,
                     "rank %d: sent %llu (tcp %llu udp %llu) promotions %llu demotions %llu active %llu "
@@ -403,7 +344,7 @@ TEST(Hybrid, BusyPeerIsPromotedDemotedAndPromotedAgainWithoutLossOrReordering)
             EXPECT_EQ(st.rc_promotions, 0u);
             EXPECT_EQ(st.tcp_msgs, 0u);
         }
-        finalize_ok(ctx);
+        finalize_ok(run.ctx);
     });
 }
 
@@ -423,48 +364,35 @@ TEST_P(HybridCap, EvictsTheLeastBusyDestination)
     JobOptions o = hybrid_job(GetParam().nodes);
     o.env.push_back({"LLC_MAX_RC_PER_NODE", GetParam().cap});
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamReceiver r;
-        r.me = p.rank;
-        r.next.assign(p.size, 0);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream, &r), LLC_OK);
-        StreamSender s{ctx, p.rank, std::vector<uint32_t>(p.size, 0), {}};
+        StreamRun run(p, kHybridStream);
+        ASSERT_TRUE(run.started());
         uint64_t max_active = 0;
-        uint64_t expect = 0;
-        ASSERT_EQ(llc_am_register(ctx, 6,
-                                  [](llc_context_t *, void *arg, int, const void *hdr, size_t, const void *, size_t) {
-                                      std::memcpy(arg, hdr, sizeof(uint64_t));
-                                  },
-                                  &expect),
-                  LLC_OK);
+        SentCounts said(p.size);
+        ASSERT_EQ(llc_am_register(run.ctx, kSentCountHandler, on_sent_count, &said), LLC_OK);
+        const uint64_t &expect = said.n[0]; // only rank 0 streams
         llc_stats_t st;
         if (p.rank == 0) {
             double end = now_s() + 0.8;
             while (now_s() < end && !::testing::Test::HasFailure()) {
-                if (s.inflight.size() < 64)
-                    s.send(1);
-                ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-                s.reap();
+                if (run.s.room())
+                    run.s.send(1);
+                ASSERT_TRUE(run.progress());
             }
-            llc_get_stats(ctx, &st);
+            llc_get_stats(run.ctx, &st);
             EXPECT_EQ(st.rc_promotions, 1u);
             end = now_s() + 1.2;
             int k = 0;
             while (now_s() < end && !::testing::Test::HasFailure()) {
-                if (s.inflight.size() < 64)
-                    s.send(k++ % 8 == 0 ? 1 : 2);
-                ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-                s.reap();
-                llc_get_stats(ctx, &st);
+                if (run.s.room())
+                    run.s.send(k++ % 8 == 0 ? 1 : 2);
+                ASSERT_TRUE(run.progress());
+                llc_get_stats(run.ctx, &st);
                 max_active = std::max(max_active, st.rc_active);
             }
-            for (int d = 1; d <= 2; d++) {
-                uint64_t n = s.next[d];
-                ASSERT_EQ(llc_am_send(ctx, d, 6, &n, sizeof(n), nullptr, 0, nullptr, nullptr), LLC_OK);
-            }
-            progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); });
-            llc_get_stats(ctx, &st);
+            for (int d = 1; d <= 2; d++)
+                ASSERT_EQ(say_sent(run, d), LLC_OK);
+            run.drain(30);
+            llc_get_stats(run.ctx, &st);
             EXPECT_LE(max_active, 1u);
             EXPECT_GE(st.rc_promotions, 2u);
             EXPECT_GE(st.rc_demotions, 1u);
@@ -473,11 +401,11 @@ TEST_P(HybridCap, EvictsTheLeastBusyDestination)
                         (unsigned long long)st.rc_promotions, (unsigned long long)st.rc_demotions,
                         (unsigned long long)st.tcp_msgs, (unsigned long long)st.udp_msgs);
         } else if (p.rank <= 2) {
-            progress_until(ctx, [&] { return expect > 0 && r.next[0] == expect; }, 60);
-            EXPECT_EQ(r.bad, 0u);
-            EXPECT_EQ(r.received, expect);
+            progress_until(run.ctx, [&] { return expect > 0 && run.c.next[0] == expect; }, 60);
+            EXPECT_EQ(run.c.bad, 0u);
+            EXPECT_EQ(run.c.received, expect);
         }
-        finalize_ok(ctx);
+        finalize_ok(run.ctx);
     });
 }
 
@@ -527,63 +455,41 @@ TEST(Hybrid, RotatingBusyDestinationsSwitchManyTimes)
     o.env.push_back({"LLC_MAX_RC_PER_NODE", "1"});
     o.env.push_back({"LLC_UDP_DROP_PERMILLE", "20"});
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamReceiver r;
-        r.me = p.rank;
-        r.next.assign(p.size, 0);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream, &r), LLC_OK);
-        struct Totals {
-            std::vector<uint64_t> n;
-            int got = 0;
-        } totals{std::vector<uint64_t>(p.size, 0), 0};
-        ASSERT_EQ(llc_am_register(ctx, 6,
-                                  [](llc_context_t *, void *arg, int src, const void *hdr, size_t, const void *,
-                                     size_t) {
-                                      auto *t = static_cast<Totals *>(arg);
-                                      std::memcpy(&t->n[src], hdr, sizeof(uint64_t));
-                                      t->got++;
-                                  },
-                                  &totals),
-                  LLC_OK);
-        StreamSender s{ctx, p.rank, std::vector<uint32_t>(p.size, 0), {}};
+        StreamRun run(p, kHybridStream);
+        ASSERT_TRUE(run.started());
+        SentCounts totals(p.size);
+        ASSERT_EQ(llc_am_register(run.ctx, kSentCountHandler, on_sent_count, &totals), LLC_OK);
         double start = now_s(), end = start + 1.5;
         unsigned k = 0;
         while (now_s() < end && !::testing::Test::HasFailure()) {
-            if (s.inflight.size() < 64) {
-                int phase = int((now_s() - start) / 0.06);
-                int favourite = (p.rank + 1 + phase % (p.size - 1)) % p.size;
-                int other = (p.rank + 1 + int(k % unsigned(p.size - 1))) % p.size;
-                s.send(k++ % 8 != 0 ? favourite : other);
-            }
-            ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-            s.reap();
+            if (run.s.room())
+                run.s.send(rotating_destination(p.rank, p.size, now_s() - start, 0.06, k++, 8));
+            ASSERT_TRUE(run.progress());
         }
         for (int d = 0; d < p.size; d++) {
-            if (d == p.rank)
-                continue;
-            uint64_t n = s.next[d];
-            ASSERT_EQ(llc_am_send(ctx, d, 6, &n, sizeof(n), nullptr, 0, nullptr, nullptr), LLC_OK);
+            if (d != p.rank) {
+                ASSERT_EQ(say_sent(run, d), LLC_OK);
+            }
         }
-        progress_until(ctx, [&] { s.reap(); return s.inflight.empty() && totals.got == p.size - 1; }, 60);
-        progress_until(ctx, [&] {
+        progress_until(run.ctx, [&] { run.s.reap(); return run.s.inflight.empty() && totals.got == p.size - 1; }, 60);
+        progress_until(run.ctx, [&] {
             for (int src = 0; src < p.size; src++)
-                if (src != p.rank && r.next[src] != totals.n[src])
+                if (src != p.rank && run.c.next[src] != totals.n[src])
                     return false;
             return true;
         }, 60);
-        EXPECT_EQ(r.bad, 0u);
+        EXPECT_EQ(run.c.bad, 0u);
         llc_stats_t st;
-        llc_get_stats(ctx, &st);
+        llc_get_stats(run.ctx, &st);
         EXPECT_GE(st.rc_promotions, 3u) << "rank " << p.rank;
         EXPECT_GE(st.rc_demotions, 2u) << "rank " << p.rank;
         EXPECT_LE(st.rc_active, 1u);
         if (getenv("LLC_TEST_VERBOSE"))
             fprintf(stderr, "rank %d: received %llu, promotions %llu demotions %llu tcp %llu udp %llu\n", p.rank,
-                    (unsigned long long)r.received, (unsigned long long)st.rc_promotions,
+                    (unsigned long long)run.c.received, (unsigned long long)st.rc_promotions,
                     (unsigned long long)st.rc_demotions, (unsigned long long)st.tcp_msgs,
                     (unsigned long long)st.udp_msgs);
-        finalize_ok(ctx);
+        finalize_ok(run.ctx);
     });
 }
 

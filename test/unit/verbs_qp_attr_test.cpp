@@ -53,17 +53,36 @@ llc::VerbsAddress with_gid(llc::VerbsAddress a)
     return a;
 }
 
-} // namespace
-
-TEST(VerbsQpAttr, RcResetToInit)
+// RESET -> INIT with params(), as every kind of QP makes it; with the
+// access flags when the QP is a target of the peers' RDMA (RC, DCT).
+void expect_init(const llc::QpTransition &t, bool remote_access)
 {
-    llc::QpTransition t = llc::rc_reset_to_init(params());
-    EXPECT_EQ(t.mask, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+    const int access_bit = remote_access ? IBV_QP_ACCESS_FLAGS : 0;
+    EXPECT_EQ(t.mask, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | access_bit);
     EXPECT_EQ(t.attr.qp_state, IBV_QPS_INIT);
     EXPECT_EQ(t.attr.pkey_index, 3);
     EXPECT_EQ(t.attr.port_num, 2);
-    EXPECT_EQ(t.attr.qp_access_flags, unsigned(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ));
+    if (remote_access) {
+        EXPECT_EQ(t.attr.qp_access_flags, unsigned(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ));
+    }
 }
+
+// RTR -> RTS with params(), as both initiators (RC, DCI) make it.
+void expect_rts(const llc::QpTransition &t, uint32_t sq_psn)
+{
+    EXPECT_EQ(t.mask, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+                          IBV_QP_MAX_QP_RD_ATOMIC);
+    EXPECT_EQ(t.attr.qp_state, IBV_QPS_RTS);
+    EXPECT_EQ(t.attr.timeout, 17);
+    EXPECT_EQ(t.attr.retry_cnt, 6);
+    EXPECT_EQ(t.attr.rnr_retry, 7);
+    EXPECT_EQ(t.attr.sq_psn, sq_psn);
+    EXPECT_EQ(t.attr.max_rd_atomic, 2);
+}
+
+} // namespace
+
+TEST(VerbsQpAttr, RcResetToInit) { expect_init(llc::rc_reset_to_init(params()), true); }
 
 TEST(VerbsQpAttr, RcInitToRtrNamesThePeer)
 {
@@ -84,15 +103,7 @@ TEST(VerbsQpAttr, RcInitToRtrNamesThePeer)
 
 TEST(VerbsQpAttr, RcRtrToRts)
 {
-    llc::QpTransition t = llc::rc_rtr_to_rts(params(), 0x1abcdef); // masked to 24 bits
-    EXPECT_EQ(t.mask, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-                          IBV_QP_MAX_QP_RD_ATOMIC);
-    EXPECT_EQ(t.attr.qp_state, IBV_QPS_RTS);
-    EXPECT_EQ(t.attr.timeout, 17);
-    EXPECT_EQ(t.attr.retry_cnt, 6);
-    EXPECT_EQ(t.attr.rnr_retry, 7);
-    EXPECT_EQ(t.attr.sq_psn, 0xabcdefu);
-    EXPECT_EQ(t.attr.max_rd_atomic, 2);
+    expect_rts(llc::rc_rtr_to_rts(params(), 0x1abcdef), 0xabcdefu); // masked to 24 bits
 }
 
 TEST(VerbsQpAttr, AddressVectorUsesAGrhOnlyWhenNeeded)
@@ -138,41 +149,24 @@ TEST(VerbsQpAttr, PathMtuIsTheSmallerKnownOne)
 
 TEST(VerbsQpAttr, DciTransitions)
 {
-    llc::QpTransition t = llc::dci_reset_to_init(params());
-    EXPECT_EQ(t.mask, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT); // no access flags: an initiator only
-    EXPECT_EQ(t.attr.qp_state, IBV_QPS_INIT);
-    EXPECT_EQ(t.attr.pkey_index, 3);
-    EXPECT_EQ(t.attr.port_num, 2);
+    expect_init(llc::dci_reset_to_init(params()), false); // no access flags: an initiator only
 
-    t = llc::dci_init_to_rtr(params());
+    llc::QpTransition t = llc::dci_init_to_rtr(params());
     EXPECT_EQ(t.mask, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_AV); // no peer: no DEST_QPN, no RQ_PSN
     EXPECT_EQ(t.attr.qp_state, IBV_QPS_RTR);
     EXPECT_EQ(t.attr.path_mtu, IBV_MTU_4096);
     EXPECT_EQ(t.attr.ah_attr.port_num, 2);
     EXPECT_EQ(t.attr.ah_attr.dlid, 0);
 
-    t = llc::dci_rtr_to_rts(params());
-    EXPECT_EQ(t.mask, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-                          IBV_QP_MAX_QP_RD_ATOMIC);
-    EXPECT_EQ(t.attr.qp_state, IBV_QPS_RTS);
-    EXPECT_EQ(t.attr.timeout, 17);
-    EXPECT_EQ(t.attr.retry_cnt, 6);
-    EXPECT_EQ(t.attr.rnr_retry, 7);
-    EXPECT_EQ(t.attr.sq_psn, 0u);
-    EXPECT_EQ(t.attr.max_rd_atomic, 2);
+    expect_rts(llc::dci_rtr_to_rts(params()), 0);
 }
 
 TEST(VerbsQpAttr, DctTransitions)
 {
-    llc::QpTransition t = llc::dct_reset_to_init(params());
-    EXPECT_EQ(t.mask, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-    EXPECT_EQ(t.attr.qp_state, IBV_QPS_INIT);
-    EXPECT_EQ(t.attr.pkey_index, 3);
-    EXPECT_EQ(t.attr.port_num, 2);
-    EXPECT_EQ(t.attr.qp_access_flags, unsigned(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ));
+    expect_init(llc::dct_reset_to_init(params()), true);
 
     llc::VerbsAddress local = peer();
-    t = llc::dct_init_to_rtr(params(), local);
+    llc::QpTransition t = llc::dct_init_to_rtr(params(), local);
     EXPECT_EQ(t.mask, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU); // a DCT stops at RTR
     EXPECT_EQ(t.attr.qp_state, IBV_QPS_RTR);
     EXPECT_EQ(t.attr.min_rnr_timer, 11);
