@@ -46,6 +46,8 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/verbs_address_test.cpp \
 	test/unit/verbs_credits_test.cpp \
 	test/unit/verbs_engine_test.cpp \
+	test/unit/verbs_fake_fabric.cpp \
+	test/unit/verbs_fake_fabric.hpp \
 	test/unit/verbs_frame_test.cpp \
 	test/unit/verbs_qp_attr_test.cpp \
 	test/unit/verbs_recv_pool_test.cpp \

@@ -1,10 +1,11 @@
 // verbs_rndv_test.cpp - the verbs transport's zero-copy rendezvous
-// (VerbsEngine with rndv_bytes > 0) over an in-memory fake device that
-// emulates RDMA READ with real memory copies between the engines of this
-// process, and a fake registrar whose registrations are the only thing a READ
-// may touch: a READ whose rkey is not live, names another process's region,
-// or reaches outside the registered range fails, as does one whose local
-// lkey does not cover the landing range.
+// (VerbsEngine with rndv_bytes > 0) over the in-memory fake device of
+// verbs_fake_fabric.hpp, which emulates RDMA READ with real memory copies
+// between the engines of this process, and a fake registrar whose
+// registrations are the only thing a READ may touch: a READ whose rkey is
+// not live, names another process's region, or reaches outside the
+// registered range fails, as does one whose local lkey does not cover the
+// landing range.
 //
 // Checked: large messages arrive intact (pattern-checked, one or several
 // spans, one or several READs) with small copied ones interleaved and the
@@ -20,453 +21,43 @@
 #include "errors.hpp"
 #include "test_util.hpp"
 #include "verbs_engine.hpp"
+#include "verbs_fake_fabric.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <cstring>
-#include <deque>
 #include <functional>
 #include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
 namespace {
 
+using namespace llctest::verbs_fake;
+
 constexpr uint32_t kTag = 0x7e57;
-constexpr size_t kSlotBytes = 4096;
 
-struct FakeFabric;
-
-struct Parked {
-    int src_rank;
-    size_t qp;
-    uint32_t slot;
-    std::string bytes;
-};
-
-struct FakeRc {
-    int owner;
-    uint32_t qpn, psn;
-    int target = -1;
-    uint32_t target_qpn = 0;
-};
-
-// A registration: process `node`, [start, start + len), key (lkey = rkey).
-struct Region {
-    int node;
-    uintptr_t start;
-    size_t len;
-};
-
-struct PendingRead {
-    int reader;
-    size_t qp;
-    int target;
-    llc::VerbsRead r;
-};
-
-struct FakeNet {
-    std::vector<FakeFabric *> nodes;
-    std::map<uint32_t, Region> regions; // live registrations by key
-    uint32_t next_key = 0x100;
-    bool hold_reads = false;            // READs wait in `reads` until run_reads()
-    std::deque<PendingRead> reads;
-    std::map<uint32_t, std::unique_ptr<FakeRc>> rcs;
-    uint32_t next_qpn = 1000;
-    void run_reads();
-    bool covers(uint32_t key, int node, uint64_t addr, uint64_t len) const
+struct Job : FakeJob {
+    explicit Job(int n, const std::function<void(Job &)> &before_start = {}) : FakeJob(n, rndv_params())
     {
-        auto it = regions.find(key);
-        return it != regions.end() && it->second.node == node && addr >= it->second.start &&
-               addr + len <= it->second.start + it->second.len && addr + len >= addr;
-    }
-    // Every registration of `node` stops being valid (as if deregistered
-    // behind the cache's back): READs of it fail.
-    void revoke(int node)
-    {
-        for (auto it = regions.begin(); it != regions.end();)
-            it = it->second.node == node ? regions.erase(it) : std::next(it);
-    }
-};
-
-struct FakeRegistrar : llc::Registrar {
-    FakeNet &net;
-    int node;
-    int registrations = 0, deregistrations = 0;
-    bool fail = false; // every registration fails (ENOMEM)
-    FakeRegistrar(FakeNet &n, int r) : net(n), node(r) {}
-    llc::RegResult register_region(void *addr, size_t len) override
-    {
-        llc::RegResult res;
-        if (fail) {
-            res.error = ENOMEM;
-            res.message = "fake: locked-memory limit";
-            return res;
-        }
-        uint32_t key = net.next_key++;
-        net.regions[key] = Region{node, reinterpret_cast<uintptr_t>(addr), len};
-        res.reg.handle = reinterpret_cast<void *>(uintptr_t(key));
-        res.reg.lkey = res.reg.rkey = key;
-        registrations++;
-        return res;
-    }
-    void deregister_region(const llc::Registration &reg) override
-    {
-        net.regions.erase(uint32_t(reinterpret_cast<uintptr_t>(reg.handle)));
-        deregistrations++;
-    }
-};
-
-struct FakeFabric : llc::VerbsFabric {
-    FakeNet &net;
-    int rank;
-    size_t slots, recv_count;
-    std::vector<char> send_mem, recv_mem;
-    std::deque<uint32_t> posted;
-    std::deque<llc::VerbsCompletion> recv_done;
-    std::vector<std::deque<llc::VerbsCompletion>> send_done;
-    std::deque<Parked> parked;
-    FakeRegistrar registrar_;
-    bool dead = false;     // sends and READs to it fail (retry exceeded); it receives nothing
-    bool rc = true;
-    uint64_t slot_bytes_sent = 0; // bytes posted from send slots (the copy path)
-    int reads_posted = 0, rc_reads = 0, rc_posts = 0, rc_live = 0;
-
-    FakeFabric(FakeNet &n, int r, size_t send_slots, size_t recv_buffers)
-        : net(n), rank(r), slots(send_slots), recv_count(recv_buffers), send_mem(send_slots * kSlotBytes),
-          recv_mem(recv_buffers * kSlotBytes), send_done(4), registrar_(n, r)
-    {
-        if (net.nodes.size() <= size_t(r))
-            net.nodes.resize(size_t(r) + 1);
-        net.nodes[size_t(r)] = this;
-    }
-    size_t data_qps() const override { return 2; }
-    uint32_t send_queue_depth() const override { return 8; }
-    size_t send_slots() const override { return slots; }
-    size_t slot_bytes() const override { return kSlotBytes; }
-    char *send_slot(uint32_t s) override { return send_mem.data() + size_t(s) * kSlotBytes; }
-    const char *recv_buffer(uint32_t id) override { return recv_mem.data() + size_t(id) * kSlotBytes; }
-    void *connect(const llc::VerbsAddress &peer) override { return new int(int(peer.dct_number)); }
-    void disconnect(void *route) override { delete static_cast<int *>(route); }
-    void deliver_or_fail(int target, Parked p)
-    {
-        FakeFabric *t = net.nodes.at(size_t(target));
-        if (t->dead) {
-            llc::VerbsCompletion s;
-            s.id = p.slot;
-            s.ok = false;
-            s.status = "transport retry counter exceeded";
-            send_done[p.qp].push_back(s);
-            return;
-        }
-        t->arrive(std::move(p));
-    }
-    int post_send(size_t qp, void *route, const llc::VerbsAddress &peer, uint32_t slot, size_t len) override
-    {
-        EXPECT_LE(len, kSlotBytes);
-        EXPECT_EQ(*static_cast<int *>(route), int(peer.dct_number));
-        slot_bytes_sent += len;
-        deliver_or_fail(int(peer.dct_number), Parked{rank, qp, slot, std::string(send_slot(slot), len)});
-        return 0;
-    }
-    bool rc_supported() const override { return rc; }
-    uint32_t rc_cq_depth() const override { return 64; }
-    void *rc_create(uint32_t *qpn, uint32_t *psn) override
-    {
-        auto r = std::make_unique<FakeRc>();
-        r->owner = rank;
-        r->qpn = net.next_qpn++;
-        r->psn = (r->qpn * 7919u) & 0xffffffu;
-        *qpn = r->qpn;
-        *psn = r->psn;
-        FakeRc *raw = r.get();
-        net.rcs[r->qpn] = std::move(r);
-        rc_live++;
-        return raw;
-    }
-    void rc_connect(void *h, const llc::VerbsAddress &peer) override
-    {
-        FakeRc *r = static_cast<FakeRc *>(h);
-        r->target = int(peer.dct_number);
-        r->target_qpn = peer.rc_qpn;
-    }
-    int post_send_rc(void *h, uint32_t slot, size_t len) override
-    {
-        FakeRc *r = static_cast<FakeRc *>(h);
-        if (r->target < 0)
-            return EINVAL;
-        rc_posts++;
-        slot_bytes_sent += len;
-        deliver_or_fail(r->target, Parked{rank, 3, slot, std::string(send_slot(slot), len)});
-        return 0;
-    }
-    void rc_destroy(void *h) override
-    {
-        rc_live--;
-        net.rcs.erase(static_cast<FakeRc *>(h)->qpn);
-    }
-    llc::Registrar *registrar() override { return &registrar_; }
-    int post_read(size_t qp, void *route, const llc::VerbsAddress &peer, const llc::VerbsRead &r) override
-    {
-        EXPECT_LT(qp, 2u);
-        EXPECT_EQ(*static_cast<int *>(route), int(peer.dct_number));
-        reads_posted++;
-        net.reads.push_back(PendingRead{rank, qp, int(peer.dct_number), r});
-        if (!net.hold_reads)
-            net.run_reads();
-        return 0;
-    }
-    int post_read_rc(void *h, const llc::VerbsRead &r) override
-    {
-        FakeRc *q = static_cast<FakeRc *>(h);
-        EXPECT_GE(q->target, 0) << "READ on an RC QP not connected";
-        if (q->target < 0)
-            return EINVAL;
-        reads_posted++;
-        rc_reads++;
-        net.reads.push_back(PendingRead{rank, 3, q->target, r});
-        if (!net.hold_reads)
-            net.run_reads();
-        return 0;
-    }
-    void arrive(Parked p)
-    {
-        parked.push_back(std::move(p));
-        drain();
-    }
-    void drain()
-    {
-        while (!parked.empty() && !posted.empty()) {
-            Parked p = std::move(parked.front());
-            parked.pop_front();
-            uint32_t id = posted.front();
-            posted.pop_front();
-            std::memcpy(recv_mem.data() + size_t(id) * kSlotBytes, p.bytes.data(), p.bytes.size());
-            llc::VerbsCompletion c;
-            c.id = id;
-            c.len = uint32_t(p.bytes.size());
-            recv_done.push_back(c);
-            llc::VerbsCompletion s;
-            s.id = p.slot;
-            net.nodes[size_t(p.src_rank)]->send_done[p.qp].push_back(s);
-        }
-    }
-    int take(std::deque<llc::VerbsCompletion> &q, llc::VerbsCompletion *out, int max)
-    {
-        int n = 0;
-        while (n < max && !q.empty()) {
-            out[n++] = q.front();
-            q.pop_front();
-        }
-        return n;
-    }
-    int poll_send(size_t qp, llc::VerbsCompletion *out, int max) override { return take(send_done.at(qp), out, max); }
-    int poll_recv(llc::VerbsCompletion *out, int max) override { return take(recv_done, out, max); }
-    size_t post_recv(const uint32_t *ids, size_t n) override
-    {
-        for (size_t i = 0; i < n; i++)
-            posted.push_back(ids[i]);
-        drain();
-        return n;
-    }
-};
-
-// A READ: checked against the live registrations, then a real copy.
-void FakeNet::run_reads()
-{
-    while (!reads.empty()) {
-        PendingRead pr = reads.front();
-        reads.pop_front();
-        FakeFabric *reader = nodes.at(size_t(pr.reader));
-        FakeFabric *target = nodes.at(size_t(pr.target));
-        llc::VerbsCompletion c;
-        c.id = pr.r.id;
-        c.len = pr.r.len;
-        if (target->dead) {
-            c.ok = false;
-            c.status = "transport retry counter exceeded";
-        } else if (!covers(pr.r.rkey, pr.target, pr.r.remote, pr.r.len)) {
-            c.ok = false;
-            c.status = "remote access error";
-        } else if (!covers(pr.r.lkey, pr.reader, reinterpret_cast<uintptr_t>(pr.r.local), pr.r.len)) {
-            c.ok = false;
-            c.status = "local protection error";
-        } else {
-            std::memcpy(pr.r.local, reinterpret_cast<const void *>(uintptr_t(pr.r.remote)), pr.r.len);
-        }
-        reader->send_done.at(pr.qp).push_back(c);
-    }
-}
-
-struct Delivery {
-    int src;
-    uint64_t seq;
-    std::string hdr, payload;
-};
-
-struct FakeHost : llc::VerbsHost {
-    int me, n;
-    std::vector<Delivery> got;
-    std::vector<std::string> errors;
-    std::vector<int> statuses; // of the completions owed a callback
-    std::vector<uint64_t> next_seq;
-    FakeHost(int r, int size) : me(r), n(size), next_seq(size_t(size), 0) {}
-    int rank() const override { return me; }
-    int size() const override { return n; }
-    size_t copy_max() const override { return 1024; }
-    std::string lookup(int r) override
-    {
-        llc::VerbsAddress a;
-        a.port = 1;
-        a.mtu = 5;
-        a.dct_number = uint32_t(r);
-        a.lid = uint16_t(r + 1);
-        return llc::verbs_address_text(a);
-    }
-    void deliver(int src, const llc::WireHeader &w, const void *hdr, const void *data, size_t len) override
-    {
-        // As Context::deliver: strictly in order per source.
-        EXPECT_EQ(w.seq, next_seq[size_t(src)]) << "order violated from " << src;
-        next_seq[size_t(src)] = w.seq + 1;
-        EXPECT_EQ(w.payload_len, len);
-        got.push_back({src, w.seq, std::string(static_cast<const char *>(hdr), w.hdr_len),
-                       std::string(data ? static_cast<const char *>(data) : "", len)});
-    }
-    void complete(llc::OutgoingMessage &m, int status) override
-    {
-        if (m.owes_callback) {
-            m.owes_callback = false;
-            statuses.push_back(status);
-        }
-    }
-    void report_error(int, const std::string &message) override { errors.push_back(message); }
-    int callbacks(int status) const
-    {
-        int k = 0;
-        for (int s : statuses)
-            k += s == status;
-        return k;
-    }
-};
-
-struct Node {
-    std::unique_ptr<FakeFabric> fabric;
-    std::unique_ptr<FakeHost> host;
-    std::unique_ptr<llc::VerbsEngine> engine;
-    std::vector<uint64_t> next_seq;
-};
-
-// A page-aligned buffer the test owns (distinct buffers: distinct pages).
-struct Buf {
-    char *p = nullptr;
-    size_t n = 0;
-    explicit Buf(size_t bytes) : n(bytes)
-    {
-        void *q = nullptr;
-        EXPECT_EQ(posix_memalign(&q, 4096, bytes ? bytes : 1), 0);
-        p = static_cast<char *>(q);
-    }
-    ~Buf() { std::free(p); }
-    Buf(const Buf &) = delete;
-    Buf &operator=(const Buf &) = delete;
-};
-
-// Not periodic in 256, nor in any power of two up to 2^24: a READ at the
-// wrong offset shows.
-char pattern(int src, uint64_t seq, size_t i)
-{
-    return char(((i * 131) ^ ((i >> 8) * 7) ^ ((i >> 16) * 29) ^ (size_t(src) * 7 + seq * 13)) & 0xff);
-}
-
-std::string expected_payload(int src, uint64_t seq, size_t bytes)
-{
-    std::string p(bytes, '\0');
-    for (size_t i = 0; i < bytes; i++)
-        p[i] = pattern(src, seq, i);
-    return p;
-}
-
-struct Job {
-    FakeNet net;
-    std::vector<Node> nodes;
-    llc::VerbsEngineParams params;
-    std::deque<std::unique_ptr<Buf>> payloads; // kept until the end: sends reference them
-
-    Job(int n, const std::function<void(Job &)> &before_start = {})
-    {
-        params.recv_buffers = 32;
-        params.recv_post_bound = 16;
-        params.credits_per_peer = 8;
-        params.credit_batch = 2;
-        params.max_peers = 64;
-        params.job_tag = kTag;
-        params.rndv_bytes = 16 * 1024;
-        params.rndv_chunk = 32 * 1024; // large messages take several READs
-        params.reg_cache_max = 1024;
-        nodes.resize(size_t(n));
-        for (int r = 0; r < n; r++) {
-            Node &nd = nodes[size_t(r)];
-            nd.fabric = std::make_unique<FakeFabric>(net, r, 64, params.recv_buffers);
-            nd.host = std::make_unique<FakeHost>(r, n);
-            nd.next_seq.assign(size_t(n), 0);
-        }
         if (before_start)
             before_start(*this);
-        for (Node &nd : nodes)
-            nd.engine = std::make_unique<llc::VerbsEngine>(*nd.host, *nd.fabric, params);
+        start();
     }
-    // Sends the bytes of `buf` (filled with the message's pattern), split
-    // into `spans` iovs.
-    int send_buf(int src, int dest, Buf &buf, size_t bytes, int spans = 1, const std::string &hdr = "h")
+    static llc::VerbsEngineParams rndv_params()
     {
-        uint64_t seq = nodes[size_t(src)].next_seq[size_t(dest)]++;
-        for (size_t i = 0; i < bytes; i++)
-            buf.p[i] = pattern(src, seq, i);
-        std::vector<llc_iov_t> iov;
-        size_t per = spans > 1 ? bytes / size_t(spans) : bytes;
-        for (int k = 0; k < spans; k++) {
-            size_t off = size_t(k) * per;
-            size_t len = k + 1 == spans ? bytes - off : per;
-            iov.push_back(llc_iov_t{buf.p + off, len});
-        }
-        auto m = llc::OutgoingMessage::make_am(src, 1, seq, hdr.data(), hdr.size(), iov.data(),
-                                               bytes ? int(iov.size()) : 0, nullptr, nullptr);
-        return nodes[size_t(src)].engine->send(dest, std::move(m));
+        llc::VerbsEngineParams p;
+        p.recv_buffers = 32;
+        p.recv_post_bound = 16;
+        p.credits_per_peer = 8;
+        p.credit_batch = 2;
+        p.max_peers = 64;
+        p.job_tag = kTag;
+        p.rndv_bytes = 16 * 1024;
+        p.rndv_chunk = 32 * 1024; // large messages take several READs
+        p.reg_cache_max = 1024;
+        return p;
     }
-    int send(int src, int dest, size_t bytes, int spans = 1)
-    {
-        payloads.push_back(std::make_unique<Buf>(bytes));
-        return send_buf(src, dest, *payloads.back(), bytes, spans);
-    }
-    void progress_all(int rounds = 1)
-    {
-        for (int i = 0; i < rounds; i++) {
-            if (!net.hold_reads)
-                net.run_reads(); // READs held back before
-            for (Node &nd : nodes)
-                nd.engine->progress();
-        }
-    }
-    bool idle() const
-    {
-        if (!net.reads.empty())
-            return false;
-        for (const Node &nd : nodes)
-            if (nd.engine->has_pending_sends())
-                return false;
-        return true;
-    }
-    void run_until_idle(int max_rounds = 100000)
-    {
-        for (int i = 0; i < max_rounds && !idle(); i++)
-            progress_all();
-        progress_all(3);
-    }
-    llc::VerbsEngine &engine(int r) { return *nodes[size_t(r)].engine; }
-    FakeHost &host(int r) { return *nodes[size_t(r)].host; }
-    FakeFabric &fabric(int r) { return *nodes[size_t(r)].fabric; }
 };
 
 void expect_clean(Job &job)
