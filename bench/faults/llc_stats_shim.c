@@ -49,6 +49,12 @@ static const struct counter counters[] = {
     COUNTER(ring_pool_rings), COUNTER(ring_pool_in_use), COUNTER(ring_pool_high_water), COUNTER(ring_pool_held),
     COUNTER(ring_leases), COUNTER(ring_pool_empty), COUNTER(ring_bytes_landed),
     COUNTER(rc_asks_refused), COUNTER(rc_ask_resends), COUNTER(rc_asks_unanswered),
+    COUNTER(verbs_rndv_sends), COUNTER(verbs_rndv_send_errors), COUNTER(verbs_rndv_recvs),
+    COUNTER(verbs_rndv_bytes_read), COUNTER(verbs_rndv_fallbacks), COUNTER(verbs_rndv_held_records),
+    COUNTER(reg_cache_hits), COUNTER(reg_cache_misses), COUNTER(reg_cache_evictions), COUNTER(reg_cache_overflows),
+    COUNTER(reg_cache_entries), COUNTER(reg_cache_pinned),
+    COUNTER(dc_rdma_requests_sent), COUNTER(dc_rdma_switches), COUNTER(dc_rdma_exits), COUNTER(dc_rdma_sources),
+    COUNTER(dc_rdma_bytes_landed), COUNTER(dc_rdma_requests_accepted), COUNTER(dc_rdma_packets_sent),
 };
 #undef COUNTER
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
