@@ -23,6 +23,8 @@ namespace llctest {
 
 // How a test's messages look: the handler they go to, payload sizes and
 // payload patterns (function pointers: a test's choice is a pure function).
+// size may be null: then the sender chooses each message's size (the len of
+// make_message, Streamer::send) and the receiver checks the header's.
 struct MessageShape {
     unsigned handler;
     size_t (*size)(uint32_t src, uint32_t seq);
@@ -43,9 +45,9 @@ struct CheckedHeader {
 };
 
 // Message `seq` from `me` to `dst`: its header, and its payload in `payload`
-// (resized to the shape's size).
+// (resized to the shape's size, or to len for a shape without sizes).
 CheckedHeader make_message(const MessageShape &shape, int me, int dst, uint32_t seq, uint32_t flag,
-                           std::vector<char> &payload);
+                           std::vector<char> &payload, size_t len = 0);
 
 // What the receiver `me` makes of a message from `src`.
 struct CheckedArrival {

@@ -5,6 +5,7 @@
 // switch into ring addressing and back out (with and without datagram loss),
 // refusals, unanswered asks, an empty pool, and promotion to tcp, every
 // message checked once, in order and intact.
+#include "numbered_stream.hpp"
 #include "switch_policy.hpp"
 #include "test_util.hpp"
 #include "udp_ring_landing.hpp"
@@ -15,7 +16,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <list>
 #include <string>
 #include <vector>
 
@@ -158,89 +158,23 @@ TEST(DcRdmaPolicy, BusySourcesOfLargeMessagesChooseDcRdma)
 
 namespace {
 
-constexpr unsigned kBigHandler = 9;
-
-struct BigHeader {
-    uint32_t src;
-    uint32_t index;
-    uint64_t len;
-};
-
-uint64_t big_seed(int src, int dst, uint32_t index) { return mix64((uint64_t(src) << 40) ^ (uint64_t(dst) << 20) ^ index ^ 0xdcull); }
-
-struct Checker {
-    int me;
-    std::vector<uint32_t> next;
-    uint64_t bad = 0;
-    Checker(int rank, int size) : me(rank), next(size_t(size), 0) {}
-};
-
-void on_big(llc_context_t *, void *arg, int src, const void *hdr, size_t hdr_len, const void *data, size_t len)
+// Large messages of the size each phase chooses (the shape has no sizes:
+// the receiver checks the header's length, the bytes and the order).
+uint64_t big_seed(uint32_t src, uint32_t dst, uint32_t index)
 {
-    auto *c = static_cast<Checker *>(arg);
-    BigHeader h{};
-    if (hdr_len == sizeof(h))
-        std::memcpy(&h, hdr, sizeof(h));
-    bool ok = hdr_len == sizeof(h) && int(h.src) == src && h.index == c->next[src] && len == h.len &&
-              check_pattern(data, len, big_seed(src, c->me, h.index));
-    if (!ok) {
-        c->bad++;
-        ADD_FAILURE() << "rank " << c->me << ": from " << src << " got index " << h.index << " (" << len
-                      << " bytes), expected index " << c->next[src];
-    }
-    c->next[src] = h.index + 1;
+    return mix64((uint64_t(src) << 40) ^ (uint64_t(dst) << 20) ^ index ^ 0xdcull);
 }
-
-// Numbered, patterned sends of a chosen size; buffers live until sent.
-struct Sender {
-    llc_context_t *ctx;
-    int me;
-    std::vector<uint32_t> sent;
-    struct Buffer {
-        std::vector<char> bytes;
-        bool done = false;
-    };
-    std::list<Buffer> inflight;
-    Sender(llc_context_t *c, int rank, int size) : ctx(c), me(rank), sent(size_t(size), 0) {}
-    bool room() const { return inflight.size() < 16; }
-    void send(int dest, size_t len)
-    {
-        uint32_t index = sent[dest]++;
-        inflight.emplace_back();
-        Buffer &b = inflight.back();
-        b.bytes.resize(len);
-        fill_pattern(b.bytes.data(), len, big_seed(me, dest, index));
-        BigHeader h{uint32_t(me), index, len};
-        llc_iov_t iov{b.bytes.data(), len};
-        int rc = llc_am_send(
-            ctx, dest, kBigHandler, &h, sizeof(h), &iov, 1,
-            [](void *arg, int status) {
-                EXPECT_EQ(status, LLC_OK);
-                static_cast<Buffer *>(arg)->done = true;
-            },
-            &b);
-        ASSERT_TRUE(rc == LLC_OK || rc == LLC_INPROGRESS) << llc_strerror(rc) << ": " << llc_last_error(ctx);
-        if (rc == LLC_OK)
-            b.done = true;
-    }
-    void reap()
-    {
-        while (!inflight.empty() && inflight.front().done)
-            inflight.pop_front();
-    }
-};
+constexpr MessageShape kBigShape{9, nullptr, big_seed};
 
 // rc_per_node "0" (the default here): no RC slot, so large busy sources stay
 // on the DC class (the ring pool is there all the same: DC RDMA needs no slot).
 JobOptions dc_rdma_job(std::vector<int> nodes, const char *drop_permille, const char *promote_msgs = "256",
-                       const char *rc_per_node = "0")
+                       const char *rc_per_node = "0", const char *period_ms = "20")
 {
-    JobOptions o = job(std::move(nodes), 120);
-    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"},         {"LLC_NET", "hybrid"},
-             {"LLC_HYBRID_DRIVER", "receiver"},     {"LLC_HYBRID_PERIOD_MS", "20"},
-             {"LLC_HYBRID_PROMOTE_MSGS", promote_msgs}, {"LLC_MAX_RC_PER_NODE", rc_per_node},
-             {"LLC_UDP_RTO_US", "3000"},           {"LLC_UDP_DROP_PERMILLE", drop_permille}};
-    return o;
+    return hybrid_receiver_job(std::move(nodes), 120, period_ms, promote_msgs,
+                               {{"LLC_MAX_RC_PER_NODE", rc_per_node},
+                                {"LLC_UDP_RTO_US", "3000"},
+                                {"LLC_UDP_DROP_PERMILLE", drop_permille}});
 }
 
 void verbose(const TestProcess &p, const char *when, const llc_stats_t &st)
@@ -262,70 +196,64 @@ void verbose(const TestProcess &p, const char *when, const llc_stats_t &st)
             (unsigned long long)st.udp_retransmits, (unsigned long long)st.msgs_received);
 }
 
-// Runs for `seconds`: the senders (rank != 0) send messages of `len` bytes
-// to rank 0 while there is room (pace_s > 0: one every pace_s at most),
-// everyone progresses.
-void run_phase(llc_context_t *ctx, TestProcess &p, Sender &s, double seconds, size_t len, double pace_s = 0)
-{
-    double end = now_s() + seconds, next = 0;
-    while (now_s() < end && !::testing::Test::HasFailure()) {
-        if (p.rank != 0 && len && s.room() && now_s() >= next) {
-            s.send(0, len);
-            next = now_s() + pace_s;
+// One process of a DC RDMA job: a numbered stream of kBigShape messages
+// (at most 16 in flight), its senders (rank != 0) sending to rank 0.
+struct DcRun : StreamRun {
+    explicit DcRun(TestProcess &proc) : StreamRun(proc, kBigShape) { s.window = 16; }
+
+    // Runs for `seconds`: the senders send messages of `len` bytes to rank 0
+    // while there is room (pace_s > 0: one every pace_s at most), everyone
+    // progresses.
+    void phase(double seconds, size_t len, double pace_s)
+    {
+        double end = now_s() + seconds, next = 0;
+        while (now_s() < end && !::testing::Test::HasFailure()) {
+            if (p.rank != 0 && len && s.room() && now_s() >= next) {
+                s.send(0, len);
+                next = now_s() + pace_s;
+            }
+            if (!progress())
+                return;
         }
-        ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-        s.reap();
     }
-}
 
-// Rounds of run_phase (round_s each) until done(stats) holds at every
-// process at the end of a round (a bootstrap fence per round), at most
-// max_rounds: conditions, not wall-clock budgets, so that a slow or loaded
-// machine only takes more rounds.
-template <class Done>
-bool rounds_until(llc_context_t *ctx, TestProcess &p, Sender &s, const std::string &tag, size_t len, double pace_s,
-                  Done done, int max_rounds = 60, double round_s = 0.25)
-{
-    for (int r = 0; r < max_rounds && !::testing::Test::HasFailure(); r++) {
-        run_phase(ctx, p, s, round_s, len, pace_s);
-        llc_stats_t st{};
-        llc_get_stats(ctx, &st);
-        if (job_sum(p, (tag + std::to_string(r)).c_str(), done(st) ? 1 : 0) == uint64_t(p.size))
-            return true;
+    // Rounds of phase (round_s each) until done(stats) holds at every
+    // process at the end of a round (a bootstrap fence per round), at most
+    // max_rounds: conditions, not wall-clock budgets, so that a slow or
+    // loaded machine only takes more rounds.  Then the stats are in st
+    // (printed with LLC_TEST_VERBOSE).
+    template <class Done>
+    bool rounds_until(const std::string &tag, size_t len, double pace_s, Done done, int max_rounds = 60,
+                      double round_s = 0.25)
+    {
+        for (int r = 0; r < max_rounds && !::testing::Test::HasFailure(); r++) {
+            phase(round_s, len, pace_s);
+            if (job_sum(p, (tag + std::to_string(r)).c_str(), done(stats()) ? 1 : 0) == uint64_t(p.size)) {
+                st = stats();
+                verbose(p, tag.c_str(), st);
+                return true;
+            }
+        }
+        return false;
     }
-    return false;
-}
 
-llc_stats_t stats_of(llc_context_t *ctx)
-{
-    llc_stats_t st{};
-    llc_get_stats(ctx, &st);
-    return st;
-}
-
-// After llc_finalize: each receiver got exactly what each sender sent.
-void check_counts(TestProcess &p, const Sender &s, const Checker &c)
-{
-    ASSERT_EQ(TestProcess::put(&p, "dcsent", s.sent.data(), s.sent.size() * sizeof(uint32_t)), 0);
-    ASSERT_EQ(TestProcess::fence(&p), 0);
-    for (int src = 0; src < p.size; src++) {
-        if (src == p.rank)
-            continue;
-        std::vector<uint32_t> theirs(size_t(p.size), 0);
-        size_t len = theirs.size() * sizeof(uint32_t);
-        ASSERT_EQ(TestProcess::get(&p, src, "dcsent", theirs.data(), &len), 0);
-        EXPECT_EQ(c.next[src], theirs[p.rank]) << "rank " << p.rank << " from " << src;
+    // Quiet rounds (nobody sends) until rank 0 holds no ring and has none in use.
+    bool quiet_until_the_ring_is_back()
+    {
+        return rounds_until("quiet", 0, 0, [&](const llc_stats_t &st) {
+            return p.rank != 0 || (st.ring_pool_held == 0 && st.ring_pool_in_use == 0);
+        });
     }
-    EXPECT_EQ(c.bad, 0u);
-}
 
-// The senders' last messages, then llc_finalize and the counts.
-void finish(llc_context_t *ctx, TestProcess &p, Sender &s, Checker &c)
-{
-    ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-    finalize_ok(ctx);
-    check_counts(p, s, c);
-}
+    llc_stats_t stats() const
+    {
+        llc_stats_t now{};
+        llc_get_stats(ctx, &now);
+        return now;
+    }
+
+    llc_stats_t st{}; // after the last rounds_until that succeeded
+};
 
 } // namespace
 
@@ -341,36 +269,31 @@ TEST_P(DcRdmaSwitch, LargeMessagesLandInARingThenSmallOnesLeaveIt)
     // these messages, so that the source still is under 10 % loss, where the
     // stream slows to a few messages per period.
     LLC_EXPECT_JOB_OK(dc_rdma_job({0, 1}, GetParam(), "64"), [&](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        Checker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kBigHandler, on_big, &c), LLC_OK);
-        Sender s(ctx, p.rank, p.size);
-        ASSERT_TRUE(rounds_until(ctx, p, s, "large", 48 * 1024, 0, [&](const llc_stats_t &st) {
+        DcRun run(p);
+        ASSERT_TRUE(run.started());
+        const llc_stats_t &st = run.st;
+        ASSERT_TRUE(run.rounds_until("large", 48 * 1024, 0, [&](const llc_stats_t &st) {
             return p.rank != 0 || (st.dc_rdma_sources == 1 && st.dc_rdma_bytes_landed > 20u * 48 * 1024);
         })) << "rank 1 never ring-addressed its stream to rank 0";
-        llc_stats_t st = stats_of(ctx);
-        verbose(p, "large", st);
         if (p.rank == 0) {
             EXPECT_GE(st.dc_rdma_requests_sent, 1u);
             EXPECT_GE(st.dc_rdma_switches, 1u);
             EXPECT_EQ(st.ring_pool_held, 1u);
             EXPECT_EQ(st.rc_requests_sent, 0u) << "no RC slot here";
-            EXPECT_GT(c.next[1], 20u);
+            EXPECT_GT(run.c.next[1], 20u);
         } else {
             EXPECT_GE(st.dc_rdma_requests_accepted, 1u);
             EXPECT_GT(st.dc_rdma_packets_sent, 20u * 12);
             EXPECT_EQ(st.rc_promotions, 0u);
         }
-        ASSERT_TRUE(rounds_until(ctx, p, s, "small", 200, 0, [&](const llc_stats_t &st) {
+        ASSERT_TRUE(run.rounds_until("small", 200, 0, [&](const llc_stats_t &st) {
             return p.rank != 0 || (st.dc_rdma_sources == 0 && st.dc_rdma_exits >= 1 && st.ring_pool_held == 0);
         })) << "rank 1 never went back to plain udp";
-        st = stats_of(ctx);
-        verbose(p, "small", st);
         if (p.rank == 0) {
             EXPECT_EQ(st.ring_pool_in_use, 0u) << "the ring went back";
         }
-        finish(ctx, p, s, c);
+        ASSERT_TRUE(run.drain());
+        run.finish();
     });
 }
 
@@ -386,16 +309,12 @@ TEST(DcRdma, RefusalReturnsTheRing)
     LLC_EXPECT_JOB_OK(dc_rdma_job({0, 1}, "0"), [](TestProcess &p) {
         if (p.rank == 1)
             setenv("LLC_HYBRID_DC_RDMA", "0", 1);
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        Checker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kBigHandler, on_big, &c), LLC_OK);
-        Sender s(ctx, p.rank, p.size);
-        ASSERT_TRUE(rounds_until(ctx, p, s, "refused", 32 * 1024, 0, [&](const llc_stats_t &st) {
+        DcRun run(p);
+        ASSERT_TRUE(run.started());
+        const llc_stats_t &st = run.st;
+        ASSERT_TRUE(run.rounds_until("refused", 32 * 1024, 0, [&](const llc_stats_t &st) {
             return p.rank == 0 ? st.dc_rdma_requests_sent >= 2 && st.rc_asks_refused >= 1 : st.rc_requests_refused >= 1;
         })) << "asked, refused, asked again";
-        llc_stats_t st = stats_of(ctx);
-        verbose(p, "refused", st);
         if (p.rank == 0) {
             EXPECT_EQ(st.dc_rdma_switches, 0u);
             EXPECT_EQ(st.dc_rdma_bytes_landed, 0u);
@@ -404,10 +323,9 @@ TEST(DcRdma, RefusalReturnsTheRing)
             EXPECT_EQ(st.dc_rdma_packets_sent, 0u);
         }
         // Quiet now: nothing is asked any more, and no ring stays leased.
-        ASSERT_TRUE(rounds_until(ctx, p, s, "quiet", 0, 0, [&](const llc_stats_t &st) {
-            return p.rank != 0 || (st.ring_pool_held == 0 && st.ring_pool_in_use == 0);
-        })) << "the ring went back";
-        finish(ctx, p, s, c);
+        ASSERT_TRUE(run.quiet_until_the_ring_is_back()) << "the ring went back";
+        ASSERT_TRUE(run.drain());
+        run.finish();
     });
 }
 
@@ -418,26 +336,20 @@ TEST(DcRdma, UnansweredAskReturnsTheRing)
     JobOptions o = dc_rdma_job({0, 1}, "1000");
     o.env.push_back({"LLC_UDP_DROP_ONLY", "switch"});
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        Checker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kBigHandler, on_big, &c), LLC_OK);
-        Sender s(ctx, p.rank, p.size);
-        ASSERT_TRUE(rounds_until(ctx, p, s, "unanswered", 32 * 1024, 0, [&](const llc_stats_t &st) {
+        DcRun run(p);
+        ASSERT_TRUE(run.started());
+        const llc_stats_t &st = run.st;
+        ASSERT_TRUE(run.rounds_until("unanswered", 32 * 1024, 0, [&](const llc_stats_t &st) {
             return p.rank != 0 || (st.dc_rdma_requests_sent >= 2 && st.ring_leases >= 2 && st.rc_ask_resends >= 1);
         })) << "expired, asked again with a new ring";
-        llc_stats_t st = stats_of(ctx);
-        verbose(p, "unanswered", st);
-        if (p.rank == 0) {
+        if (p.rank == 0)
             EXPECT_EQ(st.dc_rdma_switches, 0u);
-        } else {
+        else
             EXPECT_EQ(st.dc_rdma_packets_sent, 0u);
-        }
         // Quiet: the history decays, nothing is asked, the last ring expires.
-        ASSERT_TRUE(rounds_until(ctx, p, s, "quiet", 0, 0, [&](const llc_stats_t &st) {
-            return p.rank != 0 || (st.ring_pool_held == 0 && st.ring_pool_in_use == 0);
-        })) << "the ring went back";
-        finish(ctx, p, s, c);
+        ASSERT_TRUE(run.quiet_until_the_ring_is_back()) << "the ring went back";
+        ASSERT_TRUE(run.drain());
+        run.finish();
     });
 }
 
@@ -449,29 +361,25 @@ TEST(DcRdma, NoFreeRingNoAsk)
     JobOptions o = dc_rdma_job({0, 1, 2}, "10");
     o.env.push_back({"LLC_RING_POOL", "1"});
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        Checker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kBigHandler, on_big, &c), LLC_OK);
-        Sender s(ctx, p.rank, p.size);
+        DcRun run(p);
+        ASSERT_TRUE(run.started());
+        const llc_stats_t &st = run.st;
         uint64_t most = 0;
-        ASSERT_TRUE(rounds_until(ctx, p, s, "onering", 32 * 1024, 0, [&](const llc_stats_t &st) {
+        ASSERT_TRUE(run.rounds_until("onering", 32 * 1024, 0, [&](const llc_stats_t &st) {
             most = std::max(most, st.dc_rdma_sources);
-            return p.rank != 0 || (st.dc_rdma_switches >= 1 && st.ring_pool_empty >= 5 && c.next[1] > 20 &&
-                                   c.next[2] > 20);
+            return p.rank != 0 || (st.dc_rdma_switches >= 1 && st.ring_pool_empty >= 5 && run.c.next[1] > 20 &&
+                                   run.c.next[2] > 20);
         }));
-        llc_stats_t st = stats_of(ctx);
-        verbose(p, "one ring", st);
         if (p.rank == 0) {
             EXPECT_EQ(most, 1u) << "never two sources on one ring";
             EXPECT_LE(st.ring_pool_high_water, 1u);
             // (A source whose rate dips may leave and hand the ring on.)
             EXPECT_LE(st.dc_rdma_requests_sent, st.ring_leases);
         }
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-        finalize_ok(ctx); // (before the fence: the senders need rank 0's progress to finish)
+        ASSERT_TRUE(run.drain());
+        finalize_ok(run.ctx); // (before the fence: the senders need rank 0's progress to finish)
         EXPECT_GE(job_sum(p, "acc", st.dc_rdma_requests_accepted), 1u);
-        check_counts(p, s, c);
+        check_counts_after_finalize(p, run.s, run.c);
     });
 }
 
@@ -482,27 +390,19 @@ TEST(DcRdma, NoFreeRingNoAsk)
 // and paced again it returns to DC RDMA with a new ring.
 TEST(DcRdma, PromotionFromDcRdmaToRcRdmaAndBack)
 {
-    JobOptions o = dc_rdma_job({0, 1}, "20", "60", "4");
-    o.env.push_back({"LLC_HYBRID_PERIOD_MS", "50"});
-    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        Checker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kBigHandler, on_big, &c), LLC_OK);
-        Sender s(ctx, p.rank, p.size);
+    LLC_EXPECT_JOB_OK(dc_rdma_job({0, 1}, "20", "60", "4", "50"), [](TestProcess &p) {
+        DcRun run(p);
+        ASSERT_TRUE(run.started());
+        const llc_stats_t &st = run.st;
         // About three 32 KiB messages per 50 ms period: a load near 6 (DC RDMA
         // from 2.5, RC from 10 at this size with LLC_HYBRID_PROMOTE_MSGS=60).
-        ASSERT_TRUE(rounds_until(ctx, p, s, "paced", 32 * 1024, 0.0167, [&](const llc_stats_t &st) {
+        ASSERT_TRUE(run.rounds_until("paced", 32 * 1024, 0.0167, [&](const llc_stats_t &st) {
             return p.rank != 0 || st.dc_rdma_sources == 1;
         })) << "ring-addressed while paced";
-        llc_stats_t st = stats_of(ctx);
-        verbose(p, "paced", st);
         EXPECT_EQ(job_sum(p, "tcp0", p.rank == 1 ? st.rc_promotions : 0), 0u) << "not on tcp while paced";
-        ASSERT_TRUE(rounds_until(ctx, p, s, "fast", 32 * 1024, 0, [&](const llc_stats_t &st) {
+        ASSERT_TRUE(run.rounds_until("fast", 32 * 1024, 0, [&](const llc_stats_t &st) {
             return p.rank == 0 ? st.dc_rdma_exits >= 1 && st.ring_bytes_landed > 0 : st.rc_promotions == 1;
         })) << "promoted to tcp";
-        st = stats_of(ctx);
-        verbose(p, "fast", st);
         if (p.rank == 0) {
             EXPECT_GE(st.dc_rdma_switches, 1u);
             EXPECT_EQ(st.dc_rdma_sources, 0u);
@@ -511,21 +411,18 @@ TEST(DcRdma, PromotionFromDcRdmaToRcRdmaAndBack)
             EXPECT_GE(st.rc_requests_sent, 1u);
         }
         // One message per period: a load near 2, below RC's demotion level (2.5).
-        ASSERT_TRUE(rounds_until(ctx, p, s, "slow", 32 * 1024, 0.05, [&](const llc_stats_t &st) {
+        ASSERT_TRUE(run.rounds_until("slow", 32 * 1024, 0.05, [&](const llc_stats_t &st) {
             return p.rank != 0 || (st.rc_sources == 0 && st.dc_rdma_sources == 0 && st.ring_pool_held == 0);
         })) << "demoted to plain udp, its ring back";
-        st = stats_of(ctx);
-        verbose(p, "slow", st);
         EXPECT_EQ(job_sum(p, "demoted", p.rank == 1 ? st.rc_active : 0), 0u);
-        ASSERT_TRUE(rounds_until(ctx, p, s, "again", 32 * 1024, 0.0167, [&](const llc_stats_t &st) {
+        ASSERT_TRUE(run.rounds_until("again", 32 * 1024, 0.0167, [&](const llc_stats_t &st) {
             return p.rank != 0 || (st.dc_rdma_sources == 1 && st.dc_rdma_switches >= 2);
         })) << "back to DC RDMA";
-        st = stats_of(ctx);
-        verbose(p, "again", st);
         if (p.rank == 0) {
             EXPECT_EQ(st.ring_pool_held, 1u);
             EXPECT_GE(st.ring_leases, 2u);
         }
-        finish(ctx, p, s, c);
+        ASSERT_TRUE(run.drain());
+        run.finish();
     });
 }

@@ -24,16 +24,11 @@ using namespace llctest;
 // order, intact.
 TEST(RingCap, ABusierSourceDisplacesAQuieterOneWhenRingsAreTheLimit)
 {
-    JobOptions o = job({0, 0, 1, 1}, 120);
-    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"},  {"LLC_NET", "hybrid"},            {"LLC_HYBRID_DRIVER", "receiver"},
-             {"LLC_HYBRID_PERIOD_MS", "50"}, {"LLC_HYBRID_PROMOTE_MSGS", "20"}, {"LLC_MAX_RC_PER_NODE", "2"},
-             {"LLC_RING_POOL", "1"},         {"LLC_NODE_SHARED", "1"}};
+    JobOptions o = hybrid_receiver_job({0, 0, 1, 1}, 120, "50", "20",
+                                       {{"LLC_MAX_RC_PER_NODE", "2"}, {"LLC_RING_POOL", "1"}, {"LLC_NODE_SHARED", "1"}});
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamChecker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-        Streamer s(ctx, p.rank, p.size);
+        StreamRun run(p);
+        ASSERT_TRUE(run.started());
         ASSERT_EQ(TestProcess::fence(&p), 0);
         const double start = now_s();
         const double b_starts = start + 1.5, end = start + 6.0;
@@ -42,21 +37,20 @@ TEST(RingCap, ABusierSourceDisplacesAQuieterOneWhenRingsAreTheLimit)
         bool b_on_tcp = false;
         while (now_s() < end && !::testing::Test::HasFailure()) {
             const double t = now_s();
-            if (p.rank == 2 && t >= next_a && s.room()) {
-                s.send(0);
+            if (p.rank == 2 && t >= next_a && run.s.room()) {
+                run.s.send(0);
                 next_a = std::max(next_a + 0.001, t - 0.01);
             }
-            if (p.rank == 3 && t >= b_starts && s.room())
-                s.send(0);
-            ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-            s.reap();
+            if (p.rank == 3 && t >= b_starts && run.s.room())
+                run.s.send(0);
+            ASSERT_TRUE(run.progress());
             if (p.rank == 3 && !b_on_tcp) {
-                llc_get_stats(ctx, &st);
+                llc_get_stats(run.ctx, &st);
                 b_on_tcp = st.rc_active > 0;
             }
         }
-        ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 60));
-        llc_get_stats(ctx, &st);
+        ASSERT_TRUE(run.drain(60));
+        llc_get_stats(run.ctx, &st);
         if (p.rank == 2) {
             EXPECT_GE(st.rc_promotions, 1u) << "A was moved to tcp while it was the only busy source";
             EXPECT_GE(st.rc_demotions, 1u) << "A was asked back to udp to make room for B";
@@ -71,8 +65,7 @@ TEST(RingCap, ABusierSourceDisplacesAQuieterOneWhenRingsAreTheLimit)
                         (unsigned long long)st.rc_promotions, (unsigned long long)st.rc_demotions,
                         (unsigned long long)st.ring_pool_empty, (unsigned long long)st.ring_leases);
         ASSERT_EQ(TestProcess::fence(&p), 0);
-        finalize_ok(ctx);
-        check_counts_after_finalize(p, s, c);
+        run.finish();
     });
 }
 
@@ -89,36 +82,28 @@ TEST(RingCap, ABusierSourceDisplacesAQuieterOneWhenRingsAreTheLimit)
 // again, which would have hidden the bug.)
 TEST(HybridReceiverDriven, AQuietSourceThatAcceptedTcpIsAskedBack)
 {
-    JobOptions o = job({0, 1}, 90);
-    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"},  {"LLC_NET", "hybrid"},            {"LLC_HYBRID_DRIVER", "receiver"},
-             {"LLC_HYBRID_PERIOD_MS", "50"}, {"LLC_HYBRID_PROMOTE_MSGS", "200"}};
-    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        StreamChecker c(p.rank, p.size);
-        ASSERT_EQ(llc_am_register(ctx, kStreamHandler, on_stream_message, &c), LLC_OK);
-        Streamer s(ctx, p.rank, p.size);
+    LLC_EXPECT_JOB_OK(hybrid_receiver_job({0, 1}, 90, "50", "200"), [](TestProcess &p) {
+        StreamRun run(p);
+        ASSERT_TRUE(run.started());
         ASSERT_EQ(TestProcess::fence(&p), 0);
         llc_stats_t st{};
         if (p.rank == 1) {
             for (int i = 0; i < 300; i++) {
-                while (!s.room()) {
-                    ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-                    s.reap();
-                }
-                s.send(0);
+                while (!run.s.room())
+                    ASSERT_TRUE(run.progress());
+                run.s.send(0);
             }
-            ASSERT_TRUE(progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, 30));
+            ASSERT_TRUE(run.drain(30));
         } else {
-            ASSERT_TRUE(progress_until(ctx, [&] { return c.next[1] == 300; }, 30));
+            ASSERT_TRUE(progress_until(run.ctx, [&] { return run.c.next[1] == 300; }, 30));
         }
         // Both only progress for 3 s (60 periods): the source is moved to
         // tcp, and asked back once its load has decayed (7 periods and the
         // hysteresis); the receiver must progress for the source's Switch
         // marker to be acknowledged.
         const double end = now_s() + 3.0;
-        progress_until(ctx, [&] { return now_s() >= end; }, 10);
-        llc_get_stats(ctx, &st);
+        progress_until(run.ctx, [&] { return now_s() >= end; }, 10);
+        llc_get_stats(run.ctx, &st);
         if (p.rank == 1) {
             EXPECT_GE(st.rc_promotions, 1u) << "the burst of 300 messages never got this source asked onto tcp";
             EXPECT_GE(st.rc_demotions, 1u) << "the source stayed on tcp: its receiver lost track of it";
@@ -130,7 +115,6 @@ TEST(HybridReceiverDriven, AQuietSourceThatAcceptedTcpIsAskedBack)
         }
         std::printf("quiet source: rank %d promotions %llu demotions %llu asks sent %llu received %llu refused %llu udp %llu tcp %llu\n", p.rank, (unsigned long long)st.rc_promotions, (unsigned long long)st.rc_demotions, (unsigned long long)st.rc_requests_sent, (unsigned long long)st.rc_requests_received, (unsigned long long)st.rc_requests_refused, (unsigned long long)st.udp_msgs, (unsigned long long)st.tcp_msgs);
         ASSERT_EQ(TestProcess::fence(&p), 0);
-        finalize_ok(ctx);
-        check_counts_after_finalize(p, s, c);
+        run.finish();
     });
 }

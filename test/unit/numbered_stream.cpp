@@ -33,6 +33,19 @@ int rotating_destination(int rank, int size, double elapsed_s, double period_s, 
     return k % other_every != 0 ? favourite : other;
 }
 
+JobOptions hybrid_receiver_job(std::vector<int> nodes, unsigned timeout_s, const char *period_ms,
+                               const char *promote_msgs, std::vector<std::pair<std::string, std::string>> more)
+{
+    JobOptions o = job(std::move(nodes), timeout_s);
+    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"},
+             {"LLC_NET", "hybrid"},
+             {"LLC_HYBRID_DRIVER", "receiver"},
+             {"LLC_HYBRID_PERIOD_MS", period_ms},
+             {"LLC_HYBRID_PROMOTE_MSGS", promote_msgs}};
+    o.env.insert(o.env.end(), more.begin(), more.end());
+    return o;
+}
+
 void on_stream_message(llc_context_t *, void *checker, int src, const void *hdr, size_t hdr_len, const void *data,
                        size_t len)
 {
@@ -46,11 +59,11 @@ void on_stream_message(llc_context_t *, void *checker, int src, const void *hdr,
     }
 }
 
-void Streamer::send(int dest)
+void Streamer::send(int dest, size_t len)
 {
     inflight.emplace_back();
     Buffer &b = inflight.back();
-    CheckedHeader h = make_message(*shape, me, dest, sent[size_t(dest)]++, 0, b.bytes);
+    CheckedHeader h = make_message(*shape, me, dest, sent[size_t(dest)]++, 0, b.bytes, len);
     llc_iov_t iov{b.bytes.data(), b.bytes.size()};
     int rc = llc_am_send(ctx, dest, shape->handler, &h, sizeof(h), &iov, 1,
                          [](void *arg, int status) {

@@ -14,6 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <list>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace llctest {
@@ -31,6 +33,13 @@ const MessageShape &stream_shape();
 // elapsed_s, except every other_every-th send, which goes round all the
 // others (so that every pair carries some traffic).
 int rotating_destination(int rank, int size, double elapsed_s, double period_s, unsigned k, unsigned other_every);
+
+// A job of the receiver-driven hybrid over loopback tcp: LLC_NET=hybrid,
+// LLC_HYBRID_DRIVER=receiver, the policy's period (ms) and promotion level,
+// then the test's own settings (`more`).
+JobOptions hybrid_receiver_job(std::vector<int> nodes, unsigned timeout_s, const char *period_ms,
+                               const char *promote_msgs,
+                               std::vector<std::pair<std::string, std::string>> more = {});
 
 // Checks the messages of every source (register on_stream_message with it).
 struct StreamChecker {
@@ -58,14 +67,16 @@ struct Streamer {
         bool done = false;
     };
     std::list<Buffer> inflight;
+    size_t window = 64; // sends in flight at most (room)
 
     Streamer(llc_context_t *c, int rank, int size, const MessageShape &s = stream_shape())
         : ctx(c), shape(&s), me(rank), sent(size_t(size), 0)
     {
     }
-    void send(int dest);
+    // len: the size of this message, for a shape without sizes
+    void send(int dest, size_t len = 0);
     void reap();
-    bool room() const { return inflight.size() < 64; }
+    bool room() const { return inflight.size() < window; }
 };
 
 // After llc_finalize (which delivers everything sent): every process
