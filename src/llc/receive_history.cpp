@@ -67,20 +67,11 @@ double ReceiveHistory::load() const
     return sum;
 }
 
-double ReceiveHistory::mean_bytes() const
+// Mean message size over ages first_age .. kRecent - 1 (0 if no message).
+double ReceiveHistory::mean_bytes_from(size_t first_age) const
 {
     uint64_t msgs = 0, bytes = 0;
-    for (size_t age = 1; age < kRecent && age <= closed_; age++) {
-        msgs += count_ago(age);
-        bytes += bytes_[(closed_ - age) % kRecent];
-    }
-    return msgs ? double(bytes) / double(msgs) : 0.0;
-}
-
-double ReceiveHistory::mean_bytes_now() const
-{
-    uint64_t msgs = 0, bytes = 0;
-    for (size_t age = 0; age < kRecent && age <= closed_; age++) {
+    for (size_t age = first_age; age < kRecent && age <= closed_; age++) {
         msgs += count_ago(age);
         bytes += bytes_[(closed_ - age) % kRecent];
     }

@@ -59,11 +59,11 @@ public:
     // Weighted load of the recent closed periods (see the top of the file).
     double load() const;
     // Mean message size over the recent closed periods (0 if none).
-    double mean_bytes() const;
+    double mean_bytes() const { return mean_bytes_from(1); }
     // The same with the open period counted too (weight 1, as the newest
     // closed one): what a source's history says right now, between periods.
     double load_now() const { return load() + double(count_ago(0)); }
-    double mean_bytes_now() const;
+    double mean_bytes_now() const { return mean_bytes_from(0); }
 
     // The count predicted for the next period by a repeating on/off pattern,
     // and the cycle (in periods) it repeats with; {0, 0} if there is none.
@@ -94,6 +94,7 @@ public:
 private:
     bool active(size_t age) const { return count_ago(age) != 0; }
     bool pattern_repeats(size_t cycle) const;
+    double mean_bytes_from(size_t first_age) const;
     void grow();
 
     size_t full_;                            // periods once grown
