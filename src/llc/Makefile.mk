@@ -49,6 +49,10 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/switch_asks.hpp \
 	src/llc/switch_policy.cpp \
 	src/llc/switch_policy.hpp \
+	src/llc/tag_matcher.cpp \
+	src/llc/tag_matcher.hpp \
+	src/llc/tagged.cpp \
+	src/llc/tagged.hpp \
 	src/llc/tcp_address.cpp \
 	src/llc/tcp_address.hpp \
 	src/llc/tcp_transport.cpp \
@@ -95,7 +99,7 @@ src_llc_libllc_la_SOURCES += \
 	src/llc/verbs_registrar.hpp \
 	src/llc/verbs_transport.cpp \
 	src/llc/verbs_transport.hpp
-src_llc_libllc_la_LDFLAGS = -version-info 4:0:0
+src_llc_libllc_la_LDFLAGS = -version-info 5:0:0
 src_llc_libllc_la_LIBADD = $(VERBS_LIBS)
 
 ## memory accounting, hashed peer table, memory model, build information

@@ -14,6 +14,11 @@ namespace llc {
 constexpr uint32_t kWireMagic = 0x314c4c43; // "CLL1" in little-endian memory order
 constexpr uint8_t kWireVersion = 1;
 constexpr uint32_t kMaxAuxBytes = 1u << 24;
+// Handler ids: 0 .. LLC_AM_MAX_HANDLERS-1 are the caller's, the next
+// kInternalHandlers libllc's own (the tagged protocol, tagged.hpp).
+constexpr unsigned kPublicHandlers = 64; // LLC_AM_MAX_HANDLERS
+constexpr unsigned kInternalHandlers = 8;
+constexpr unsigned kHandlerSlots = kPublicHandlers + kInternalHandlers;
 
 enum class Kind : uint8_t {
     Am = 1,       // active message with payload in the stream

@@ -4,8 +4,11 @@
 #include "errors.hpp"
 #include "llc.h"
 #include "mem_accounting.hpp"
+#include "tagged.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -90,7 +93,7 @@ int llc_finalize(llc_context_t *ctx)
 
 uint32_t llc_caps(const llc_context_t *ctx)
 {
-    return ctx ? LLC_CAP_AM : 0;
+    return ctx ? LLC_CAP_AM | LLC_CAP_TAGGED : 0;
 }
 
 int llc_rank(const llc_context_t *ctx) { return ctx ? ctx->impl.rank() : -1; }
@@ -131,12 +134,74 @@ const char *llc_last_error(const llc_context_t *ctx)
     return ctx ? ctx->impl.last_error() : llc::last_init_error();
 }
 
-int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out)
+int llc_get_stats_sized(const llc_context_t *ctx, llc_stats_t *out, size_t size)
 {
-    if (!ctx || !out)
+    if (!ctx || !out || size == 0)
         return LLC_ERR_INVALID;
-    *out = ctx->impl.stats();
+    llc_stats_t all = ctx->impl.stats();
+    std::memcpy(out, &all, std::min(size, sizeof(all)));
     return LLC_OK;
+}
+
+int llc_tsend(llc_context_t *ctx, int dest, uint32_t source, uint64_t tag, const void *buf, size_t len,
+              unsigned flags, llc_treq_t *req)
+{
+    if (!ctx)
+        return null_context("llc_tsend");
+    return guarded(ctx, [&]() -> int { return ctx->impl.tagged().send(dest, source, tag, buf, len, flags, req); });
+}
+
+int llc_trecv(llc_context_t *ctx, int source, uint64_t tag, uint64_t ignore, void *buf, size_t len, llc_treq_t *req)
+{
+    if (!ctx)
+        return null_context("llc_trecv");
+    return guarded(ctx, [&]() -> int { return ctx->impl.tagged().recv(source, tag, ignore, buf, len, req); });
+}
+
+int llc_tprobe(llc_context_t *ctx, int source, uint64_t tag, uint64_t ignore, int *found, llc_treq_t *info)
+{
+    if (!ctx)
+        return null_context("llc_tprobe");
+    return guarded(ctx, [&]() -> int {
+        bool f = ctx->impl.tagged().probe(source, tag, ignore, info);
+        if (found)
+            *found = f;
+        return LLC_OK;
+    });
+}
+
+int llc_tmprobe(llc_context_t *ctx, int source, uint64_t tag, uint64_t ignore, int *found, llc_tmsg_t **msg,
+                llc_treq_t *info)
+{
+    if (!ctx)
+        return null_context("llc_tmprobe");
+    return guarded(ctx, [&]() -> int {
+        if (!msg)
+            throw llc::Error(LLC_ERR_INVALID, "llc_tmprobe: msg is NULL");
+        *msg = ctx->impl.tagged().mprobe(source, tag, ignore, info);
+        if (found)
+            *found = *msg != nullptr;
+        return LLC_OK;
+    });
+}
+
+int llc_tmrecv(llc_context_t *ctx, llc_tmsg_t *msg, void *buf, size_t len, llc_treq_t *req)
+{
+    if (!ctx)
+        return null_context("llc_tmrecv");
+    return guarded(ctx, [&]() -> int { return ctx->impl.tagged().mrecv(msg, buf, len, req); });
+}
+
+int llc_tcancel(llc_context_t *ctx, llc_treq_t *req, int *cancelled)
+{
+    if (!ctx)
+        return null_context("llc_tcancel");
+    return guarded(ctx, [&]() -> int {
+        bool c = ctx->impl.tagged().cancel(req);
+        if (cancelled)
+            *cancelled = c;
+        return LLC_OK;
+    });
 }
 
 int llc_mem_report(const llc_context_t *ctx, llc_mem_entry_t *out, int max)

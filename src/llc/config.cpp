@@ -19,6 +19,7 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_CMA_THRESHOLD", "64k", "smallest node-local payload sent by single copy (CMA)"},
         {"LLC_CMA_SIMULATE_EPERM", "0", "testing: make every CMA read fail with EPERM to exercise the fallback"},
         {"LLC_COPY_MAX", "16k", "payloads up to this size are copied at send time, so llc_am_send returns LLC_OK"},
+        {"LLC_TAG_EAGER_BYTES", "16k", "tagged messages (MPI point-to-point) up to this size travel whole and are copied into the receive buffer (or held until a receive matches); larger ones send a request-to-send and the receiver pulls the payload into its buffer once matched (one copy with process_vm_readv on the same node, streamed after a clear-to-send elsewhere)"},
         {"LLC_SPIN_COUNT", "1000", "idle llc_progress calls that spin before the progress loop starts yielding"},
         {"LLC_IDLE_SLEEP_US", "1000", "idle time (us) after which llc_progress sleeps instead of yielding"},
         {"LLC_SLEEP_US", "100", "length (us) of one idle sleep (a poll on the sockets when tcp is in use)"},
@@ -128,6 +129,8 @@ Config Config::from_environment()
     read_bool("LLC_CMA_SIMULATE_EPERM", c.cma_simulate_eperm);
     if (read_unsigned("LLC_COPY_MAX", v, 0, uint64_t(1) << 30))
         c.copy_max = v;
+    if (read_unsigned("LLC_TAG_EAGER_BYTES", v, 0, uint64_t(1) << 30))
+        c.tag_eager_bytes = v;
     read_unsigned("LLC_SPIN_COUNT", c.spin_count, 0, uint64_t(1) << 40);
     read_unsigned("LLC_IDLE_SLEEP_US", c.idle_sleep_us, 0, uint64_t(1) << 40);
     read_unsigned("LLC_SLEEP_US", c.sleep_us, 1, 1000000);

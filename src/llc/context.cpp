@@ -7,6 +7,7 @@
 #include "net_selection.hpp"
 #include "self_transport.hpp"
 #include "shm_transport.hpp"
+#include "tagged.hpp"
 #include "tcp_transport.hpp"
 #include "udp_transport.hpp"
 #include "verbs_transport.hpp"
@@ -67,6 +68,7 @@ Context::Context(const llc_init_params_t &params, llc_context_t *handle)
     next_recv_seq_.assign(size_, 0);
     self_ = std::make_unique<SelfTransport>(*this);
     create_transports();
+    tagged_ = std::make_unique<Tagged>(*this);
 }
 
 Context::~Context() = default;
@@ -224,6 +226,13 @@ void Context::register_handler(unsigned id, llc_am_handler_t handler, void *arg)
     handlers_[id] = HandlerSlot{handler, arg};
 }
 
+void Context::register_internal_handler(unsigned id, llc_am_handler_t handler, void *arg)
+{
+    if (id < LLC_AM_MAX_HANDLERS || id >= kHandlerSlots)
+        throw Error(LLC_ERR_INVALID, "internal error: handler id " + std::to_string(id) + " is not an internal one");
+    handlers_[id] = HandlerSlot{handler, arg};
+}
+
 int Context::am_send(int dest, unsigned id, const void *hdr, size_t hdr_len, const llc_iov_t *iov,
                      int iovcnt, llc_completion_t cb, void *cb_arg)
 {
@@ -244,7 +253,26 @@ int Context::am_send(int dest, unsigned id, const void *hdr, size_t hdr_len, con
     for (int i = 0; i < iovcnt; i++)
         if (!iov[i].base && iov[i].len > 0)
             invalid("iov[" + std::to_string(i) + "].base is NULL with a non-zero length");
+    return send_am(dest, id, hdr, hdr_len, iov, iovcnt, cb, cb_arg);
+}
 
+int Context::send_am(int dest, unsigned id, const void *hdr, size_t hdr_len, const llc_iov_t *iov, int iovcnt,
+                     llc_completion_t cb, void *cb_arg)
+{
+    if (dest != rank_ && shm_ && node_map_.node_of(dest) == node_map_.my_node()) {
+        // fast path: small records go straight into the peer's ring
+        WireHeader w = make_wire_header(Kind::Am, rank_, id, next_send_seq_[dest]);
+        w.hdr_len = uint32_t(hdr_len);
+        for (int i = 0; i < iovcnt; i++)
+            w.payload_len += iov[i].len;
+        if (shm_->try_send_inline(dest, w, hdr, iov, iovcnt)) {
+            next_send_seq_[dest]++;
+            stats_.shm_msgs++;
+            stats_.msgs_sent++;
+            stats_.bytes_sent += w.payload_len;
+            return LLC_OK;
+        }
+    }
     auto msg = OutgoingMessage::make_am(rank_, id, next_send_seq_[dest], hdr, hdr_len, iov, iovcnt, cb, cb_arg);
     uint64_t bytes = msg->payload_len();
     int rc;
@@ -1045,6 +1073,9 @@ void Context::deliver(int src, const WireHeader &wire, const void *hdr, const vo
     next_recv_seq_[src]++;
     stats_.msgs_received++;
     stats_.bytes_received += data_len;
+    if (wire.handler >= handlers_.size())
+        throw Error(LLC_ERR_PEER, "protocol error: handler id " + std::to_string(wire.handler) + " from rank " +
+                                      std::to_string(src) + " is out of range");
     const HandlerSlot &h = handlers_[wire.handler];
     if (!h.fn) {
         report_error(LLC_ERR_INVALID,

@@ -25,6 +25,7 @@
 namespace llc {
 
 class AddressBook;
+class Tagged;
 class SelfTransport;
 class ShmTransport;
 class TcpTransport;
@@ -46,6 +47,13 @@ public:
     void register_handler(unsigned id, llc_am_handler_t handler, void *arg);
     int am_send(int dest, unsigned id, const void *hdr, size_t hdr_len, const llc_iov_t *iov,
                 int iovcnt, llc_completion_t cb, void *cb_arg);
+    Tagged &tagged() { return *tagged_; }
+
+    // --- libllc's own protocols (handler ids above the caller's) ---------
+    void register_internal_handler(unsigned id, llc_am_handler_t handler, void *arg);
+    // am_send without the argument checks (id may be internal).
+    int send_am(int dest, unsigned id, const void *hdr, size_t hdr_len, const llc_iov_t *iov, int iovcnt,
+                llc_completion_t cb, void *cb_arg);
     int progress(int *progressed);
     // Flush, say goodbye, fence.  Throws the first error met (after fencing).
     void finalize();
@@ -203,7 +211,8 @@ private:
         llc_am_handler_t fn = nullptr;
         void *arg = nullptr;
     };
-    std::array<HandlerSlot, LLC_AM_MAX_HANDLERS> handlers_{};
+    static_assert(kPublicHandlers == LLC_AM_MAX_HANDLERS, "handler ranges");
+    std::array<HandlerSlot, kHandlerSlots> handlers_{};
     LazyZeroArray<uint64_t> next_send_seq_; // n entries, pages committed on first use
     LazyZeroArray<uint64_t> next_recv_seq_;
 
@@ -227,6 +236,7 @@ private:
     std::unique_ptr<TcpTransport> tcp_;
     std::unique_ptr<UdpTransport> udp_;
     std::unique_ptr<VerbsTransport> verbs_; // LLC_NET=verbs with a usable device (verbs_transport.hpp)
+    std::unique_ptr<Tagged> tagged_;        // tagged point-to-point (tagged.hpp); after the transports: destroyed first
 };
 
 } // namespace llc

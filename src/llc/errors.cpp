@@ -34,6 +34,8 @@ const char *status_text(int status)
     case LLC_ERR_UNSUPPORTED: return "operation not supported";
     case LLC_ERR_TIMEOUT: return "timed out";
     case LLC_ERR_STATE: return "call not allowed in the current state";
+    case LLC_ERR_TRUNCATE: return "message longer than the receive buffer (truncated)";
+    case LLC_ERR_CANCELED: return "receive cancelled";
     default: return "unknown status code";
     }
 }

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace llc {
 
@@ -59,6 +60,28 @@ public:
             done += msg.copy_out(data_, want - first);
         control_->head.store(head + done, std::memory_order_release);
         return done;
+    }
+
+    // Producer: copy the n spans (total bytes) only if all fit now; one
+    // publication of head.  The fast path of small sends (no message object).
+    bool try_write_whole(const ConstSpan *spans, size_t n, size_t total)
+    {
+        uint64_t head = control_->head.load(std::memory_order_relaxed);
+        uint64_t tail = control_->tail.load(std::memory_order_acquire);
+        if (capacity_ - size_t(head - tail) < total)
+            return false;
+        size_t pos = size_t(head) & mask_;
+        for (size_t i = 0; i < n; i++) {
+            const char *p = spans[i].data;
+            size_t len = spans[i].len;
+            size_t first = std::min(len, capacity_ - pos);
+            std::memcpy(data_ + pos, p, first);
+            if (len > first)
+                std::memcpy(data_, p + first, len - first);
+            pos = (pos + len) & mask_;
+        }
+        control_->head.store(head + total, std::memory_order_release);
+        return true;
     }
 
     // Consumer: pass every readable byte to consume(ptr, len) (at most two

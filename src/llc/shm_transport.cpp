@@ -90,6 +90,28 @@ int ShmTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)
     return LLC_INPROGRESS;
 }
 
+bool ShmTransport::try_send_inline(int dest, const WireHeader &wire, const void *hdr, const llc_iov_t *iov,
+                                   int iovcnt)
+{
+    constexpr int kMaxSpans = 6;
+    const Config &cfg = ctx_.config();
+    if (iovcnt > kMaxSpans - 2 || wire.payload_len > cfg.copy_max ||
+        (cfg.cma_enabled && wire.payload_len >= cfg.cma_threshold))
+        return false;
+    Peer &peer = peer_for(dest);
+    if (peer.broken || !peer.queue.empty() || !peer.control.empty())
+        return false;
+    ConstSpan spans[kMaxSpans];
+    size_t n = 0;
+    spans[n++] = {reinterpret_cast<const char *>(&wire), sizeof(wire)};
+    if (wire.hdr_len)
+        spans[n++] = {static_cast<const char *>(hdr), wire.hdr_len};
+    for (int i = 0; i < iovcnt; i++)
+        if (iov[i].len)
+            spans[n++] = {static_cast<const char *>(iov[i].base), iov[i].len};
+    return peer.tx.try_write_whole(spans, n, sizeof(wire) + wire.hdr_len + size_t(wire.payload_len));
+}
+
 OutgoingMessage *ShmTransport::next_to_write(Peer &peer) const
 {
     // A record once started must finish before anything else enters the stream.

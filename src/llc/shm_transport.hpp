@@ -29,6 +29,10 @@ public:
     void unlink_own_segment() { own_.unlink(); }
 
     int send(int dest, std::unique_ptr<OutgoingMessage> msg);
+    // Write an active message whole into dest's ring when nothing waits
+    // before it and it fits (no message object, no copy kept): true when
+    // sent.  False: the caller sends it through send().
+    bool try_send_inline(int dest, const WireHeader &wire, const void *hdr, const llc_iov_t *iov, int iovcnt);
     bool progress();
     bool has_pending_sends() const;
 

@@ -22,7 +22,7 @@ void StreamDecoder::validate_header()
         problem = "unsupported protocol version";
     else if (!kind_is_valid(wire_.kind))
         problem = "unknown record kind";
-    else if (wire_.handler >= LLC_AM_MAX_HANDLERS)
+    else if (wire_.handler >= kHandlerSlots)
         problem = "handler id out of range";
     else if (wire_.hdr_len > LLC_AM_HDR_MAX)
         problem = "AM header too long";

@@ -17,6 +17,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/init_test.cpp \
 	test/unit/self_test.cpp \
 	test/unit/pingpong_test.cpp \
+	test/unit/tagged_test.cpp \
 	test/unit/ordering_test.cpp \
 	test/unit/errors_test.cpp \
 	test/unit/cma_test.cpp \

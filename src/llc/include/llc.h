@@ -7,9 +7,9 @@
  * offers), and gets back a context on which it registers message handlers,
  * sends messages and drives progress.
  *
- * Version 1 offers active messages only.  Later versions add native tagged
- * point-to-point, remote write and RMA as new functions and new capability
- * bits (llc_caps); nothing here changes meaning when they arrive.
+ * Version 1 offered active messages only; version 2 adds tagged
+ * point-to-point with MPI's matching rules (llc_tsend, llc_trecv, probes,
+ * cancel).  RMA will come as new functions and capability bits (llc_caps).
  *
  * Threading: a context is used by one thread at a time (the caller
  * serialises).  Handlers and completion callbacks run inside llc_progress()
@@ -25,7 +25,9 @@
 extern "C" {
 #endif
 
-#define LLC_API_VERSION 1
+/* 2: tagged point-to-point (llc_tsend ...), llc_get_stats takes the caller's
+ *    struct size (a macro keeps the call spelled as before). */
+#define LLC_API_VERSION 2
 
 /* Return codes.  Negative values are errors; llc_strerror() names them and
  * llc_last_error() gives the context's most recent detailed message. */
@@ -39,12 +41,14 @@ enum llc_status {
     LLC_ERR_BOOTSTRAP = -5,     /* a bootstrap callback failed */
     LLC_ERR_UNSUPPORTED = -6,
     LLC_ERR_TIMEOUT = -7,
-    LLC_ERR_STATE = -8          /* call not allowed in the current state */
+    LLC_ERR_STATE = -8,         /* call not allowed in the current state */
+    LLC_ERR_TRUNCATE = -9,      /* tagged receive: the message was longer than the buffer */
+    LLC_ERR_CANCELED = -10      /* tagged receive: cancelled before it matched */
 };
 
 /* Capability bits (llc_caps). */
 #define LLC_CAP_AM          (1u << 0)   /* active messages (always set in v1) */
-#define LLC_CAP_TAGGED      (1u << 1)   /* reserved: native tagged point-to-point */
+#define LLC_CAP_TAGGED      (1u << 1)   /* native tagged point-to-point (llc_tsend ...) */
 #define LLC_CAP_REMOTE_WRITE (1u << 2)  /* reserved: receiver-initiated remote write */
 #define LLC_CAP_RMA         (1u << 3)   /* reserved: one-sided put/get/atomics */
 
@@ -142,6 +146,69 @@ int llc_am_send(llc_context_t *ctx, int dest, unsigned id,
 int llc_progress(llc_context_t *ctx, int *progressed);
 
 /* ---------------------------------------------------------------------- */
+/* Tagged point-to-point (LLC_CAP_TAGGED)                                   */
+/*
+ * MPI's matching, done inside libllc.  A message carries a 64-bit tag and a
+ * 32-bit source label chosen by the sender (MPI: its rank in the
+ * communicator).  A receive matches the first message, in arrival order,
+ * whose label equals `source` (or any, LLC_ANY_SOURCE) and whose tag equals
+ * `tag` on every bit not set in `ignore`.  Messages from one sender match in
+ * the order they were sent.
+ *
+ * Protocol (doc/libllc.md, "Tagged messages"): messages up to
+ * LLC_TAG_EAGER_BYTES travel whole and are copied into the posted buffer
+ * (or held as unexpected until a receive matches); larger ones send a
+ * request-to-send and the receiver pulls the payload into its buffer once
+ * matched: with one copy (process_vm_readv) on the same node, else the
+ * sender streams it after a clear-to-send.
+ *
+ * The caller owns every llc_treq_t and keeps it in place until it
+ * completes.  A call that returns LLC_OK has completed at once (the
+ * callback is NOT called); LLC_INPROGRESS means the callback will be called
+ * once, from llc_progress; a negative status is an error (no callback).
+ */
+#define LLC_ANY_SOURCE (-1)
+#define LLC_TSEND_SYNC (1u << 0) /* complete only once a receive has matched */
+
+typedef struct llc_treq llc_treq_t;
+typedef void (*llc_treq_cb_t)(llc_treq_t *req);
+
+struct llc_treq {
+    llc_treq_cb_t cb;           /* set by the caller before the call */
+    void *user;                 /* the caller's */
+    /* results, valid at completion */
+    int status;                 /* LLC_OK, LLC_ERR_TRUNCATE, LLC_ERR_CANCELED, LLC_ERR_PEER */
+    int src_rank;               /* receive: the sender's rank in the job */
+    uint32_t source;            /* receive: the sender's label */
+    uint32_t reserved_;
+    uint64_t tag;               /* receive: the message's tag */
+    size_t length;              /* receive: bytes the sender sent */
+    size_t received;            /* receive: bytes placed in the buffer (<= its size) */
+    uint64_t internal_[12];     /* libllc's */
+};
+
+/* An unexpected message taken out of matching by llc_tmprobe. */
+typedef struct llc_tmsg llc_tmsg_t;
+
+int llc_tsend(llc_context_t *ctx, int dest, uint32_t source, uint64_t tag,
+              const void *buf, size_t len, unsigned flags, llc_treq_t *req);
+int llc_trecv(llc_context_t *ctx, int source, uint64_t tag, uint64_t ignore,
+              void *buf, size_t len, llc_treq_t *req);
+/* *found is set non-zero when a message matches; then info's results
+ * (src_rank, source, tag, length) describe it.  The message stays queued. */
+int llc_tprobe(llc_context_t *ctx, int source, uint64_t tag, uint64_t ignore,
+               int *found, llc_treq_t *info);
+/* As llc_tprobe, but the matched message leaves matching: only
+ * llc_tmrecv(*msg) receives it. */
+int llc_tmprobe(llc_context_t *ctx, int source, uint64_t tag, uint64_t ignore,
+                int *found, llc_tmsg_t **msg, llc_treq_t *info);
+int llc_tmrecv(llc_context_t *ctx, llc_tmsg_t *msg, void *buf, size_t len, llc_treq_t *req);
+/* Cancel a posted receive that has not matched yet: *cancelled = 1, req's
+ * status is LLC_ERR_CANCELED and its callback is not called.  Otherwise
+ * *cancelled = 0 and the receive completes normally. */
+int llc_tcancel(llc_context_t *ctx, llc_treq_t *req, int *cancelled);
+
+/* ---------------------------------------------------------------------- */
 /* Errors and information                                                  */
 
 const char *llc_strerror(int status);
@@ -230,8 +297,18 @@ typedef struct llc_stats {
     uint64_t dc_rdma_bytes_landed;      /* receiver: udp stream bytes landed in ring slots */
     uint64_t dc_rdma_requests_accepted; /* sender: destinations that made us ring-address our datagrams to them */
     uint64_t dc_rdma_packets_sent;      /* sender: ring-addressed datagrams built (retransmissions not counted) */
+    /* tagged point-to-point (LLC_API_VERSION 2) */
+    uint64_t tag_eager_sends;           /* tagged sends that travelled whole */
+    uint64_t tag_rndv_sends;            /* tagged sends by request-to-send */
+    uint64_t tag_unexpected;            /* messages that arrived before a matching receive */
+    uint64_t tag_cma_reads;             /* rendezvous payloads pulled with process_vm_readv */
+    uint64_t tag_truncated;             /* receives completed with LLC_ERR_TRUNCATE */
+    uint64_t tag_cancelled;             /* receives cancelled */
 } llc_stats_t;
-int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out);
+/* Copy min(size, sizeof(llc_stats_t)) bytes of counters to out: a caller
+ * built against an older header (a shorter struct) gets its own prefix. */
+int llc_get_stats_sized(const llc_context_t *ctx, llc_stats_t *out, size_t size);
+#define llc_get_stats(ctx, out) llc_get_stats_sized((ctx), (out), sizeof(llc_stats_t))
 
 /* ---------------------------------------------------------------------- */
 /* Memory accounting (doc/memory.md)                                       */

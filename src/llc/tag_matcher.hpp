@@ -1,0 +1,97 @@
+// tag_matcher.hpp - MPI's matching rules: posted receives and unexpected
+// messages, both in order, matched on (source label or any, tag under a mask).
+//
+// No allocation for a posted receive: its state lives in the caller's
+// llc_treq_t (TreqState, below).  An unexpected message is one heap record.
+#pragma once
+
+#include "llc.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace llc {
+
+// What a message declares about itself (the tagged wire header, tagged.hpp).
+struct TagEnvelope {
+    uint64_t tag = 0;
+    uint32_t source = 0; // the sender's label
+    int src_rank = -1;   // the sender's rank in the job
+    uint64_t length = 0; // bytes the sender sends
+};
+
+// The private part of an llc_treq_t (its internal_ words).
+struct TreqState {
+    enum Kind : uint8_t { Free = 0, Send = 1, Recv = 2 };
+    TreqState *prev;
+    TreqState *next;
+    void *buf;          // receive: where the bytes go; send: where they come from
+    uint64_t capacity;  // receive: buffer bytes; send: message bytes
+    uint64_t tag;       // receive: wanted tag
+    uint64_t ignore;    // receive: tag bits that do not matter
+    int32_t source;     // receive: wanted label or LLC_ANY_SOURCE
+    int32_t peer;       // send: destination rank
+    uint32_t pending;   // send: events still owed before completion
+    uint8_t kind;
+    uint8_t posted;     // receive: in the posted list
+    uint16_t spare;
+    uint64_t magic;     // kMagic while in use (a token from a peer is checked against it)
+    static constexpr uint64_t kMagic = 0x6c6c632d74726571ull; // "llc-treq"
+};
+static_assert(sizeof(TreqState) <= sizeof(((llc_treq_t *)nullptr)->internal_), "TreqState fits llc_treq_t");
+
+inline TreqState &state_of(llc_treq_t *req) { return *reinterpret_cast<TreqState *>(req->internal_); }
+inline llc_treq_t *request_of(TreqState *s)
+{
+    return reinterpret_cast<llc_treq_t *>(reinterpret_cast<char *>(s) - offsetof(llc_treq_t, internal_));
+}
+
+// An arrived message no receive had matched yet.
+struct Unexpected {
+    Unexpected *prev = nullptr;
+    Unexpected *next = nullptr;
+    TagEnvelope env;
+    uint32_t flags = 0;    // the sender's tagged flags (wire)
+    uint64_t sreq = 0;     // the sender's request token (sync or rendezvous)
+    bool rndv = false;     // payload still at the sender (request-to-send)
+    int32_t pid = 0;       // rendezvous: the sender's process (same node: CMA)
+    uint64_t addr = 0;     // rendezvous: the sender's buffer
+    std::unique_ptr<char[]> data; // eager: the payload
+};
+
+inline bool tag_matches(uint64_t want, uint64_t ignore, int want_source, const TagEnvelope &env)
+{
+    return ((want ^ env.tag) & ~ignore) == 0 && (want_source == LLC_ANY_SOURCE || uint32_t(want_source) == env.source);
+}
+
+class TagMatcher {
+public:
+    TagMatcher() = default;
+    TagMatcher(const TagMatcher &) = delete;
+    TagMatcher &operator=(const TagMatcher &) = delete;
+    ~TagMatcher();
+
+    // First posted receive that env matches, taken out of the list; nullptr if none.
+    TreqState *take_posted(const TagEnvelope &env);
+    void post(TreqState &r);
+    bool unpost(TreqState &r); // false if it was not posted
+
+    // First unexpected message a receive (tag, ignore, source) matches; with
+    // take, it leaves the queue (the caller owns it).
+    Unexpected *find_unexpected(uint64_t tag, uint64_t ignore, int source, bool take);
+    void add_unexpected(std::unique_ptr<Unexpected> u);
+
+    size_t posted_count() const { return posted_count_; }
+    size_t unexpected_count() const { return unexpected_count_; }
+
+private:
+    TreqState *posted_head_ = nullptr;
+    TreqState *posted_tail_ = nullptr;
+    Unexpected *unexp_head_ = nullptr;
+    Unexpected *unexp_tail_ = nullptr;
+    size_t posted_count_ = 0;
+    size_t unexpected_count_ = 0;
+};
+
+} // namespace llc

@@ -1,0 +1,91 @@
+// tagged.hpp - tagged point-to-point over the context's record streams:
+// eager messages, request-to-send with the receiver pulling the payload
+// (process_vm_readv on the same node, clear-to-send + streamed data
+// elsewhere), synchronous-send acknowledgements, probe, matched probe, cancel.
+//
+// Records travel as active messages to handler ids above the public range
+// (kTagHandler*), so they share the per-pair order of every other record.
+#pragma once
+
+#include "am_protocol.hpp"
+#include "tag_matcher.hpp"
+
+#include "llc.h"
+
+#include <cstdint>
+
+namespace llc {
+
+class Context;
+
+// Handler ids of the tagged protocol, after the LLC_AM_MAX_HANDLERS public ones.
+enum TagHandler : unsigned {
+    kTagEager = LLC_AM_MAX_HANDLERS, // TagWire + payload
+    kTagRts,                         // TagWire (rendezvous fields set)
+    kTagCts,                         // TagReply: the receiver is ready, stream the payload
+    kTagData,                        // TagReply + payload
+    kTagFin,                         // TagReply: the message was received (sync eager, pulled rendezvous)
+    kTagHandlerEnd
+};
+static_assert(kTagHandlerEnd <= kHandlerSlots, "tagged handler ids fit the handler table");
+
+struct TagWire {
+    uint64_t tag;
+    uint32_t source;
+    uint32_t flags;  // kWireSync
+    uint64_t length;
+    uint64_t sreq;   // the sender's request token (sync or rendezvous), else 0
+    int32_t pid;     // rendezvous: the sender's process
+    uint32_t spare;
+    uint64_t addr;   // rendezvous: the sender's buffer
+};
+static_assert(sizeof(TagWire) == 48, "tagged wire header layout");
+constexpr uint32_t kWireSync = 1;
+
+struct TagReply {
+    uint64_t sreq;
+    uint64_t rreq;
+};
+
+class Tagged {
+public:
+    explicit Tagged(Context &ctx);
+    Tagged(const Tagged &) = delete;
+    Tagged &operator=(const Tagged &) = delete;
+
+    int send(int dest, uint32_t source, uint64_t tag, const void *buf, size_t len, unsigned flags, llc_treq_t *req);
+    int recv(int source, uint64_t tag, uint64_t ignore, void *buf, size_t len, llc_treq_t *req);
+    bool probe(int source, uint64_t tag, uint64_t ignore, llc_treq_t *info);
+    llc_tmsg_t *mprobe(int source, uint64_t tag, uint64_t ignore, llc_treq_t *info);
+    int mrecv(llc_tmsg_t *msg, void *buf, size_t len, llc_treq_t *req);
+    bool cancel(llc_treq_t *req);
+
+    const TagMatcher &matcher() const { return matcher_; }
+
+private:
+    static void on_eager(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *data,
+                         size_t data_len);
+    static void on_rts(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t);
+    static void on_cts(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t);
+    static void on_data(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *data,
+                        size_t data_len);
+    static void on_fin(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t);
+    static void on_send_done(void *req, int status); // a transport finished with a send's buffer
+
+    void arrived(int src, const TagWire &w, const void *data, size_t data_len, bool rndv);
+    // A receive matched message u (its envelope, eager data or rendezvous
+    // address): place the bytes or start pulling them.  True when complete.
+    bool deliver(TreqState &r, const TagEnvelope &env, uint32_t flags, uint64_t sreq, const char *data, bool rndv,
+                 int32_t pid, uint64_t addr);
+    bool pull_by_cma(TreqState &r, size_t n, int32_t pid, uint64_t addr);
+    void send_reply(int dest, unsigned id, uint64_t sreq, uint64_t rreq);
+    TreqState &sender_state(int src, uint64_t sreq, const char *what);
+    void set_results(llc_treq_t *req, const TagEnvelope &env, size_t received);
+    static void finish(TreqState &r, int status, bool call_back);
+    static void send_event_done(TreqState &r, int status);
+
+    Context &ctx_;
+    TagMatcher matcher_;
+};
+
+} // namespace llc
