@@ -32,6 +32,9 @@
 #       [--calls1m 5] [--calls1m-dyn 30] [--reps 1] [--trials 2] [--sharing steps]
 #       [--split16 R] [--dyn-modes auto,auto-noprune,auto-nine]
 #
+# --out DIR: default $BENCH_OUT/alltoall/<date>_<time>, BENCH_OUT defaulting
+# to $PWD/bench-out (ignored by git).
+#
 # --split16 R: at 16 KB run the fixed algorithms and the MPI default as R
 # interleaved repetitions of calls16/R calls (load drifts hit them alike),
 # then the two dynamic modes with calls16 calls each.
@@ -50,7 +53,7 @@ NETNS=$TOP/maint/llc-netns
 HOSTS_RUN=$TOP/maint/llc-mpiexec-hosts
 FABRIC=$TOP/bench/alltoall/emu8.fabric
 
-OUT=$TOP/bench/alltoall/results/$(date +%Y-%m-%d)
+OUT=${BENCH_OUT:-$PWD/bench-out}/alltoall/$(date +%Y-%m-%d_%H%M%S)
 PATTERNS="4 3 2 1 0"
 BUILDS="llc mpich"
 SIZES=16384,1048576
@@ -87,7 +90,7 @@ while [ $# -gt 0 ]; do
         --trials) TRIALS=$2; shift 2 ;;
         --sharing) SHARING=$2; shift 2 ;;
         --dyn-modes) DYN_MODES=$2; shift 2 ;;
-        -h|--help) sed -n '2,53p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,56p' "$0"; exit 0 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done

@@ -3,7 +3,7 @@
 #   sim_avg_vs_load.png   average time vs load at P=128, 1 B (the paper's Fig. 8 trend)
 #   sim_ratio_vs_size.png Opt/Ori of average and overall time vs message size, load 160, P=128
 #   sim_ratio_vs_procs.png Opt/Ori of average time vs processes, load 160, 1 B
-# Usage: bench/bcast/plot_sim.sh results/DATE/sim.txt   (PNGs next to it)
+# Usage: bench/bcast/plot_sim.sh OUTDIR/sim.txt   (PNGs next to it)
 set -e
 in=$1
 dir=$(dirname "$in")

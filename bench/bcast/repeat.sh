@@ -13,23 +13,25 @@
 # Runs every mpiexec at nice -20 (as root); see doc/coll-bcast.md for why
 # the scheduler's autogroup should be off while other work runs:
 #   echo 0 > /proc/sys/kernel/sched_autogroup_enabled
-# Output: OUTDIR/<setting>-<rep>.txt, OUTDIR/summary.md (also printed).
+# Output: OUTDIR/<setting>-<rep>.txt, OUTDIR/summary.md (also printed);
+# OUTDIR (-o|--out) defaults to $BENCH_OUT/bcast/<date>_<time>-repeat,
+# BENCH_OUT to $PWD/bench-out (ignored by git).
 set -e
 NP=16
 REPS=10
-OUT=/tmp/bcast-repeat
+OUT=
 LLC=""
 SETS=""
 while [ $# -gt 0 ]; do
     case "$1" in
         -np) NP=$2; shift 2 ;;
         -r) REPS=$2; shift 2 ;;
-        -o) OUT=$2; shift 2 ;;
+        -o|--out) OUT=$2; shift 2 ;;
         --llc-prefix) LLC=$(cd "$2" && pwd); shift 2 ;;
         --set) SETS="$SETS
 $2"; shift 2 ;;
         --) shift; break ;;
-        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
         *) echo "repeat.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -39,6 +41,7 @@ dev:LLC_BCAST_NOISE=dev
 robust:LLC_BCAST_NOISE=robust"
 [ $# -gt 0 ] || set -- -i 100 -w sleep -n 0,160 -s 1,16384 -m Ori,Opt
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
+[ -n "$OUT" ] || OUT=${BENCH_OUT:-$PWD/bench-out}/bcast/$(date +%Y-%m-%d_%H%M%S)-repeat
 mkdir -p "$OUT"
 BIN=$OUT/maxeffect
 nice -n 10 "$LLC/bin/mpicxx" -std=c++17 -O2 -o "$BIN" "$SRC/bench/bcast/bcast_maxeffect.cpp" -ldl

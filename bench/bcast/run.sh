@@ -8,6 +8,8 @@
 #     --prog       maxeffect (default), random or spmm (bench/bcast/bcast_NAME.cpp;
 #                  maxeffect is bcast_maxeffect.cpp)
 #     --llc-prefix the installed mpich-llc (skipped without it)
+#     -o|--out     output directory (default $BENCH_OUT/bcast/<date>_<time>-<prog>,
+#                  BENCH_OUT defaulting to $PWD/bench-out, ignored by git)
 #     MPIS="llc mpich openmpi" restricts the MPIs.
 #     ARGS go to the program (see the comment at the top of its source).
 # Examples:
@@ -16,13 +18,13 @@
 #   bench/bcast/run.sh -np 8 --llc-prefix _install --prog spmm -- -N 4000 -R 0.05 -C 0.2
 set -e
 NP=16
-OUT=/tmp/bcast-bench
+OUT=
 LLC=""
 PROG=maxeffect
 while [ $# -gt 0 ]; do
     case "$1" in
         -np) NP=$2; shift 2 ;;
-        -o) OUT=$2; shift 2 ;;
+        -o|--out) OUT=$2; shift 2 ;;
         --llc-prefix) LLC=$(cd "$2" && pwd); shift 2 ;;
         --prog) PROG=$2; shift 2 ;;
         --) shift; break ;;
@@ -33,6 +35,7 @@ done
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 CPP=$SRC/bench/bcast/bcast_$PROG.cpp
 [ -f "$CPP" ] || { echo "run.sh: no program $CPP (--prog maxeffect|random|spmm)" >&2; exit 2; }
+[ -n "$OUT" ] || OUT=${BENCH_OUT:-$PWD/bench-out}/bcast/$(date +%Y-%m-%d_%H%M%S)-$PROG
 mkdir -p "$OUT"
 for mpi in ${MPIS:-llc mpich openmpi}; do
     mkdir -p "$OUT/$mpi"

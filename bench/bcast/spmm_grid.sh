@@ -7,9 +7,11 @@
 #       [--rows4000 1000] [--rows14000 200] [--nice 10] [-m Ori,Opt,Ide]
 # --rowsN broadcasts only the first rows of the N matrix (0 = all) so that a
 # cell takes seconds to a minute on 2 cores; the paper multiplies all rows.
+# OUTDIR (-o|--out) defaults to $BENCH_OUT/bcast/<date>_<time>-spmm-grid,
+# BENCH_OUT to $PWD/bench-out (ignored by git).
 set -e
 NP=8
-OUT=/tmp/spmm-grid
+OUT=
 LLC=""
 ROWS4=1000
 ROWS14=200
@@ -18,18 +20,19 @@ MODES=Ori,Opt,Ide
 while [ $# -gt 0 ]; do
     case "$1" in
         -np) NP=$2; shift 2 ;;
-        -o) OUT=$2; shift 2 ;;
+        -o|--out) OUT=$2; shift 2 ;;
         --llc-prefix) LLC=$(cd "$2" && pwd); shift 2 ;;
         --rows4000) ROWS4=$2; shift 2 ;;
         --rows14000) ROWS14=$2; shift 2 ;;
         --nice) NI=$2; shift 2 ;;
         -m) MODES=$2; shift 2 ;;
-        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
         *) echo "spmm_grid.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 [ -n "$LLC" ] || { echo "spmm_grid.sh: give --llc-prefix (the installed mpich-llc)" >&2; exit 2; }
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
+[ -n "$OUT" ] || OUT=${BENCH_OUT:-$PWD/bench-out}/bcast/$(date +%Y-%m-%d_%H%M%S)-spmm-grid
 mkdir -p "$OUT"
 "$LLC/bin/mpicxx" -std=c++17 -O2 -o "$OUT/spmm" "$SRC/bench/bcast/bcast_spmm.cpp" -ldl
 printf '| N | R | C | procs | mode | workload [ms] | broadcast [ms] | total [ms] | bcast/Ori | total/Ori | rows |\n|---|---|---|---|---|---|---|---|---|---|---|\n' > "$OUT/grid.md"

@@ -16,7 +16,9 @@
 #                (cycles of 2 periods at most are visible)
 # Writes raw/<config>.log per run and summary.md: per configuration, the
 # bursts after the first three cycles (learning), their share of messages
-# on tcp and the receiver's first-to-last time per burst.
+# on tcp and the receiver's first-to-last time per burst, into --out DIR
+# (default $BENCH_OUT/hybrid/<date>_<time>, BENCH_OUT defaulting to
+# $PWD/bench-out, ignored by git).
 # Needs root (network namespaces); one emulated cluster at a time: wrap in
 #   flock /tmp/llc-bench.lock
 set -euo pipefail
@@ -36,7 +38,7 @@ period_ms=100
 configs="history1024= history8=LLC_HYBRID_HISTORY_PERIODS=8"
 down=0
 
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "$PROG: error: $*" >&2; exit 2; }
 log() { echo "[hybrid-burst $(date +%H:%M:%S)] $*"; }
 
@@ -63,7 +65,7 @@ for v in "$cycles" "$cycle_periods" "$burst" "$period_ms"; do
 done
 [ "$cycles" -gt 3 ] || die "--cycles must be above 3 (the first three are learning)"
 
-[ -n "$out" ] || out=$HERE/results/$(date +%Y-%m-%d_%H%M%S)
+[ -n "$out" ] || out=${BENCH_OUT:-$PWD/bench-out}/hybrid/$(date +%Y-%m-%d_%H%M%S)
 mkdir -p "$out/raw"
 out=$(cd "$out" && pwd)
 exe=$(mktemp -d /tmp/llc-burst-bin.XXXXXX)/burst

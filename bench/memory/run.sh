@@ -20,11 +20,13 @@
 #                 ranks never talked to cost
 #     after --    environment settings for the llc runs (e.g. LLC_NET=udp)
 # Writes OUTDIR/<mpi>-np<N>.txt and OUTDIR/summary.md; shows progress.
+# OUTDIR (-o|--out) defaults to $BENCH_OUT/memory/<date>_<time>, BENCH_OUT
+# to $PWD/bench-out (ignored by git).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 LLC="" NPS="4 8 16 32 64" HOSTS=1 PPN=0 ONLY="llc,mpich,ompi"
-OUT=/tmp/mem-bench-$(date +%Y%m%d-%H%M%S)
+OUT=${BENCH_OUT:-$PWD/bench-out}/memory/$(date +%Y-%m-%d_%H%M%S)
 LLC_ENV=()
 BENCH_ARGS=()
 while [ $# -gt 0 ]; do
@@ -35,9 +37,9 @@ while [ $# -gt 0 ]; do
         --ppn) PPN=$2; shift 2 ;;
         --only) ONLY=$2; shift 2 ;;
         --peers) BENCH_ARGS=(-peers "$2"); shift 2 ;;
-        -o) OUT=$2; shift 2 ;;
+        -o|--out) OUT=$2; shift 2 ;;
         --) shift; LLC_ENV=("$@"); break ;;
-        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
         *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
