@@ -2,6 +2,7 @@
 // source, any tag), eager and request-to-send messages raced against
 // receives posted before, after and in between, synchronous sends,
 // truncation, cancel, probe and matched probe, on every transport.
+#include "alloc_counter.hpp"
 #include "test_util.hpp"
 
 #include "../../src/llc/tag_matcher.hpp"
@@ -484,6 +485,51 @@ TEST(Tagged, BadArgumentsAreRefused)
         EXPECT_EQ(llc_trecv(ctx, -2, 0, 0, nullptr, 0, &r), LLC_ERR_INVALID);
         EXPECT_EQ(llc_trecv(ctx, 0, 0, 0, nullptr, 0, nullptr), LLC_ERR_INVALID);
         EXPECT_NE(llc_caps(ctx) & LLC_CAP_TAGGED, 0u);
+        finalize_ok(ctx);
+    });
+}
+
+// A steady ping-pong of small tagged messages between two processes of a
+// node allocates nothing on the heap, on either side (issue target: zero
+// allocations per message).  Counted through operator new, which every
+// allocation of libllc goes through.
+TEST(Tagged, SteadyShmPingPongAllocatesNothing)
+{
+    LLC_EXPECT_JOB_OK(job({0, 0}), [](TestProcess &p) {
+        constexpr int kWarm = 200, kRounds = 2000;
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        int peer = 1 - p.rank;
+        uint64_t out = 0, in = 0;
+        Completed done;
+        llc_treq_t s{}, r{};
+        s.cb = r.cb = count_cb;
+        s.user = r.user = &done;
+        Completed sdone, rdone;
+        s.user = &sdone;
+        r.user = &rdone;
+        auto round = [&](int i) {
+            sdone.count = rdone.count = 0;
+            bool recv_now = false, send_now = false;
+            if (p.rank == 0) {
+                recv_now = started(ctx, llc_trecv(ctx, peer, 1, 0, &in, 8, &r));
+                out = uint64_t(i);
+                send_now = started(ctx, llc_tsend(ctx, peer, uint32_t(p.rank), 1, &out, 8, 0, &s));
+            } else {
+                recv_now = started(ctx, llc_trecv(ctx, peer, 1, 0, &in, 8, &r));
+                progress_until(ctx, [&] { return recv_now || rdone.count == 1; });
+                out = in;
+                send_now = started(ctx, llc_tsend(ctx, peer, uint32_t(p.rank), 1, &out, 8, 0, &s));
+            }
+            progress_until(ctx, [&] { return (recv_now || rdone.count == 1) && (send_now || sdone.count == 1); });
+            EXPECT_EQ(in, uint64_t(i));
+        };
+        for (int i = 0; i < kWarm; i++)
+            round(i);
+        CountAllocations counter;
+        for (int i = kWarm; i < kWarm + kRounds; i++)
+            round(i);
+        EXPECT_EQ(counter.count(), 0u) << "heap allocations in " << kRounds << " round trips on rank " << p.rank;
         finalize_ok(ctx);
     });
 }
