@@ -369,6 +369,11 @@ if [ $plots -eq 1 ]; then
                     bibw) what="bidirectional bandwidth (window $window)"; ylabel="MB/s (both directions)"; key="left top" ;;
                     rate) what="message rate (window $rate_window)"; ylabel="messages/s"; key="right top" ;;
                 esac
+                if [ "$t" = rate ]; then
+                    xaxis="set format y '%.0s%c'; set xrange [6:1400]; set xtics ('8 B' 8, '16 B' 16, '32 B' 32, '64 B' 64, '128 B' 128, '256 B' 256, '512 B' 512, '1 KiB' 1024)"
+                else
+                    xaxis="set xrange [6:6e6]; set xtics ('8 B' 8, '64 B' 64, '512 B' 512, '4 KiB' 4096, '32 KiB' 32768, '256 KiB' 262144, '4 MiB' 4194304)"
+                fi
                 plot=""
                 for m in "${mpis[@]}"; do
                     f=$out/$m-$mode-$t.dat
@@ -381,7 +386,7 @@ set terminal pngcairo size 900,600 noenhanced
 set output '$out/$t-$mode.png'
 set title '$what, $where, $stat of $repeat'
 set logscale xy
-set format x '%.0b%BB'
+$xaxis
 set xlabel 'message size'
 set ylabel '$ylabel'
 set grid
