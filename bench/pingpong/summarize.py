@@ -57,7 +57,7 @@ def ratio(a, b):
 
 
 def fr(r):
-    return "-" if r is None else "%.2f" % r
+    return "-" if r is None else "%.2f" % r if r >= 0.1 else "%.2g" % r
 
 
 def main():
@@ -68,7 +68,7 @@ def main():
     ap.add_argument("--modes", default="intra inter")
     ap.add_argument("--tests", default="lat bw bibw rate")
     a = ap.parse_args()
-    out = a.out
+    out = os.path.abspath(a.out)
     modes, tests = a.modes.split(), a.tests.split()
 
     runs = {}    # (mpi, mode) -> number of good runs
