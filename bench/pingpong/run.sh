@@ -317,6 +317,20 @@ for entry in "${order[@]}"; do
     fi
     load=$(cut -d' ' -f1 /proc/loadavg)
     log "run $k of $total: $m $mode, repeat $r/$repeat (load $load, $(fmt_dur $((now - start))) elapsed$eta)"
+    # other jobs on the machine (e.g. test/run-all) may take the emulated
+    # cluster down or shape its links meanwhile: bring it back, say so
+    if ! "$NETNS" addr h0 >/dev/null 2>&1 || ! "$NETNS" addr h1 >/dev/null 2>&1 ||
+       ! ip netns exec h1 true 2>/dev/null; then
+        log "  the emulated cluster is gone (someone ran llc-netns down): up 2 again"
+        echo "run $k: cluster was down, brought up again" >>"$out/meta.txt"
+        "$NETNS" up 2 || true
+    fi
+    for h in h0 h1; do
+        if ip netns exec $h tc qdisc show dev eth0 2>/dev/null | grep -qE 'netem|tbf'; then
+            log "  WARNING: $h's eth0 is shaped ($(ip netns exec $h tc qdisc show dev eth0 | head -1))"
+            echo "run $k: $h eth0 shaped: $(ip netns exec $h tc qdisc show dev eth0 | head -1)" >>"$out/meta.txt"
+        fi
+    done
     mapfile -t cmd < <(run_cmd "$m" "$mode")
     raw=$out/raw/$m-$mode-r$r.txt
     b0=$(h1_bytes)
