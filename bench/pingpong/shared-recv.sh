@@ -21,7 +21,7 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 NETNS=$TOP/maint/llc-netns
 MPIEXEC_HOSTS=$TOP/maint/llc-mpiexec-hosts
 llc=""; repeat=3; target=0.2; max=4194304
-out=$TOP/bench/pingpong/results/$(date +%Y-%m-%d)-shared-recv
+out=$TOP/bench-out/pingpong/$(date +%Y-%m-%d_%H%M%S)-shared-recv
 while [ $# -gt 0 ]; do
     case $1 in
         --llc-prefix) llc=$(cd "$2" && pwd); shift 2 ;;
@@ -61,7 +61,7 @@ for r in $(seq 1 "$repeat"); do
         shared=0; [ "${c#*-}" = shared ] && shared=1
         cmd=("$MPIEXEC_HOSTS" --mpiexec "$llc/bin/mpiexec" -hosts h0,h1 -n "$np"
              -genv LLC_NET udp -genv LLC_UDP_SHARED_RECV "$shared" -genv LLC_MEM_REPORT 0
-             "$exe" --target "$target" --max "$max" --settle 0.5)
+             "$exe" --tests lat --sizes "8-$max" --target "$target" --settle 0.5)
         echo "$c run $r: ${cmd[*]}" >> "$out/commands.txt"
         log "($k/$total) $c, run $r"
         if ! timeout 600 "${cmd[@]}" > "$out/$c-$r.txt" 2> "$out/$c-$r.err"; then
@@ -79,10 +79,10 @@ lat = {}
 for c in cases:
     for f in glob.glob(os.path.join(out, c + "-*.txt")):
         for line in open(f):
-            if line.startswith("#") or not line.strip():
-                continue
             p = line.split()
-            lat.setdefault((c, int(p[0])), []).append(float(p[1]))
+            if len(p) < 3 or p[0] != "lat":
+                continue
+            lat.setdefault((c, int(p[1])), []).append(float(p[2]))
 sizes = sorted({s for (_, s) in lat})
 print("# one udp socket per node vs one per process (LLC_NET=udp, 2 emulated hosts)\n")
 print("Median one-way latency (us) over the repeats; bandwidth = size / latency (MB/s).")
