@@ -23,7 +23,7 @@ constexpr uint32_t N = LLC_MEM_N_SIZED;
 // Indexed by MemComponent.
 const MemComponentInfo kInfo[size_t(MemComponent::Count)] = {
     {"context", "other", 0, "Context and transport objects, error text, completion list"},
-    {"handler_table", "other", 0, "active-message handler slots (LLC_AM_MAX_HANDLERS)"},
+    {"handler_table", "other", 0, "active-message handler slots (LLC_AM_MAX_HANDLERS of the caller, 8 of libllc's tagged protocol)"},
     {"rank_table", "communicator tables (rank translation)", N,
      "rank -> node, n entries: the node-shared table if created here (node leader), else a private copy; 0 if mapped"},
     {"rank_table_mapped", "communicator tables (rank translation)", N | LLC_MEM_SHARED,

@@ -81,7 +81,7 @@ TEST(MemReport, SingleProcessCountsTablesAndNothingElse)
         EXPECT_EQ(r["rank_table"].bytes, sizeof(int));
         EXPECT_EQ(r["seq_numbers"].items, 2u);
         EXPECT_EQ(r["seq_numbers"].bytes, 0u); // nothing sent: no page committed
-        EXPECT_EQ(r["handler_table"].items, unsigned(LLC_AM_MAX_HANDLERS));
+        EXPECT_EQ(r["handler_table"].items, unsigned(LLC_AM_MAX_HANDLERS) + llc::kInternalHandlers); // the caller's and libllc's (tagged)
         EXPECT_TRUE(r["rank_table"].flags & LLC_MEM_N_SIZED);
         EXPECT_GT(r["context"].bytes, 0u);
         for (const char *none : {"tcp_rank_table", "tcp_conn_state", "tcp_buffers", "shm_segment", "shm_peer_state",

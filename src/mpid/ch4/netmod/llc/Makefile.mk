@@ -9,6 +9,7 @@ mpi_core_sources   += src/mpid/ch4/netmod/llc/func_table.c \
                       src/mpid/ch4/netmod/llc/llc_globals.c \
                       src/mpid/ch4/netmod/llc/llc_init.c \
                       src/mpid/ch4/netmod/llc/llc_am.c \
+                      src/mpid/ch4/netmod/llc/llc_pt2pt.c \
                       src/mpid/ch4/netmod/llc/llc_coll_glue.c \
                       src/mpid/ch4/netmod/llc/llc_hooks.c \
                       src/mpid/ch4/netmod/llc/llc_win.c

@@ -23,7 +23,7 @@ static int comm_rank_to_world(MPIR_Comm * comm, int rank, int *world_rank)
     goto fn_exit;
 }
 
-static int llc_error(int rc)
+int MPIDI_LLC_error(int rc)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_ERR_SET1(mpi_errno, rc == LLC_ERR_PEER ? MPIX_ERR_PROC_FAILED : MPI_ERR_OTHER,
@@ -66,7 +66,7 @@ static void am_isend_done(void *cb_arg, int status)
     MPL_free(MPIDI_LLC_AMREQ(sreq).pack_buffer);
     MPIDI_LLC_AMREQ(sreq).pack_buffer = NULL;
     if (status != LLC_OK && MPIDI_LLC_global.deferred_errno == MPI_SUCCESS)
-        MPIDI_LLC_global.deferred_errno = llc_error(status);
+        MPIDI_LLC_global.deferred_errno = MPIDI_LLC_error(status);
     MPIDIG_global.origin_cbs[handler_id] (sreq);
 }
 
@@ -127,7 +127,7 @@ int MPIDI_LLC_do_am_isend(int rank, MPIR_Comm * comm, int handler_id,
     } else if (rc != LLC_INPROGRESS) {
         MPL_free(MPIDI_LLC_AMREQ(sreq).pack_buffer);
         MPIDI_LLC_AMREQ(sreq).pack_buffer = NULL;
-        mpi_errno = llc_error(rc);
+        mpi_errno = MPIDI_LLC_error(rc);
         goto fn_fail;
     }
 
@@ -208,7 +208,7 @@ int MPIDI_LLC_do_progress(int vci, int blocking)
 
     rc = llc_progress(MPIDI_LLC_global.ctx, &progressed);
     if (rc < 0)
-        return llc_error(rc);
+        return MPIDI_LLC_error(rc);
     if (MPIDI_LLC_global.deferred_errno != MPI_SUCCESS) {
         mpi_errno = MPIDI_LLC_global.deferred_errno;
         MPIDI_LLC_global.deferred_errno = MPI_SUCCESS;

@@ -1,11 +1,11 @@
 /*
  * ch4:llc netmod - internal declarations shared by the netmod's files.
  *
- * The netmod is thin: MPICH's generic active-message layer (MPIDIG) does
- * matching, rendezvous, RMA and collectives; this module moves MPIDIG's
- * active messages through libllc.  Inline entry points only forward to
- * out-of-line functions (llc_am.c), so that editing the netmod does not
- * recompile all of MPICH.
+ * The netmod is thin.  Point-to-point is native (llc_pt2pt.h: libllc's
+ * tagged messages match inside libllc, the fast path inline); MPICH's
+ * generic active-message layer (MPIDIG) still does RMA and partitioned
+ * communication, whose active messages this module moves through libllc
+ * (llc_am.c).
  */
 #ifndef LLC_IMPL_H_INCLUDED
 #define LLC_IMPL_H_INCLUDED
@@ -44,6 +44,7 @@ extern MPIDI_LLC_global_t MPIDI_LLC_global;
 #define MPIDI_LLC_AMREQ(req) ((req)->dev.ch4.am.netmod_am.llc)
 
 int MPIDI_LLC_do_progress(int vci, int blocking);
+int MPIDI_LLC_error(int rc);     /* an MPI error code for a libllc status */
 int MPIDI_LLC_do_am_isend(int rank, MPIR_Comm * comm, int handler_id,
                           const void *am_hdr, MPI_Aint am_hdr_sz,
                           const void *data, MPI_Aint count, MPI_Datatype datatype,

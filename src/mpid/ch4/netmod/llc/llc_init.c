@@ -146,6 +146,11 @@ int MPIDI_LLC_init_world(void)
         MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
                              llc_last_error(NULL));
     }
+    MPIR_ERR_CHKANDJUMP1(!(llc_caps(MPIDI_LLC_global.ctx) & LLC_CAP_TAGGED), mpi_errno,
+                         MPI_ERR_OTHER, "**fail", "**fail %s",
+                         "libllc has no tagged messages (LLC_CAP_TAGGED): mismatched libllc?");
+    for (int i = 0; i < MPIR_Process.size; i++)
+        MPIDIU_get_av(0, i).netmod.llc.dest_plus1 = i + 1;
     rc = llc_am_register(MPIDI_LLC_global.ctx, MPIDI_LLC_AM_ID, MPIDI_LLC_am_recv_handler,
                          NULL);
     MPIR_ERR_CHKANDJUMP1(rc != LLC_OK, mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",

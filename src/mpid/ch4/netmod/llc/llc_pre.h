@@ -4,14 +4,22 @@
 #ifndef LLC_PRE_H_INCLUDED
 #define LLC_PRE_H_INCLUDED
 
+#include <llc.h>
+
 /* Per-request state of an active-message send. */
 typedef struct {
     int handler_id;             /* MPIDIG handler to complete on the origin */
     void *pack_buffer;          /* packed non-contiguous payload, freed at completion */
 } MPIDI_LLC_am_request_t;
 
+/* Per-request state of a native send or receive (llc_pt2pt.h). */
 typedef struct {
-    int dummy;
+    llc_treq_t treq;            /* libllc's tagged request (caller-owned) */
+    void *pack_buf;             /* non-contiguous datatypes: the packed bytes */
+    void *user_buf;             /* receive of a non-contiguous type: where to unpack */
+    MPI_Aint user_count;
+    MPI_Datatype datatype;
+    llc_tmsg_t *msg;            /* MPI_Improbe: the message taken out of matching */
 } MPIDI_LLC_request_t;
 
 struct MPIR_Comm;
@@ -38,8 +46,9 @@ typedef struct {
     int dummy;
 } MPIDI_LLC_win_t;
 
+/* Address-vector entry: the job rank + 1 (0: not a process of MPI_COMM_WORLD). */
 typedef struct {
-    int dummy;
+    int dest_plus1;
 } MPIDI_LLC_addr_t;
 
 typedef struct {

@@ -1,17 +1,16 @@
 /*
  * ch4:llc netmod - everything MPICH's ch4 inlines from this netmod.
  *
- * ch4:llc moves active messages only: point-to-point, probe, RMA and
- * partitioned communication take MPICH's active-message fallbacks (MPIDIG)
- * and reach libllc through llc_am.h.  Collectives are MPICH's own except
+ * Point-to-point (send, receive, probe, matched probe, cancel) is native:
+ * llc_pt2pt.h calls libllc's tagged messages, which match inside libllc.
+ * RMA and partitioned communication take MPICH's active-message fallbacks
+ * (MPIDIG) and reach libllc through llc_am.h.  Collectives are MPICH's own except
  * MPI_Bcast and MPI_Alltoall (llc_coll_glue.h).
  */
 #ifndef NETMOD_INLINE_H_INCLUDED
 #define NETMOD_INLINE_H_INCLUDED
 
-#include "netmod_am_fallback_send.h"
-#include "netmod_am_fallback_recv.h"
-#include "netmod_am_fallback_probe.h"
+#include "llc_pt2pt.h"
 #include "netmod_am_fallback_rma.h"
 #include "netmod_am_fallback_part.h"
 /* take MPICH's fallback collectives except the two that src/coll provides */
