@@ -86,8 +86,10 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_isend(const void *buf, MPI_Aint count, MP
                    MPIR_get_contig_ptr(buf, dt_true_lb), data_sz, flags, &MPIDI_LLC_REQ(req).treq);
     if (rc == LLC_OK)
         MPIDIU_request_complete(req);
-    else if (unlikely(rc != LLC_INPROGRESS))
-        MPIR_ERR_POP(MPIDI_LLC_error(rc));
+    else if (unlikely(rc != LLC_INPROGRESS)) {
+        mpi_errno = MPIDI_LLC_error(rc);
+        goto fn_fail;
+    }
   fn_exit:
     return mpi_errno;
   fn_fail:
