@@ -20,31 +20,31 @@ struct llc_context {
 
 namespace {
 
-// Run fn, converting exceptions to a status and recording the message.
-template <class Fn> int guarded(llc_context_t *ctx, Fn &&fn)
+// Record the message of a failed call where llc_last_error finds it.
+int failed(llc_context_t *ctx, int status, const char *message)
 {
-    std::string message;
-    int status;
-    try {
-        return fn();
-    } catch (const llc::Error &e) {
-        status = e.status();
-        message = e.what();
-    } catch (const std::bad_alloc &) {
-        status = LLC_ERR_NOMEM;
-        message = "out of memory";
-    } catch (const std::exception &e) {
-        status = LLC_ERR_SYSTEM;
-        message = std::string("internal error: ") + e.what();
-    } catch (...) {
-        status = LLC_ERR_SYSTEM;
-        message = "internal error: unknown exception";
-    }
     if (ctx)
         ctx->impl.set_last_error(message);
     else
         llc::set_last_init_error(message);
     return status;
+}
+
+// Run fn, converting exceptions to a status and recording the message.  The
+// success path builds nothing: llc_progress and the tagged calls run here.
+template <class Fn> int guarded(llc_context_t *ctx, Fn &&fn)
+{
+    try {
+        return fn();
+    } catch (const llc::Error &e) {
+        return failed(ctx, e.status(), e.what());
+    } catch (const std::bad_alloc &) {
+        return failed(ctx, LLC_ERR_NOMEM, "out of memory");
+    } catch (const std::exception &e) {
+        return failed(ctx, LLC_ERR_SYSTEM, (std::string("internal error: ") + e.what()).c_str());
+    } catch (...) {
+        return failed(ctx, LLC_ERR_SYSTEM, "internal error: unknown exception");
+    }
 }
 
 int null_context(const char *fn)

@@ -1124,7 +1124,8 @@ int Context::progress(int *progressed)
         throw Error(LLC_ERR_STATE, "llc_progress called from inside a handler or completion callback");
     FlagGuard guard(in_progress_);
     progress_status_ = LLC_OK;
-    progress_message_.clear();
+    if (!progress_message_.empty())
+        progress_message_.clear();
 
     bool did = self_->progress();
     if (shm_)
@@ -1146,7 +1147,8 @@ int Context::progress(int *progressed)
     if (verbs_)
         did |= verbs_->progress();
 #endif
-    did |= run_completions();
+    if (!completions_.empty())
+        did |= run_completions();
 
     if (did) {
         backoff_.on_activity();

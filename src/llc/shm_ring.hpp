@@ -5,6 +5,9 @@
 // increasing 64-bit counters, so full/empty need no extra bit.  The producer
 // copies data then publishes head with release; the consumer acquires head,
 // reads, then publishes tail with release so the producer may reuse the space.
+// The producer keeps the last tail it read and reads the shared one again only
+// when that copy says the ring is too full: the tail's cache line then stays
+// with the consumer instead of crossing cores on every send.
 #pragma once
 
 #include "outgoing_message.hpp"
@@ -48,8 +51,7 @@ public:
     size_t write_from(OutgoingMessage &msg)
     {
         uint64_t head = control_->head.load(std::memory_order_relaxed);
-        uint64_t tail = control_->tail.load(std::memory_order_acquire);
-        size_t space = capacity_ - size_t(head - tail);
+        size_t space = space_for(head, msg.remaining());
         size_t want = std::min(space, msg.remaining());
         if (want == 0)
             return 0;
@@ -67,8 +69,7 @@ public:
     bool try_write_whole(const ConstSpan *spans, size_t n, size_t total)
     {
         uint64_t head = control_->head.load(std::memory_order_relaxed);
-        uint64_t tail = control_->tail.load(std::memory_order_acquire);
-        if (capacity_ - size_t(head - tail) < total)
+        if (space_for(head, total) < total)
             return false;
         size_t pos = size_t(head) & mask_;
         for (size_t i = 0; i < n; i++) {
@@ -109,10 +110,22 @@ public:
     }
 
 private:
+    // Producer: free bytes, from the remembered tail when that shows `want`
+    // fit, else from a fresh read of the shared tail.
+    size_t space_for(uint64_t head, size_t want)
+    {
+        size_t space = capacity_ - size_t(head - tail_seen_);
+        if (space >= want)
+            return space;
+        tail_seen_ = control_->tail.load(std::memory_order_acquire);
+        return capacity_ - size_t(head - tail_seen_);
+    }
+
     RingControl *control_ = nullptr;
     char *data_ = nullptr;
     size_t capacity_ = 0;
     size_t mask_ = 0;
+    uint64_t tail_seen_ = 0; // producer's copy of control_->tail (never ahead of it)
 };
 
 } // namespace llc

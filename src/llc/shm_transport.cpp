@@ -153,7 +153,8 @@ bool ShmTransport::progress()
             continue;
         try {
             did |= peer.rx.read_all([&](const char *data, size_t len) { peer.decoder->feed(data, len); }) > 0;
-            did |= advance_sends(peer);
+            if (!peer.queue.empty() || !peer.control.empty())
+                did |= advance_sends(peer);
         } catch (const Error &e) {
             fail_peer(peer, e.status(), e.what());
             did = true;

@@ -49,6 +49,9 @@ private:
     void validate_header();
     void enter_stage_after(Stage done);
     void deliver(const char *payload);
+    // Decode the record at p if all of it is among the n bytes; returns the
+    // bytes used, or 0 (nothing consumed) when the record goes on beyond n.
+    size_t take_whole_record(const char *p, size_t n);
 
     Sink sink_;
     Stage stage_ = Stage::Header;
