@@ -230,6 +230,9 @@ typedef struct llc_stats {
     uint64_t dc_rdma_bytes_landed;      /* receiver: udp stream bytes landed in ring slots */
     uint64_t dc_rdma_requests_accepted; /* sender: destinations that made us ring-address our datagrams to them */
     uint64_t dc_rdma_packets_sent;      /* sender: ring-addressed datagrams built (retransmissions not counted) */
+    /* strangers (doc/reliability.md): never an error, the job carries on */
+    uint64_t auth_rejected;    /* tcp connections closed before proving they belong to the job (garbage, wrong secret, timeout) */
+    uint64_t udp_auth_dropped; /* udp datagrams dropped: malformed, another job's, or without this job's pair token */
 } llc_stats_t;
 int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out);
 
