@@ -1,7 +1,7 @@
 // job_secret.hpp - the per-job secret that lets only the job's own processes
 // in (doc/reliability.md), and the HMAC-SHA256 helpers built on it.
 //
-// Rank 0 draws 32 random bytes (OpenSSL's RAND_bytes) when a transport is
+// Rank 0 draws 32 random bytes (getrandom, the kernel's CSPRNG) when a transport is
 // created in llc_init and puts them, hex-encoded, under a bootstrap key (the
 // launcher's PMI under MPICH: never a command line, never the environment).
 // Every other process gets the key from rank 0 the first time it needs the
@@ -26,7 +26,8 @@ constexpr size_t kMacBytes = 32; // HMAC-SHA256
 using Nonce = std::array<uint8_t, kNonceBytes>;
 using Mac = std::array<uint8_t, kMacBytes>;
 
-// Cryptographically random bytes (RAND_bytes); throws Error(LLC_ERR_SYSTEM).
+// Cryptographically random bytes (getrandom, else OpenSSL's RAND_bytes);
+// throws Error(LLC_ERR_SYSTEM).
 void random_bytes(void *out, size_t n);
 // Constant-time comparison (CRYPTO_memcmp).
 bool same_bytes(const void *a, const void *b, size_t n);
