@@ -1012,9 +1012,11 @@ void UdpTransport::on_datagram(const char *buf, size_t len, const sockaddr_in &f
         drop_stranger(from, "not a datagram of this job (magic, job tag or ranks)"); // or a stale port
         return;
     }
-    // The pair token (see udp_transport.hpp): checked before anything else
-    // looks at the datagram; a known peer's is kept, a new one's computed.
-    {
+    // The pair token (see udp_transport.hpp) is checked before anything
+    // looks further at the datagram: a known peer's is kept in its state, a
+    // new one's computed.  Data and Ack below, with the lookup they make anyway.
+    const bool data = h.type == uint8_t(UdpType::Data);
+    if (!data && h.type != uint8_t(UdpType::Ack)) {
         const Peer *known = peek(h.src);
         if (h.token != (known ? known->rx_token : pair_token(h.src, h.dst))) {
             drop_stranger(from, "wrong pair token (does not know the job secret)");
@@ -1049,12 +1051,15 @@ void UdpTransport::on_datagram(const char *buf, size_t len, const sockaddr_in &f
             ctx_.on_switch_answer(h.src, h.psn, SwitchVerdict(h.ack), want, h.sack);
         return;
     }
-    bool data = h.type == uint8_t(UdpType::Data);
     if (data ? h.len != len - sizeof(UdpHeader) : h.type != uint8_t(UdpType::Ack)) {
         drop_stranger(from, "malformed (type or length)");
         return;
     }
     Peer *p = find(h.src);
+    if (h.token != (p ? p->rx_token : pair_token(h.src, h.dst))) {
+        drop_stranger(from, "wrong pair token (does not know the job secret)");
+        return;
+    }
     if (!p) {
         if (!data || failed(h.src))
             return;
