@@ -83,7 +83,8 @@ int MPIDI_LLC_isend_noncontig(const void *buf, MPI_Aint count, MPI_Datatype data
     } else if (rc != LLC_INPROGRESS) {
         MPL_free(pack);
         MPIDI_LLC_REQ(req).pack_buf = NULL;
-        MPIR_ERR_POP(MPIDI_LLC_error(rc));
+        mpi_errno = MPIDI_LLC_error(rc);
+        goto fn_fail;
     }
   fn_exit:
     return mpi_errno;
@@ -118,7 +119,8 @@ int MPIDI_LLC_irecv_noncontig(void *buf, MPI_Aint count, MPI_Datatype datatype, 
         MPL_free(pack);
         MPIDI_LLC_REQ(req).pack_buf = NULL;
         MPIR_Datatype_release_if_not_builtin(datatype);
-        MPIR_ERR_POP(MPIDI_LLC_error(rc));
+        mpi_errno = MPIDI_LLC_error(rc);
+        goto fn_fail;
     }
   fn_exit:
     return mpi_errno;

@@ -86,8 +86,10 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_isend(const void *buf, MPI_Aint count, MP
                    MPIR_get_contig_ptr(buf, dt_true_lb), data_sz, flags, &MPIDI_LLC_REQ(req).treq);
     if (rc == LLC_OK)
         MPIDIU_request_complete(req);
-    else if (unlikely(rc != LLC_INPROGRESS))
-        MPIR_ERR_POP(MPIDI_LLC_error(rc));
+    else if (unlikely(rc != LLC_INPROGRESS)) {
+        mpi_errno = MPIDI_LLC_error(rc);
+        goto fn_fail;
+    }
   fn_exit:
     return mpi_errno;
   fn_fail:
@@ -219,8 +221,8 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_cancel_recv(MPIR_Request * rreq)
 
 MPL_STATIC_INLINE_PREFIX void MPIDI_LLC_probe_status(const llc_treq_t * info, MPI_Status * status)
 {
+    /* MPI_ERROR is left alone: a probe does not set it (as MPIR_Request_extract_status) */
     if (status != MPI_STATUS_IGNORE) {
-        status->MPI_ERROR = MPI_SUCCESS;
         status->MPI_SOURCE = (int) info->source;
         status->MPI_TAG = (int) (uint32_t) info->tag;
         MPIR_STATUS_SET_COUNT(*status, (MPI_Aint) info->length);
