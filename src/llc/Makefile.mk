@@ -16,6 +16,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/errors.hpp \
 	src/llc/kvs.cpp \
 	src/llc/kvs.hpp \
+	src/llc/job_secret.cpp \
+	src/llc/job_secret.hpp \
 	src/llc/memory_mapping.hpp \
 	src/llc/node_map.cpp \
 	src/llc/node_map.hpp \
@@ -100,7 +102,7 @@ src_llc_libllc_la_SOURCES += \
 	src/llc/verbs_transport.cpp \
 	src/llc/verbs_transport.hpp
 src_llc_libllc_la_LDFLAGS = -version-info 5:0:0
-src_llc_libllc_la_LIBADD = $(VERBS_LIBS)
+src_llc_libllc_la_LIBADD = $(VERBS_LIBS) $(CRYPTO_LIBS)
 
 ## memory accounting, hashed peer table, memory model, build information
 src_llc_libllc_la_SOURCES += \

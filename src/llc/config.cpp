@@ -26,6 +26,7 @@ const std::vector<EnvVarInfo> &env_vars()
         {"LLC_CONNECT_TIMEOUT_MS", "30000", "give up connecting to a remote peer after this many ms"},
         {"LLC_FINALIZE_TIMEOUT_MS", "10000", "llc_finalize gives up flushing and draining after this many ms"},
         {"LLC_TCP_PEER_TIMEOUT_MS", "10000", "a tcp peer that consumes nothing for this long while data to it is outstanding is dead (LLC_ERR_PEER)"},
+        {"LLC_TCP_AUTH_TIMEOUT_MS", "30000", "an accepted tcp connection that has not proven within this many ms that it belongs to the job (HMAC over the job secret, doc/reliability.md) is closed and counted (auth_rejected), never an error"},
         {"LLC_TCP_ADDR", "auto", "IPv4 address to publish for tcp (auto: first UP non-loopback IPv4 interface, else 127.0.0.1)"},
         {"LLC_MEM_REPORT", "0", "1: llc_finalize prints the memory table of llc_mem_report to stderr"},
         {"LLC_MAX_CONTEXTS", "1024", "gamma: most live per-peer contexts: udp peer states (a PeerTable, hashed rank table), open outgoing tcp connections, and the hybrid's routes and receive histories (PeerTables); idle ones are evicted beyond it (tcp: closed with a Close record, reopened on the next send)"},
@@ -139,6 +140,7 @@ Config Config::from_environment()
     if (const char *addr = env_get("LLC_TCP_ADDR"))
         c.tcp_addr = addr;
     read_unsigned("LLC_TCP_PEER_TIMEOUT_MS", c.tcp_peer_timeout_ms, 10, 2147483647); // TCP_USER_TIMEOUT takes an int
+    read_unsigned("LLC_TCP_AUTH_TIMEOUT_MS", c.tcp_auth_timeout_ms, 1, uint64_t(1) << 40);
 
     if (const char *net = env_get("LLC_NET"); net && *net) {
         std::string n = net;

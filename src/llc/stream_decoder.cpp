@@ -30,7 +30,7 @@ void StreamDecoder::validate_header()
         problem = "control data too long";
     if (problem)
         throw Error(LLC_ERR_PEER, std::string("protocol error in stream from rank ") +
-                                      std::to_string(wire_.src) + ": " + problem +
+                                      std::to_string(source_ >= 0 ? source_ : wire_.src) + ": " + problem +
                                       " (is every process running the same libllc?)");
 }
 

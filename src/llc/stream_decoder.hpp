@@ -43,6 +43,10 @@ public:
 
     bool at_record_boundary() const { return stage_ == Stage::Header && have_ == 0; }
 
+    // The stream's source as its owner knows it (tcp: from the authenticated
+    // Hello): errors name it rather than the malformed header's src field.
+    void set_source(int rank) { source_ = rank; }
+
 private:
     friend struct MemWalk; // mem_accounting.cpp counts the members
     enum class Stage { Header, Hdr, Aux, Payload };
@@ -54,6 +58,7 @@ private:
     size_t take_whole_record(const char *p, size_t n);
 
     Sink sink_;
+    int source_ = -1;
     Stage stage_ = Stage::Header;
     size_t have_ = 0;
     WireHeader wire_{};

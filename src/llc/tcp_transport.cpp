@@ -30,6 +30,15 @@ constexpr size_t kAcksPerRead = 128; // per recv when draining (5 KiB of stack)
 // the receiver's critical path) and sends what it holds within its 200 ms
 // cork ceiling, even if the process has gone off computing by then.
 constexpr uint64_t kCorkedAcksMinTimeoutMs = 1000;
+// Accepted connections still authenticating: beyond this many the oldest is
+// closed (a stranger cannot hold more descriptors than this).
+constexpr size_t kMaxPendingAuth = 128;
+// incoming_quiet: an unauthenticated connection younger than this may be a
+// peer of the job that is about to send (its Goodbye too); older ones are
+// strangers as far as finalize is concerned.
+constexpr uint64_t kAuthQuietGraceUs = 1000000;
+const char kMacLabelAccept[] = "llc-tcp-accept-1";
+const char kMacLabelConnect[] = "llc-tcp-connect-1";
 
 // Part of the timeout messages for a peer that read nothing (the
 // application-level check) or whose kernel acknowledged nothing
@@ -48,9 +57,18 @@ std::string kernel_timeout_message(const std::string &who, uint64_t timeout_ms)
            "; the host is unreachable, or the process stopped or died";
 }
 
+// A connection closed by its acceptor before it proved itself (our Hello was
+// rejected, most likely: see tcp_transport.hpp).
+std::string unproven_close_message(const std::string &who)
+{
+    return who + " closed the connection before proving that it belongs to this job: it rejected our hello "
+                 "(it does not know this job's secret, or we do not: not a process of this job, a stale address?), "
+                 "or it died";
+}
+
 } // namespace
 
-TcpTransport::TcpTransport(Context &ctx) : ctx_(ctx)
+TcpTransport::TcpTransport(Context &ctx) : ctx_(ctx), secret_(ctx.bootstrap(), ctx.rank(), "llc-secret-tcp")
 {
     listener_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!listener_.valid())
@@ -90,7 +108,18 @@ TcpTransport::OutConn &TcpTransport::out_conn(int dest)
     c->rank = dest;
     c->last_use = ++use_clock_;
     c->addr = ctx_.addresses().lookup(dest, AddrKind::Tcp); // on every (re)connect
-    c->queue.push_back(OutgoingMessage::make_control(Kind::Hello, ctx_.rank(), 0, my_addr_.data(), my_addr_.size()));
+    // The Hello proves that we belong to the job (see tcp_transport.hpp).
+    c->auth = std::make_unique<OutConn::Auth>();
+    random_bytes(c->auth->nonce_c.data(), kNonceBytes);
+    Mac mac = secret_.mac(MacInput(kMacLabelConnect)
+                              .add(c->auth->nonce_c.data(), kNonceBytes)
+                              .add_int(ctx_.rank())
+                              .add_int(dest)
+                              .add(my_addr_.data(), my_addr_.size()));
+    std::string hello_aux(reinterpret_cast<const char *>(c->auth->nonce_c.data()), kNonceBytes);
+    hello_aux.append(reinterpret_cast<const char *>(mac.data()), kMacBytes);
+    hello_aux += my_addr_;
+    c->queue.push_back(OutgoingMessage::make_control(Kind::Hello, ctx_.rank(), 0, hello_aux.data(), hello_aux.size()));
     if (finalizing_) {
         // A handler sends during finalize to a rank whose connection was
         // evicted: the new one needs its Goodbye too (as an open one has it,
@@ -121,7 +150,7 @@ TcpTransport::OutConn &TcpTransport::out_conn(int dest)
 
 bool TcpTransport::idle(const OutConn &c) const
 {
-    return !finalizing_ && c.state == OutConn::State::Connected && c.queue.empty() &&
+    return !finalizing_ && c.state == OutConn::State::Connected && !c.auth && c.queue.empty() &&
            c.bytes_acked == c.bytes_written && c.ack_have == 0;
 }
 
@@ -273,7 +302,9 @@ bool TcpTransport::flush(OutConn &c)
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 break;
             std::string who = "rank " + std::to_string(c.rank) + " (host " + c.addr + ")";
-            if (errno == ETIMEDOUT)
+            if (c.auth && (errno == ECONNRESET || errno == EPIPE))
+                fail_out(c, LLC_ERR_PEER, unproven_close_message(who));
+            else if (errno == ETIMEDOUT)
                 fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who, ctx_.config().tcp_peer_timeout_ms));
             else
                 fail_out(c, LLC_ERR_PEER,
@@ -386,6 +417,11 @@ bool TcpTransport::read_acks(OutConn &c)
     alignas(8) char buf[sizeof(WireHeader) * kAcksPerRead];
     c.last_drain_us = monotonic_us();
     bool did = false;
+    if (c.auth) {
+        did = read_proof(c); // the first bytes back
+        if (c.auth || c.state == OutConn::State::Failed)
+            return did;
+    }
     for (;;) {
         size_t have = c.ack_have;
         std::memcpy(buf, c.ack_buf, have);
@@ -481,10 +517,19 @@ bool TcpTransport::accept_all()
         c->fd.reset(fd);
         set_user_timeout(fd);
         c->from = format_ip_port(sa);
-        InConn *raw = c.get();
-        c->decoder = std::make_unique<StreamDecoder>([this, raw](const IncomingRecord &rec) { on_record(*raw, rec); });
+        c->auth = std::make_unique<InConn::Auth>(); // the decoder comes with the authenticated Hello
+        c->auth->accepted_us = monotonic_us();
         in_.push_back(std::move(c));
+        pending_auth_++;
         did = true;
+        if (pending_auth_ > kMaxPendingAuth) {
+            for (auto &old : in_)
+                if (old->auth && !old->closed) {
+                    reject(*old, "more than " + std::to_string(kMaxPendingAuth) +
+                                     " connections waiting to authenticate: the oldest is closed");
+                    break;
+                }
+        }
     }
 }
 
@@ -499,12 +544,8 @@ void TcpTransport::on_record(InConn &c, const IncomingRecord &rec)
 {
     const WireHeader &w = rec.wire;
     switch (Kind(w.kind)) {
-    case Kind::Hello:
-        if (c.rank >= 0 || w.src < 0 || w.src >= ctx_.size())
-            throw Error(LLC_ERR_PEER, "protocol error: bad hello from " + describe(c));
-        c.rank = w.src;
-        c.addr.assign(rec.aux, w.aux_len);
-        break;
+    case Kind::Hello: // only as the first record, read by the handshake (auth_step)
+        throw Error(LLC_ERR_PEER, "protocol error: a second hello from " + describe(c));
     case Kind::Am:
         if (c.rank < 0 || w.src != c.rank)
             throw Error(LLC_ERR_PEER, "protocol error: message before hello or with a wrong source from " + describe(c));
@@ -546,6 +587,11 @@ bool TcpTransport::read_in(InConn &c)
 {
     bool did = false;
     size_t budget = kReadBudgetPerCall;
+    if (c.auth) {
+        did = read_auth(c);
+        if (c.auth || c.closed)
+            return did;
+    }
     while (!c.closed && budget > 0) {
         ssize_t n;
         size_t asked;
@@ -645,6 +691,164 @@ void TcpTransport::send_ack(InConn &c)
     }
 }
 
+// ---------------------------------------------------------- authentication
+//
+// See tcp_transport.hpp.  Connector side first, then the acceptor's.
+
+// The acceptor's proof, the first bytes on the way back.  True if something
+// was read or the connection failed; c.auth is reset once the proof checked out.
+bool TcpTransport::read_proof(OutConn &c)
+{
+    std::string who = "rank " + std::to_string(c.rank) + " at " + c.addr;
+    OutConn::Auth &a = *c.auth;
+    bool did = false;
+    while (a.have < sizeof(TcpAuthProof)) {
+        ssize_t n = ::recv(c.fd.get(), a.buf + a.have, sizeof(TcpAuthProof) - a.have, MSG_DONTWAIT);
+        if (n > 0) {
+            a.have += uint32_t(n);
+            did = true;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return did;
+        if (n == 0 || errno == ECONNRESET)
+            fail_out(c, LLC_ERR_PEER, unproven_close_message(who));
+        else if (errno == ETIMEDOUT)
+            fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who, ctx_.config().tcp_peer_timeout_ms));
+        else
+            fail_out(c, LLC_ERR_PEER, errno_message("the connection to " + who + " broke", errno) +
+                                          "; the process probably died");
+        return true;
+    }
+    TcpAuthProof pr;
+    std::memcpy(&pr, a.buf, sizeof(pr));
+    bool ok = pr.magic == kTcpAuthMagic && pr.version == kTcpAuthVersion && pr.rank == c.rank;
+    try {
+        if (ok) {
+            Mac expect = secret_.mac(MacInput(kMacLabelAccept)
+                                         .add(a.nonce_c.data(), kNonceBytes)
+                                         .add_int(c.rank)
+                                         .add_int(ctx_.rank()));
+            ok = same_bytes(expect.data(), pr.mac, kMacBytes);
+        }
+    } catch (const Error &e) {
+        fail_out(c, e.status(), "authenticating the connection to " + who + ": " + e.what());
+        return true;
+    }
+    if (!ok) {
+        fail_out(c, LLC_ERR_PEER,
+                 "the process at " + c.addr + " (the address rank " + std::to_string(c.rank) +
+                     " published) failed to prove that it is rank " + std::to_string(c.rank) +
+                     " of this job (wrong job secret or rank in its answer)");
+        return true;
+    }
+    c.auth.reset();
+    return true;
+}
+
+void TcpTransport::reject(InConn &c, const std::string &why)
+{
+    if (c.auth) {
+        c.auth.reset();
+        pending_auth_--;
+    }
+    c.closed = true;
+    c.fd.reset();
+    ctx_.counters().auth_rejected++;
+    rejects_.note(ctx_.rank(), c.from, why);
+}
+
+void TcpTransport::expire_auth(uint64_t now)
+{
+    const uint64_t limit_us = ctx_.config().tcp_auth_timeout_ms * 1000;
+    for (auto &c : in_)
+        if (c->auth && !c->closed && now - c->auth->accepted_us > limit_us)
+            reject(*c, "did not authenticate within " + std::to_string(ctx_.config().tcp_auth_timeout_ms) +
+                           " ms (LLC_TCP_AUTH_TIMEOUT_MS)");
+}
+
+// Exact-size reads until the Hello has checked out (see tcp_transport.hpp).
+bool TcpTransport::read_auth(InConn &c)
+{
+    bool did = false;
+    while (c.auth && !c.closed) {
+        InConn::Auth &a = *c.auth;
+        char *dst = a.stage == InConn::Auth::Stage::HelloHeader ? reinterpret_cast<char *>(&a.hello) : a.buf;
+        ssize_t n = ::recv(c.fd.get(), dst + a.have, a.need - a.have, MSG_DONTWAIT);
+        if (n > 0) {
+            did = true;
+            a.have += uint32_t(n);
+            if (a.have == a.need && !auth_step(c))
+                return true;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return did;
+        reject(c, n == 0 ? "closed before authenticating" : errno_message("broke before authenticating", errno));
+        return true;
+    }
+    return did;
+}
+
+// One piece of the Hello is complete; false if the connection was rejected.
+bool TcpTransport::auth_step(InConn &c)
+{
+    InConn::Auth &a = *c.auth;
+    const WireHeader &w = a.hello;
+    if (a.stage == InConn::Auth::Stage::HelloHeader) {
+        if (w.magic != kWireMagic || w.version != kWireVersion || w.kind != uint8_t(Kind::Hello) || w.handler != 0 ||
+            w.hdr_len != 0 || w.payload_len != 0 || w.aux_len < kHelloProofBytes ||
+            w.aux_len > kHelloProofBytes + kMaxHelloAddrBytes || w.src < 0 || w.src >= ctx_.size() ||
+            w.src == ctx_.rank()) {
+            reject(c, "its first bytes are not an llc hello record");
+            return false;
+        }
+        a.stage = InConn::Auth::Stage::HelloAux;
+        a.have = 0;
+        a.need = w.aux_len;
+        return true;
+    }
+    const char *nonce_c = a.buf;
+    const char *mac_c = a.buf + kNonceBytes;
+    const char *addr = a.buf + kHelloProofBytes;
+    const size_t addr_len = w.aux_len - kHelloProofBytes;
+    Mac expect = secret_.mac(
+        MacInput(kMacLabelConnect).add(nonce_c, kNonceBytes).add_int(w.src).add_int(ctx_.rank()).add(addr, addr_len));
+    if (!same_bytes(expect.data(), mac_c, kMacBytes)) {
+        reject(c, "failed to prove that it belongs to this job (wrong HMAC in its hello: another job's secret, or none)");
+        return false;
+    }
+    // Our proof, the first bytes back (the socket's send buffer is empty).
+    TcpAuthProof pr{};
+    pr.magic = kTcpAuthMagic;
+    pr.version = kTcpAuthVersion;
+    pr.rank = ctx_.rank();
+    Mac mine = secret_.mac(MacInput(kMacLabelAccept).add(nonce_c, kNonceBytes).add_int(ctx_.rank()).add_int(w.src));
+    std::memcpy(pr.mac, mine.data(), kMacBytes);
+    ssize_t sent;
+    do
+        sent = ::send(c.fd.get(), &pr, sizeof(pr), MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (sent < 0 && errno == EINTR);
+    if (sent != ssize_t(sizeof(pr))) {
+        reject(c, "authenticated, but our proof could not be sent back (the connection broke at once)");
+        return false;
+    }
+    // Authenticated: the rank is known from here on, and only from here.
+    c.rank = w.src;
+    c.addr.assign(addr, addr_len);
+    c.bytes_read = sizeof(WireHeader) + w.aux_len; // the Hello is the first record of the counted stream
+    InConn *raw = &c;
+    c.decoder = std::make_unique<StreamDecoder>([this, raw](const IncomingRecord &rec) { on_record(*raw, rec); });
+    c.decoder->set_source(c.rank);
+    c.auth.reset();
+    pending_auth_--;
+    return true;
+}
+
 // --------------------------------------------------------------- progress
 
 void TcpTransport::build_pollset(uint64_t &now)
@@ -665,7 +869,8 @@ void TcpTransport::build_pollset(uint64_t &now)
         if (c->state == OutConn::State::Connecting || c->state == OutConn::State::Closing)
             events = POLLOUT;
         else if (c->state == OutConn::State::Connected)
-            events = short(POLLRDHUP | (acks_due(*c, now) ? POLLIN : 0) | (c->queue.empty() ? 0 : POLLOUT));
+            events = short(POLLRDHUP | (c->auth || acks_due(*c, now) ? POLLIN : 0) | // the proof: once
+                           (c->queue.empty() ? 0 : POLLOUT));
         pollset_.push_back({c->fd.valid() ? c->fd.get() : -1, events, 0});
     }
     for (auto &c : in_)
@@ -714,7 +919,7 @@ bool TcpTransport::progress(int extra_fd, bool *extra_ready)
     // check the peers that owe us acknowledgements.
     for (size_t i = 0; i < nin; i++) {
         InConn &c = *in_[i];
-        if (!c.closed && !c.ack_broken && (c.ack_unsent > 0 || c.bytes_read != c.bytes_acked))
+        if (!c.closed && !c.auth && !c.ack_broken && (c.ack_unsent > 0 || c.bytes_read != c.bytes_acked))
             send_ack(c);
     }
     for (size_t i = 0; i < nout; i++) {
@@ -724,6 +929,11 @@ bool TcpTransport::progress(int extra_fd, bool *extra_ready)
                 now = monotonic_us();
             did |= check_liveness(c, now);
         }
+    }
+    if (pending_auth_ > 0) {
+        if (now == 0)
+            now = monotonic_us();
+        expire_auth(now);
     }
     // Above the cap after overflows: evict what has become idle since.
     size_t open = open_count();
@@ -776,9 +986,19 @@ void TcpTransport::say_goodbye()
 
 bool TcpTransport::incoming_quiet() const
 {
-    for (const auto &c : in_)
-        if (!c->closed && !c->goodbye)
-            return false;
+    uint64_t now = 0;
+    for (const auto &c : in_) {
+        if (c->closed || c->goodbye)
+            continue;
+        if (c->auth) {
+            // Maybe a peer about to send (see kAuthQuietGraceUs), maybe a stranger.
+            if (now == 0)
+                now = monotonic_us();
+            if (now - c->auth->accepted_us >= kAuthQuietGraceUs)
+                continue;
+        }
+        return false;
+    }
     pollfd p{listener_.get(), POLLIN, 0};
     return ::poll(&p, 1, 0) <= 0; // a connection waiting to be accepted is not quiet
 }

@@ -39,9 +39,34 @@
 // When no connection is idle the cap is exceeded (tcp_cap_overflows) and the
 // excess is evicted by progress once some are idle.  No eviction once
 // finalize has begun (the Goodbye is on the open connections).
+//
+// Authentication (doc/reliability.md): only processes that know the job's
+// secret (job_secret.hpp) get in, and both ends of every connection prove it
+// in their first record, with HMAC-SHA256 (K: the job secret):
+//   connector -> acceptor  Hello record (the first of the stream): src =
+//                          rank_c, aux = nonce_c (fresh, random) | HMAC(K,
+//                          "connect" | nonce_c | rank_c | rank_a | addr) | addr
+//   acceptor  -> connector TcpAuthProof, the first bytes back (before any
+//                          StreamAck): rank_a, HMAC(K, "accept" | nonce_c |
+//                          rank_a | rank_c)
+// The connector does not wait for the proof before writing its stream: a
+// send still needs no progress from the sender once connected, as before
+// (a handshake that waited for the acceptor's answer made a process that
+// sent and then stopped calling llc_progress, e.g. to enter a bootstrap
+// fence, leave its message unsent).  The proof is checked when it arrives,
+// like the StreamAcks it precedes (and their liveness check covers its
+// absence); a wrong one fails the connection.  Until the Hello checks out,
+// the acceptor reads exact-size pieces only (no decoder, no allocation
+// driven by the stranger); anything wrong closes the connection, counts it
+// (auth_rejected) and prints at most one warning line a minute: never an
+// error.  Unauthenticated connections are closed after
+// LLC_TCP_AUTH_TIMEOUT_MS, and the oldest beyond kMaxPendingAuth.  The rank
+// of an accepted connection comes only from its authenticated Hello; garbage
+// after that is a fatal protocol error naming that rank.
 #pragma once
 
 #include "byte_buffer.hpp"
+#include "job_secret.hpp"
 #include "outgoing_message.hpp"
 #include "stream_decoder.hpp"
 #include "unique_fd.hpp"
@@ -59,6 +84,23 @@
 namespace llc {
 
 class Context;
+
+// The authentication records (host byte order, like the stream's records).
+constexpr uint32_t kTcpAuthMagic = 0x41434c4c; // "LLCA" in little-endian memory order
+constexpr uint8_t kTcpAuthVersion = 1;
+struct TcpAuthProof {
+    uint32_t magic;
+    uint8_t version;
+    uint8_t zero;
+    uint16_t zero2;
+    int32_t rank; // the acceptor's
+    uint32_t zero3;
+    uint8_t mac[kMacBytes];
+};
+static_assert(sizeof(TcpAuthProof) == 48, "auth record layout");
+// The Hello's aux: nonce_c, the connector's MAC, then its address text.
+constexpr size_t kHelloProofBytes = kNonceBytes + kMacBytes;
+constexpr size_t kMaxHelloAddrBytes = 128;
 
 class TcpTransport {
 public:
@@ -106,6 +148,13 @@ private:
         uint64_t last_use = 0;        // use_clock_ at the last send (LRU eviction)
         bool evicted = false;         // owned by closing_, no longer in out_
         alignas(8) char ack_buf[sizeof(WireHeader)];
+        // Until the acceptor has proven itself (then reset).
+        struct Auth {
+            Nonce nonce_c{};
+            uint32_t have = 0; // bytes of the proof in buf
+            alignas(8) char buf[sizeof(TcpAuthProof)];
+        };
+        std::unique_ptr<Auth> auth;
     };
     struct InConn {
         UniqueFd fd;
@@ -129,6 +178,16 @@ private:
         char *landing = nullptr;
         size_t landing_bytes = 0;
         uint64_t landing_epoch = UINT64_MAX;
+        // Until the connector has proven itself (then reset; c.rank is set
+        // from the authenticated Hello only).
+        struct Auth {
+            enum class Stage { HelloHeader, HelloAux } stage = Stage::HelloHeader;
+            uint32_t have = 0, need = sizeof(WireHeader);
+            uint64_t accepted_us = 0;
+            WireHeader hello{};
+            alignas(8) char buf[kHelloProofBytes + kMaxHelloAddrBytes];
+        };
+        std::unique_ptr<Auth> auth;
     };
 
     OutConn &out_conn(int dest);
@@ -162,6 +221,12 @@ private:
     void on_record(InConn &c, const IncomingRecord &rec);
     std::string describe(const InConn &c) const;
     void build_pollset(uint64_t &now); // now: 0, or set when the clock is read
+    // Authentication (see the comment at the top).
+    bool read_proof(OutConn &c);
+    bool read_auth(InConn &c);
+    bool auth_step(InConn &c);
+    void reject(InConn &c, const std::string &why);
+    void expire_auth(uint64_t now);
 
     Context &ctx_;
     UniqueFd listener_;
@@ -179,6 +244,9 @@ private:
     std::vector<std::unique_ptr<InConn>> in_;
     std::vector<pollfd> pollset_;
     ByteBuffer staging_;
+    JobSecret secret_;
+    RejectLog rejects_{"tcp connections that did not prove they belong to this job were", "auth_rejected"};
+    size_t pending_auth_ = 0; // accepted connections not authenticated yet
 };
 
 } // namespace llc

@@ -59,7 +59,7 @@ void set_buffer_size(int fd, int force_opt, int opt, size_t bytes)
 } // namespace
 
 UdpTransport::UdpTransport(Context &ctx, const std::vector<int> &local_ranks)
-    : ctx_(ctx), mtu_(ctx.config().udp_mtu), window_(size_t(ctx.config().udp_window)),
+    : ctx_(ctx), secret_(ctx.bootstrap(), ctx.rank(), "llc-secret-udp"), mtu_(ctx.config().udp_mtu), window_(size_t(ctx.config().udp_window)),
       evict_idle_us_(ctx.config().udp_evict_idle_ms * 1000),
       peers_(ctx.config().max_contexts, [this](int, std::unique_ptr<Peer> &p) { on_evict(*p); }),
       ghosts_(std::max(kMinGhosts, kGhostsPerSlot * ctx.config().max_contexts))
@@ -194,6 +194,8 @@ UdpTransport::Peer &UdpTransport::add_peer(int rank, const sockaddr_in *from)
     auto make = [&](int) {
         auto p = std::make_unique<Peer>();
         p->rank = rank;
+        p->tx_token = pair_token(ctx_.rank(), rank);
+        p->rx_token = pair_token(rank, ctx_.rank());
         if (from) {
             p->addr = *from; // the datagram's source: no bootstrap lookup needed
         } else {
@@ -705,7 +707,35 @@ UdpHeader UdpTransport::header_to(UdpType type, int dest) const
     h.src = ctx_.rank();
     h.dst = dest;
     h.job_tag = job_tag_;
+    const Peer *p = peek(dest);
+    h.token = p ? p->tx_token : pair_token(h.src, dest);
     return h;
+}
+
+UdpHeader UdpTransport::header_to(UdpType type, const Peer &p) const
+{
+    UdpHeader h{};
+    h.magic = kUdpMagic;
+    h.type = uint8_t(type);
+    h.src = ctx_.rank();
+    h.dst = p.rank;
+    h.job_tag = job_tag_;
+    h.token = p.tx_token;
+    return h;
+}
+
+uint64_t UdpTransport::pair_token(int src, int dst) const
+{
+    Mac m = secret_.mac(MacInput("llc-udp-pair-1").add_int(src).add_int(dst));
+    uint64_t t;
+    std::memcpy(&t, m.data(), sizeof(t));
+    return t;
+}
+
+void UdpTransport::drop_stranger(const sockaddr_in &from, const char *why)
+{
+    ctx_.counters().udp_auth_dropped++;
+    rejects_.note(ctx_.rank(), format_ip_port(from), why);
 }
 
 void UdpTransport::stamp(const Peer &p, UdpHeader &h) const
@@ -841,7 +871,7 @@ bool UdpTransport::pump(Peer &p)
             }
         }
         pkt.len = uint32_t(n);
-        UdpHeader h = header_to(UdpType::Data, p.rank);
+        UdpHeader h = header_to(UdpType::Data, p);
         h.len = uint16_t(pkt.len);
         h.psn = pkt.psn;
         std::memcpy(pkt.buf.get(), &h, sizeof(h));
@@ -861,7 +891,7 @@ bool UdpTransport::pump(Peer &p)
 
 void UdpTransport::send_ack(Peer &p, bool probe)
 {
-    UdpHeader h = header_to(UdpType::Ack, p.rank);
+    UdpHeader h = header_to(UdpType::Ack, p);
     fill_ack(p, h);
     if (probe)
         h.flags |= kFlagProbe;
@@ -971,13 +1001,28 @@ void UdpTransport::feed(Peer &p, const char *data, size_t len)
 
 void UdpTransport::on_datagram(const char *buf, size_t len, const sockaddr_in &from)
 {
-    if (len < sizeof(UdpHeader))
+    if (len < sizeof(UdpHeader)) {
+        drop_stranger(from, "shorter than a header");
         return;
+    }
     UdpHeader h;
     std::memcpy(&h, buf, sizeof(h));
     if (h.magic != kUdpMagic || h.job_tag != job_tag_ || h.src < 0 || h.src >= ctx_.size() ||
-        h.src == ctx_.rank() || h.dst != ctx_.rank())
-        return; // not ours (another job, a stale port): ignore
+        h.src == ctx_.rank() || h.dst != ctx_.rank()) {
+        drop_stranger(from, "not a datagram of this job (magic, job tag or ranks)"); // or a stale port
+        return;
+    }
+    // The pair token (see udp_transport.hpp) is checked before anything
+    // looks further at the datagram: a known peer's is kept in its state, a
+    // new one's computed.  Data and Ack below, with the lookup they make anyway.
+    const bool data = h.type == uint8_t(UdpType::Data);
+    if (!data && h.type != uint8_t(UdpType::Ack)) {
+        const Peer *known = peek(h.src);
+        if (h.token != (known ? known->rx_token : pair_token(h.src, h.dst))) {
+            drop_stranger(from, "wrong pair token (does not know the job secret)");
+            return;
+        }
+    }
     if (h.type == uint8_t(UdpType::Gone)) {
         // A process of h.src's node answers for it: it has left.
         forgets_.erase(std::remove_if(forgets_.begin(), forgets_.end(),
@@ -1006,10 +1051,15 @@ void UdpTransport::on_datagram(const char *buf, size_t len, const sockaddr_in &f
             ctx_.on_switch_answer(h.src, h.psn, SwitchVerdict(h.ack), want, h.sack);
         return;
     }
-    bool data = h.type == uint8_t(UdpType::Data);
-    if (data ? h.len != len - sizeof(UdpHeader) : h.type != uint8_t(UdpType::Ack))
+    if (data ? h.len != len - sizeof(UdpHeader) : h.type != uint8_t(UdpType::Ack)) {
+        drop_stranger(from, "malformed (type or length)");
         return;
+    }
     Peer *p = find(h.src);
+    if (h.token != (p ? p->rx_token : pair_token(h.src, h.dst))) {
+        drop_stranger(from, "wrong pair token (does not know the job secret)");
+        return;
+    }
     if (!p) {
         if (!data || failed(h.src))
             return;
@@ -1185,6 +1235,7 @@ void UdpTransport::send_gone(const UdpHeader &h, const sockaddr_in &to)
 {
     UdpHeader g = header_to(UdpType::Gone, h.src);
     g.src = h.dst; // in its place
+    g.token = pair_token(g.src, g.dst);
     g.dst_inc = h.src_inc;
     raw_send(reinterpret_cast<const char *>(&g), sizeof(g), to);
 }

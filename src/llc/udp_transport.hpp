@@ -14,6 +14,7 @@
 // only (send or receive) and is small when idle: see doc/libllc.md.
 #pragma once
 
+#include "job_secret.hpp"
 #include "outgoing_message.hpp"
 #include "peer_table.hpp"
 #include "switch_asks.hpp"
@@ -58,8 +59,19 @@ struct UdpHeader {
     uint64_t sack;      // bit i: psn ack+1+i has arrived too
     int32_t dst;        // the receiver's rank: with LLC_UDP_SHARED_RECV=1 a node's processes share one socket
     uint32_t reserved;  // Data with kFlagRing (DC RDMA): the ring slot it is addressed to (psn mod slots); else 0
+    uint64_t token;     // the pair token of (src, dst): proves the sender knows the job secret (below)
 };
-static_assert(sizeof(UdpHeader) == 56, "udp header layout");
+static_assert(sizeof(UdpHeader) == 64, "udp header layout");
+
+// Strangers (doc/reliability.md): every datagram carries the token of its
+// ordered pair, the first 8 bytes of HMAC-SHA256(job secret, "llc-udp-pair-1"
+// | src | dst), computed once per peer (kept in its Peer).  A datagram with a
+// wrong token, or malformed, or of another job, is dropped and counted
+// (udp_auth_dropped) before it touches any state: never an error.  The token
+// does not depend on the datagram's content: it keeps out whoever does not
+// know the secret (random bytes, port scanners, other jobs, forged
+// datagrams from off the path), not an attacker who can read the job's
+// traffic on the wire and replay a pair's token (see doc/reliability.md).
 
 // Forget: the sender evicted its Peer for the receiver (everything it sent
 // was acknowledged, everything it received delivered); the receiver forgets
@@ -236,6 +248,8 @@ private:
         bool goodbye_rx = false;
         // failure (the message is in failures_, which outlives eviction)
         bool failed = false;
+        // pair tokens (see UdpHeader::token): of our datagrams to it, of its to us
+        uint64_t tx_token = 0, rx_token = 0;
     };
     struct Failure {
         int status = 0;
@@ -285,6 +299,9 @@ private:
     void send_forget_ack(const UdpHeader &forget, const sockaddr_in &to);
     // A header from this process to dest: magic, type, ranks and job tag set, the rest 0.
     UdpHeader header_to(UdpType type, int dest) const;
+    UdpHeader header_to(UdpType type, const Peer &p) const; // the token from p (the data path)
+    uint64_t pair_token(int src, int dst) const;             // HMAC: once per peer, or for a stranger's claim
+    void drop_stranger(const sockaddr_in &from, const char *why);
     void stamp(const Peer &p, UdpHeader &h) const;
     Ghost &ghost_of(int rank);
     uint32_t next_incarnation();
@@ -326,6 +343,8 @@ private:
     UniqueFd sock_;
     std::string my_addr_;
     uint32_t job_tag_ = 0;
+    mutable JobSecret secret_; // fetched lazily (const paths build headers)
+    RejectLog rejects_{"udp datagrams that did not come from this job were", "udp_auth_dropped"};
     size_t mtu_;           // stream bytes per datagram
     size_t window_;
     uint64_t evict_idle_us_;

@@ -38,6 +38,9 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/udp_shared_recv_test.cpp \
 	test/unit/tcp_liveness_test.cpp \
 	test/unit/tcp_evict_test.cpp \
+	test/unit/auth_test.cpp \
+	test/unit/coll_args_test.cpp \
+	test/unit/job_secret_util.hpp \
 	test/unit/mem_test.cpp \
 	test/unit/mem_udp_test.cpp \
 	test/unit/node_map_test.cpp \
@@ -58,7 +61,7 @@ test_unit_llc_unit_tests_SOURCES = \
 test_unit_llc_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc \
 	-I$(top_srcdir)/src/coll/include \
 	-DLLC_SRCDIR='"$(abs_top_srcdir)/src/llc"' -DLLC_COLL_SRCDIR='"$(abs_top_srcdir)/src/coll"'
-test_unit_llc_unit_tests_LDADD = src/llc/libllc.la src/coll/libllccoll.la $(GTEST_LIBS)
+test_unit_llc_unit_tests_LDADD = src/llc/libllc.la src/coll/libllccoll.la $(GTEST_LIBS) $(CRYPTO_LIBS)
 endif
 
 ## llc_info and llc_memmodel, run as programs

@@ -6,6 +6,7 @@
 // failed once its state is gone.
 #include "checked_messages.hpp"
 #include "string_hash.hpp"
+#include "job_secret_util.hpp"
 #include "test_util.hpp"
 #include "udp_transport.hpp"
 
@@ -382,6 +383,7 @@ TEST(UdpCapLimits, AckFromPeerThatForgotUsDoesNotHoldFinalize)
         stale.dst_inc = 1; // X's Peer for us before it was evicted
         stale.psn = 0;     // delivered long ago
         set_dst_rank(stale, 1, 0);
+        stale.token = udp_pair_token(p, 0, 1); // as rank 0 (doc/reliability.md)
         ASSERT_EQ(::sendto(s, &stale, sizeof(stale), 0, reinterpret_cast<const sockaddr *>(&x_addr), sizeof(x_addr)),
                   ssize_t(sizeof(stale)));
         pollfd pf{s, POLLIN, 0};

@@ -51,9 +51,37 @@ bool is_pairwise(Alg a)
            a == Alg::pairwise_ob;
 }
 
-// One data exchange: receive block from src, send block to dst.
+// Errors (doc/reliability.md, "Wrong arguments"): a request that cannot be
+// started ends the algorithm at once (the transport failed); an error at
+// completion (MPI_ERR_TRUNCATE when the processes passed different counts:
+// every request of the step has completed) is remembered in `late` and the
+// schedule goes on, so that no peer waits for a message that never comes
+// and nothing is left in flight.  The first one is returned at the end.
+void note(int *late, int rc)
+{
+    if (rc && !*late)
+        *late = rc;
+}
+
+// Wait for one receive request, with its own error where the p2p can tell
+// it (test): a wait for several requests says only "in status" (MPICH's
+// MPIC_Waitall without statuses), not MPI_ERR_TRUNCATE.
+int wait_recv(const llc_coll_p2p_t *p, void *req)
+{
+    if (p->test) {
+        int done = 0, rc;
+        while ((rc = p->test(p->arg, req, &done)) == 0 && !done) {
+        }
+        if (rc || done)
+            return rc;
+    }
+    return p->waitall(p->arg, 1, &req);
+}
+
+// One data exchange: receive block from src, send block to dst.  Returns a
+// failure to start; an error at completion goes to *late.
 int exchange(const llc_coll_p2p_t *p, const void *sbuf, int dst, void *rbuf, int src,
-             size_t bytes, int tag)
+             size_t bytes, int tag, int *late)
 {
     void *req[2];
     int rc = p->irecv(p->arg, rbuf, bytes, src, tag, &req[0]);
@@ -64,7 +92,9 @@ int exchange(const llc_coll_p2p_t *p, const void *sbuf, int dst, void *rbuf, int
         p->waitall(p->arg, 1, req);
         return rc;
     }
-    return p->waitall(p->arg, 2, req);
+    note(late, wait_recv(p, req[0]));
+    note(late, p->waitall(p->arg, 1, &req[1]));
+    return 0;
 }
 
 // Pairwise / ring and their barrier variants: size - 1 steps of one block.
@@ -74,7 +104,7 @@ int shift_family(Alg a, const llc_coll_p2p_t *p, const void *sendbuf, void *recv
     const int rank = p->rank, size = p->size;
     const int tag = alg_tag(a, 0), tok_tag = alg_tag(a, 1);
     const Sync sync = sync_of(a);
-    int rc = 0;
+    int rc = 0, late = 0;
 
     if (sync == Sync::one) {
         // All receives first, then one barrier (every receive of every rank is
@@ -92,7 +122,9 @@ int shift_family(Alg a, const llc_coll_p2p_t *p, const void *sendbuf, void *recv
             step_partners(a, rank, size, i, &dst, &src);
             rc = p->send(p->arg, block(sendbuf, dst, bytes), bytes, dst, tag);
         }
-        int rc2 = p->waitall(p->arg, size - 1, reqs.data());
+        int rc2 = 0;
+        for (void *r : reqs)
+            note(&rc2, wait_recv(p, r));
         return rc ? rc : rc2;
     }
 
@@ -112,19 +144,17 @@ int shift_family(Alg a, const llc_coll_p2p_t *p, const void *sendbuf, void *recv
                 return rc;
             if ((rc = p->send(p->arg, &dummy, 0, src, tok_tag)))
                 return rc;
-            if ((rc = p->waitall(p->arg, 1, &treq)))
-                return rc;
+            note(&late, p->waitall(p->arg, 1, &treq));
             if ((rc = p->isend(p->arg, block(sendbuf, dst, bytes), bytes, dst, tag, &sreq)))
                 return rc;
-            void *both[2] = {rreq, sreq};
-            if ((rc = p->waitall(p->arg, 2, both)))
-                return rc;
+            note(&late, p->waitall(p->arg, 1, &sreq));
+            note(&late, wait_recv(p, rreq));
         } else if ((rc = exchange(p, block(sendbuf, dst, bytes), dst, block(recvbuf, src, bytes),
-                                  src, bytes, tag))) {
+                                  src, bytes, tag, &late))) {
             return rc;
         }
     }
-    return 0;
+    return late;
 }
 
 // Bruck: rotate, ceil(log2 size) rounds exchanging the blocks whose index has
@@ -138,13 +168,14 @@ int bruck(const llc_coll_p2p_t *p, const void *sendbuf, void *recvbuf, size_t by
         copy_bytes(block(tmp.data(), j, bytes), block(sendbuf, (rank + j) % size, bytes), bytes);
     sbuf.resize((size / 2 + 1) * bytes);
     rbuf.resize(sbuf.size());
+    int late = 0;
     for (int k = 1; k < size; k <<= 1) {
         size_t n = 0;
         for (int j = 0; j < size; j++)
             if (j & k)
                 copy_bytes(sbuf.data() + bytes * n++, block(tmp.data(), j, bytes), bytes);
         int dst = (rank + k) % size, src = (rank - k + size) % size;
-        int rc = exchange(p, sbuf.data(), dst, rbuf.data(), src, n * bytes, tag);
+        int rc = exchange(p, sbuf.data(), dst, rbuf.data(), src, n * bytes, tag, &late);
         if (rc)
             return rc;
         n = 0;
@@ -155,7 +186,7 @@ int bruck(const llc_coll_p2p_t *p, const void *sendbuf, void *recvbuf, size_t by
     for (int j = 0; j < size; j++)
         copy_bytes(block(recvbuf, (rank - j + size) % size, bytes), block(tmp.data(), j, bytes),
                    bytes);
-    return 0;
+    return late;
 }
 
 }  // namespace

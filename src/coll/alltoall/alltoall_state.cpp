@@ -277,9 +277,11 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
     const Alg alg = t.current();
     const bool in_learning = t.phase() == alltoall::Tuner::Phase::learning;
     double t0 = p2p->wtime(p2p->arg);
-    int rc = alltoall::run(alg, p2p, sendbuf, recvbuf, bytes);
-    if (rc)
-        return rc;
+    // An error of the algorithm itself (e.g. MPI_ERR_TRUNCATE: the processes
+    // passed different counts) is returned after the tuner's bookkeeping,
+    // which every process does in step (its decisions are collective).
+    const int alg_rc = alltoall::run(alg, p2p, sendbuf, recvbuf, bytes);
+    int rc = 0;
     struct LearnClock {  // counts the call (and its decision) if it was a learning call
         bool on;
         double t0;
@@ -303,7 +305,7 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
             p2p, t.summary(), t.decision_len(),
             [&](const std::vector<double> &sum) { return t.decide(sum, nprocs); }, &d);
         if (rc)
-            return rc;
+            return alg_rc ? alg_rc : rc;
         t.apply(d);
         // a learning decision either ends the round or is a cutoff check
         const bool learning = was_learning && t.phase() == alltoall::Tuner::Phase::monitoring;
@@ -336,5 +338,5 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
             }
         }
     }
-    return 0;
+    return alg_rc;
 }

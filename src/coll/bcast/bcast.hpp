@@ -48,8 +48,16 @@ struct Header {
     std::int32_t nswaps;     // -1: not an optimization round
     std::int32_t interval;   // next interval (optimization round only)
     std::int32_t swaps[2][2];
+    // Wrong arguments (doc/reliability.md): processes that pass different
+    // byte counts are told (MPI_ERR_TRUNCATE from the receive where the data
+    // do not fit, LLC_COLL_ERR_SIZE otherwise) and the broadcast still
+    // completes everywhere, nothing left in flight.
+    std::uint64_t root_bytes;  // the root's byte count (forwarded verbatim)
+    std::uint64_t sent_bytes;  // data bytes of this message (the forwarder's own count)
+    std::uint64_t flags;       // kPacked: data follow in this message; kSizeError: a count differed above
 };
-static_assert(sizeof(Header) == 40, "header layout");
+static_assert(sizeof(Header) == 64, "header layout");
+enum : std::uint64_t { kPacked = 1, kSizeError = 2 };
 
 struct Report {
     double value;              // last reported evaluation value

@@ -81,10 +81,13 @@ int BcastState::run_binomial(const llc_coll_p2p_t *p2p, void *buf, size_t bytes,
 {
     const int pos = table.position(rank, root);
     int rc = 0;
+    // A receive that fails (MPI_ERR_TRUNCATE: the root sent more than this
+    // process's count) is reported at the end; the children still get their
+    // message, so that nobody waits for one that never comes.
+    int rx = 0;
     if (pos != 0) {
         int parent = table.real_at(tree_parent(pos), root);
-        if ((rc = p2p->recv(p2p->arg, buf, bytes, parent, TAG_DATA)))
-            return rc;
+        rx = p2p->recv(p2p->arg, buf, bytes, parent, TAG_DATA);
     }
     void *reqs[32];
     int n = 0;
@@ -97,7 +100,7 @@ int BcastState::run_binomial(const llc_coll_p2p_t *p2p, void *buf, size_t bytes,
     });
     int rc2 = n ? p2p->waitall(p2p->arg, n, reqs) : 0;
     seq++;
-    return rc ? rc : rc2;
+    return rx ? rx : rc ? rc : rc2;
 }
 
 int BcastState::collect_reports(const llc_coll_p2p_t *p2p)
@@ -238,11 +241,15 @@ int BcastState::run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root
     Header h{};
     int rc = 0, check = 0;
 
+    int rx = 0;             // our receive's error (the broadcast goes on, see Header)
+    bool size_error = false;  // the counts differ (here or above)
+    bool data_in_tmp = false; // packed: tmp holds our data as received (forwarded as is)
     if (pos == 0) {
         h.seq = seq;
         h.checksum = table.checksum();
         h.nswaps = -1;
         h.interval = 0;
+        h.root_bytes = bytes;
         if (opt_round) {
             // optimize phase (this process is O)
             if (polling(p2p)) {
@@ -290,37 +297,46 @@ int BcastState::run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root
                 std::fprintf(stderr, "\n");
             }
         }
-        if (packed) {
-            tmp.resize(H + bytes);
-            std::memcpy(tmp.data(), &h, H);
-            if (bytes)
-                std::memcpy(tmp.data() + H, buf, bytes);
-        }
     } else {
         const int parent = table.real_at(tree_parent(pos), root);
+        // Our count decides what we post; the header says what the parent
+        // sent (both are the root's count when the arguments are right).
         if (packed) {
             tmp.resize(H + bytes);
-            if ((rc = p2p->recv(p2p->arg, tmp.data(), H + bytes, parent, TAG_HDR)))
-                return rc;
+            rx = p2p->recv(p2p->arg, tmp.data(), H + bytes, parent, TAG_HDR);
             std::memcpy(&h, tmp.data(), H);
-            if (bytes)
-                std::memcpy(buf, tmp.data() + H, bytes);
         } else {
-            void *reqs[2];
-            if ((rc = p2p->irecv(p2p->arg, &h, H, parent, TAG_HDR, &reqs[0])))
-                return rc;
-            if ((rc = p2p->irecv(p2p->arg, buf, bytes, parent, TAG_DATA, &reqs[1]))) {
-                p2p->waitall(p2p->arg, 1, reqs);
-                return rc;
+            rx = p2p->recv(p2p->arg, &h, H, parent, TAG_HDR);
+        }
+        const bool header_ok = h.seq == seq && h.checksum == table.checksum();
+        if (rx && !header_ok)
+            return rx;  // not a size problem: the transport failed
+        if (header_ok) {
+            if (h.flags & kPacked) {
+                // the data came with the header (or did not fit: rx)
+                if (packed && !rx && bytes)
+                    std::memcpy(buf, tmp.data() + H, std::min<size_t>(bytes, h.sent_bytes));
+                data_in_tmp = packed && !rx && h.sent_bytes == bytes;
+            } else {
+                int rd = p2p->recv(p2p->arg, buf, bytes, parent, TAG_DATA);
+                if (!rx)
+                    rx = rd;
             }
-            if ((rc = p2p->waitall(p2p->arg, 2, reqs)))
-                return rc;
+            size_error = h.root_bytes != bytes || h.sent_bytes != bytes || (h.flags & kSizeError);
         }
         // profile phase: time from entering the broadcast until the data arrived
         profile.sample(p2p->wtime(p2p->arg) - t0);
         my_sample_seq = seq + 1;
-        if (h.seq != seq || h.checksum != table.checksum())
+        if (!header_ok)
             check = LLC_COLL_ERR_INCONSISTENT;
+    }
+    h.sent_bytes = bytes;
+    h.flags = (packed ? std::uint64_t(kPacked) : 0) | (size_error || rx ? std::uint64_t(kSizeError) : 0);
+    if (packed) {
+        tmp.resize(H + bytes);
+        std::memcpy(tmp.data(), &h, H);
+        if (bytes && !data_in_tmp)
+            std::memcpy(tmp.data() + H, buf, bytes);
     }
 
     // forward to the children
@@ -371,6 +387,10 @@ int BcastState::run(const llc_coll_p2p_t *p2p, void *buf, size_t bytes, int root
     }
     apply(h);
     seq++;
+    if (rx)
+        return rx;  // MPI_ERR_TRUNCATE (the p2p's code) where the data did not fit
+    if (size_error)
+        return LLC_COLL_ERR_SIZE;
     return check;
 }
 

@@ -70,6 +70,10 @@ int llc_coll_state_quiesce(llc_coll_state_t *state, const llc_coll_p2p_t *p2p);
 #endif
 #define LLC_COLL_ERR_ARG (-1001)           /* bad argument (root out of range...) */
 #define LLC_COLL_ERR_INCONSISTENT (-1002)  /* processes disagree on the tree */
+#define LLC_COLL_ERR_SIZE (-1003)          /* processes passed different byte counts (broadcast: the
+                                            * root's differs from this process's, here or above it in
+                                            * the tree; where the data did not fit, the receive's own
+                                            * truncation error is returned instead) */
 
 /* Broadcast of `bytes` contiguous bytes from `root` (virtual-rank binomial
  * tree tuned at run time; LLC_BCAST=vrank|binomial|mpich).  Every process of

@@ -304,6 +304,9 @@ typedef struct llc_stats {
     uint64_t tag_cma_reads;             /* rendezvous payloads pulled with process_vm_readv */
     uint64_t tag_truncated;             /* receives completed with LLC_ERR_TRUNCATE */
     uint64_t tag_cancelled;             /* receives cancelled */
+    /* strangers (doc/reliability.md): never an error, the job carries on */
+    uint64_t auth_rejected;    /* tcp connections closed before proving they belong to the job (garbage, wrong secret, timeout) */
+    uint64_t udp_auth_dropped; /* udp datagrams dropped: malformed, another job's, or without this job's pair token */
 } llc_stats_t;
 /* Copy min(size, sizeof(llc_stats_t)) bytes of counters to out: a caller
  * built against an older header (a shorter struct) gets its own prefix. */
