@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <stdio.h>
 #include <time.h>
+#include <stdlib.h>
 
 /* PMI values are strings: binary values travel hex-encoded. */
 static int boot_put(void *arg, const char *key, const void *value, size_t len)
@@ -120,6 +121,31 @@ static void report_init_failure(const char *why)
     nanosleep(&pause, NULL);
 }
 
+/* A Slurm job step started without PMI (srun --mpi=none, or a slurm.conf
+ * without MpiDefault=pmi2) gives every task a PMI world of size 1: the job
+ * would silently run as N independent singletons.  Slurm tells each task
+ * how many tasks its step has; with no PMI in the environment (PMI_FD /
+ * PMI_PORT, which both Slurm's pmi2 plugin and hydra set) that mismatch is
+ * a launch error.  LLC_SLURM_SINGLETONS=1 allows it on purpose. */
+static const char *slurm_without_pmi(void)
+{
+    static char why[320];
+    const char *ntasks = getenv("SLURM_STEP_NUM_TASKS");
+    const char *allow = getenv("LLC_SLURM_SINGLETONS");
+
+    if (MPIR_Process.size != 1 || ntasks == NULL || atoi(ntasks) <= 1)
+        return NULL;
+    if (getenv("PMI_FD") || getenv("PMI_PORT") || (allow && atoi(allow) == 1))
+        return NULL;
+    snprintf(why, sizeof(why), "this is task %s of a Slurm job step of %s tasks "
+             "(SLURM_STEP_NUM_TASKS) but the launcher gave it no PMI, so each task "
+             "would run alone as MPI_COMM_WORLD of size 1: launch with "
+             "'srun --mpi=pmi2' (or set MpiDefault=pmi2 in slurm.conf); "
+             "LLC_SLURM_SINGLETONS=1 allows singletons on purpose",
+             getenv("SLURM_PROCID") ? getenv("SLURM_PROCID") : "?", ntasks);
+    return why;
+}
+
 int MPIDI_LLC_init_world(void)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -127,6 +153,12 @@ int MPIDI_LLC_init_world(void)
     llc_init_params_t p;
 
     MPIR_FUNC_ENTER;
+
+    const char *no_pmi = slurm_without_pmi();
+    if (no_pmi) {
+        report_init_failure(no_pmi);
+        MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s", no_pmi);
+    }
 
     memset(&p, 0, sizeof(p));
     p.api_version = LLC_API_VERSION;
