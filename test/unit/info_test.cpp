@@ -162,9 +162,10 @@ TEST(EnvTable, EveryVariableReadInSrcLlcIsListed)
     std::set<std::string> declared;
     for (auto it = std::sregex_iterator(def.begin(), def.end(), row); it != std::sregex_iterator(); ++it) {
         EXPECT_TRUE(declared.insert((*it)[2].str()).second) << (*it)[2].str() << " is declared twice";
-        if ((*it)[1].matched)
+        if ((*it)[1].matched) {
             EXPECT_NE(config.find("SettingId::" + (*it)[2].str()), std::string::npos)
                 << (*it)[2].str() << " is LLC_SETTING_SPECIAL but config.cpp never reads it";
+        }
     }
     EXPECT_EQ(declared, table_names());
 }
