@@ -16,7 +16,10 @@ std::string settings_markdown()
            "its PMPI layer).  `llc_info --env` lists them with their current values.\n"
            "An invalid value of a libllc setting makes `llc_init` fail (LLC_ERR_INVALID) with a\n"
            "message naming the variable, the value and the allowed values; the collectives\n"
-           "ignore an invalid value with such a message on stderr and keep the default.\n\n"
+           "ignore an invalid value with such a message on stderr and keep the default.\n"
+           "To add a setting: one row in the list of its library (the type, default, range or\n"
+           "allowed words, component and help are declared there and nowhere else), then run\n"
+           "maint/update-settings-doc.\n\n"
            "## libllc\n\n" +
            settings::markdown_table(llc::kSettings) +
            "\n## Collectives (libllccoll)\n\n" + settings::markdown_table(llc::coll::kSettings);
