@@ -10,6 +10,7 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/clock.hpp \
 	src/llc/config.cpp \
 	src/llc/config.hpp \
+	src/llc/settings_table.hpp \
 	src/llc/context.cpp \
 	src/llc/context.hpp \
 	src/llc/errors.cpp \
@@ -120,8 +121,8 @@ src_llc_libllc_la_SOURCES += \
 ## of libllc and of the collectives in libllccoll) and llc_memmodel (per-node
 ## memory model, doc/memory.md)
 bin_PROGRAMS += src/llc/tools/llc_info src/llc/tools/llc_memmodel
-src_llc_tools_llc_info_SOURCES = src/llc/tools/llc_info.cpp
-src_llc_tools_llc_info_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc -I$(top_srcdir)/src/coll/include
+src_llc_tools_llc_info_SOURCES = src/llc/tools/llc_info.cpp src/llc/tools/settings_doc.cpp src/llc/tools/settings_doc.hpp
+src_llc_tools_llc_info_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc -I$(top_srcdir)/src/coll/include -I$(top_srcdir)/src/coll
 src_llc_tools_llc_info_LDADD = src/llc/libllc.la src/coll/libllccoll.la
 src_llc_tools_llc_memmodel_SOURCES = src/llc/tools/llc_memmodel.cpp
 src_llc_tools_llc_memmodel_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc

@@ -1,4 +1,4 @@
-// config.hpp - tunables read from the environment at llc_init (see doc/libllc.md).
+// config.hpp - tunables read from the environment at llc_init (settings.def, doc/settings.md).
 #pragma once
 
 #include <cstddef>
@@ -78,9 +78,10 @@ struct Config {
     static Config from_environment();
 };
 
-// Every environment variable libllc reads.  This table is the single source:
-// the readers in config.cpp refuse a name that is not in it, llc_info prints
-// it, and a unit test checks that no other file of src/llc calls getenv.
+// Every environment variable libllc reads, in the order of settings.def (the
+// single declaration of each setting: name, type, default, allowed values,
+// component, help; settings_table.hpp has the typed descriptors).  llc_info
+// prints it, and a unit test checks that no other file of src/llc calls getenv.
 struct EnvVarInfo {
     const char *name;
     const char *default_text;

@@ -1,4 +1,4 @@
-// The defaults that llc_info prints (src/coll/env_table.cpp) are the ones
+// The defaults that llc_info prints (src/coll/settings.def) are the ones
 // the readers use: setting a variable to its listed default must give the
 // same configuration as leaving it unset.  And no variable is listed twice.
 #include <gtest/gtest.h>
@@ -57,7 +57,7 @@ TEST(CollEnvTable, NoVariableListedTwice)
 {
     std::set<std::string> seen;
     for (const auto &v : table())
-        EXPECT_TRUE(seen.insert(v.name).second) << v.name << " is listed twice in src/coll/env_table.cpp";
+        EXPECT_TRUE(seen.insert(v.name).second) << v.name << " is listed twice in src/coll/settings.def";
 }
 
 TEST(CollEnvTable, ListedDefaultsAreTheReadersDefaults)

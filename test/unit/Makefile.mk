@@ -47,6 +47,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/peer_table_test.cpp \
 	test/unit/reg_cache_test.cpp \
 	test/unit/info_test.cpp \
+	test/unit/settings_test.cpp \
 	test/unit/kvs_test.cpp \
 	test/unit/verbs_test.cpp \
 	test/unit/verbs_address_test.cpp \
@@ -59,7 +60,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/verbs_recv_pool_test.cpp \
 	test/unit/verbs_rndv_test.cpp
 test_unit_llc_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc \
-	-I$(top_srcdir)/src/coll/include \
+	-I$(top_srcdir)/src/coll/include -I$(top_srcdir)/src/coll \
 	-DLLC_SRCDIR='"$(abs_top_srcdir)/src/llc"' -DLLC_COLL_SRCDIR='"$(abs_top_srcdir)/src/coll"'
 test_unit_llc_unit_tests_LDADD = src/llc/libllc.la src/coll/libllccoll.la $(GTEST_LIBS) $(CRYPTO_LIBS)
 endif

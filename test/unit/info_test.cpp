@@ -154,12 +154,20 @@ TEST(EnvTable, EveryVariableReadInSrcLlcIsListed)
     }
     EXPECT_EQ(getenv_sites, 1) << "config.cpp should call getenv only inside env_get";
 
+    // settings.def declares each setting once; config.cpp stores the plain
+    // ones through the X-macro and must apply every special one by hand.
+    std::string def = strip_comments(slurp(std::string(LLC_SRCDIR) + "/settings.def"));
     std::string config = strip_comments(slurp(std::string(LLC_SRCDIR) + "/config.cpp"));
-    std::regex reader(R"((read_unsigned|read_bool|env_get)\(\s*"(LLC_[A-Z0-9_]+)\")");
-    std::set<std::string> read;
-    for (auto it = std::sregex_iterator(config.begin(), config.end(), reader); it != std::sregex_iterator(); ++it)
-        read.insert((*it)[2].str());
-    EXPECT_EQ(read, table_names());
+    std::regex row(R"(\bLLC_SETTING(_SPECIAL)?\(\s*(LLC_[A-Z0-9_]+)\s*,)");
+    std::set<std::string> declared;
+    for (auto it = std::sregex_iterator(def.begin(), def.end(), row); it != std::sregex_iterator(); ++it) {
+        EXPECT_TRUE(declared.insert((*it)[2].str()).second) << (*it)[2].str() << " is declared twice";
+        if ((*it)[1].matched) {
+            EXPECT_NE(config.find("SettingId::" + (*it)[2].str()), std::string::npos)
+                << (*it)[2].str() << " is LLC_SETTING_SPECIAL but config.cpp never reads it";
+        }
+    }
+    EXPECT_EQ(declared, table_names());
 }
 
 TEST(EnvTable, ReadersRefuseUnlistedNamesAndEveryEntryHasText)
@@ -173,10 +181,11 @@ TEST(EnvTable, ReadersRefuseUnlistedNamesAndEveryEntryHasText)
     }
 }
 
-// src/coll reads its variables with getenv (directly or through small
-// helpers such as get_int("LLC_BCAST_...")), so every "LLC_..." string
-// literal of its sources must be in libllccoll's table (env_table.cpp, printed
-// by llc_info), and every table entry must be named in the sources.
+// src/coll reads its variables through its settings table (settings.def,
+// coll_settings.hpp: SettingId::LLC_..., whose readers in env_table.cpp are
+// the only getenv of an LLC_* name), so every "LLC_..." string literal or
+// SettingId of its sources must be in libllccoll's table, and every table
+// entry must be named in the sources.
 TEST(EnvTable, EveryVariableNamedInSrcCollIsListed)
 {
     auto files = source_files(LLC_COLL_SRCDIR);
@@ -192,6 +201,7 @@ TEST(EnvTable, EveryVariableNamedInSrcCollIsListed)
     std::regex getenv_call(R"(\b(secure_)?getenv\s*\()");
     std::regex getenv_arg(R"re(\b(secure_)?getenv\s*\(\s*("([^"]*)"|[A-Za-z_][A-Za-z0-9_]*)\s*\))re");
     std::regex llc_name(R"(LLC_[A-Z0-9_]+)");
+    std::regex setting_id(R"(\bSettingId::(LLC_[A-Z0-9_]+))");
     std::set<std::string> named;
     int getenv_sites = 0;
     for (const auto &f : files) {
@@ -205,18 +215,20 @@ TEST(EnvTable, EveryVariableNamedInSrcCollIsListed)
             plain++;
             if ((*it)[3].matched) {
                 std::string name = (*it)[3].str();
-                EXPECT_TRUE(system_vars.count(name) || std::regex_match(name, llc_name))
-                    << f << " reads " << name << ": list it in src/coll/env_table.cpp";
+                EXPECT_TRUE(system_vars.count(name))
+                    << f << " reads " << name << ": declare it in src/coll/settings.def and read it through coll_settings.hpp";
             }
         }
         EXPECT_EQ(plain, calls) << f << ": a getenv whose argument is neither a literal nor a parameter";
         for (const std::string &lit : string_literals(text))
             if (std::regex_match(lit, llc_name)) {
                 named.insert(lit);
-                EXPECT_TRUE(listed.count(lit)) << f << " names " << lit << ", which src/coll/env_table.cpp does not list";
+                EXPECT_TRUE(listed.count(lit)) << f << " names " << lit << ", which src/coll/settings.def does not list";
             }
+        for (auto it = std::sregex_iterator(text.begin(), text.end(), setting_id); it != std::sregex_iterator(); ++it)
+            named.insert((*it)[1].str());
     }
-    EXPECT_GT(getenv_sites, 5) << "no getenv found in src/coll: is the scan broken?";
+    EXPECT_LE(getenv_sites, int(system_vars.size())) << "src/coll reads LLC_* variables only through coll_settings.hpp";
     for (const std::string &name : listed)
         EXPECT_TRUE(named.count(name)) << name << " is listed but no source of src/coll names it";
     for (const char *name : {"LLC_BCAST_INTERVAL", "LLC_ALLTOALL_PRUNE", "LLC_MODEL_CACHE", "LLC_COLL_FABRIC"})

@@ -8,22 +8,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "coll_settings.hpp"
 #include "model/alltoall_model.hpp"
 #include "model/p2p_ops.hpp"
 
 namespace llc::coll {
 
 void AlltoallStateDeleter::operator()(AlltoallState *s) const { delete s; }
-
-namespace {
-
-const char *env(const char *name)
-{
-    const char *s = std::getenv(name);
-    return (s && *s) ? s : nullptr;
-}
-
-}  // namespace
 
 // llc_coll_alltoall_learning totals (process-wide; atomic: with
 // MPI_THREAD_MULTIPLE, or the unit tests' thread-per-rank network, several
@@ -45,43 +36,33 @@ namespace alltoall {
 Config config_from_env()
 {
     Config c;
-    if (const char *s = env("LLC_ALLTOALL")) {
-        std::string v(s);
+    if (auto v = setting_value(SettingId::LLC_ALLTOALL)) {
         Alg a;
-        if (v == "mpich")
+        if (v->text == "mpich")
             c.mode = Config::Mode::mpich;
-        else if (v == "auto")
+        else if (v->text == "auto")
             c.mode = Config::Mode::automatic;
-        else if (alg_from_name(v, &a))
+        else if (alg_from_name(v->text, &a))
             c.mode = Config::Mode::forced, c.forced = a;
-        else
-            std::fprintf(stderr, "llc_coll: LLC_ALLTOALL=%s unknown, using auto\n", s);
     }
-    if (const char *s = env("LLC_ALLTOALL_PRUNE"))
-        c.prune = std::strtod(s, nullptr);
-    if (const char *s = env("LLC_ALLTOALL_TRIALS"))
-        c.tuner.trials = std::max(1, std::atoi(s));
-    if (const char *s = env("LLC_ALLTOALL_MONITOR_PERIOD"))
-        c.tuner.period = std::max(0, std::atoi(s));
-    if (const char *s = env("LLC_ALLTOALL_RELEARN"))
-        c.tuner.relearn = std::strtod(s, nullptr);
-    if (const char *s = env("LLC_ALLTOALL_CUTOFF"))
-        c.tuner.cutoff = std::max(0.0, std::strtod(s, nullptr));
-    if (const char *s = env("LLC_ALLTOALL_MODEL_STOP"))
-        c.tuner.model_stop = std::max(0.0, std::strtod(s, nullptr));
-    if (const char *s = env("LLC_ALLTOALL_MODEL"))
-        if (!model::kind_from_name(s, &c.model))
-            std::fprintf(stderr, "llc_coll: LLC_ALLTOALL_MODEL=%s unknown, using hockney\n", s);
-    if (const char *s = env("LLC_ALLTOALL_BS"))
-        c.bs = std::string(s) == "process" ? model::BsVariant::process : model::BsVariant::paper;
-    if (const char *s = env("LLC_ALLTOALL_MODEL_SHARING"))
-        if (!model::sharing_mode_from_name(s, &c.sharing))
-            std::fprintf(stderr, "llc_coll: LLC_ALLTOALL_MODEL_SHARING=%s unknown, using %s\n", s,
-                         model::sharing_mode_name(c.sharing));
-    if (const char *s = env("LLC_ALLTOALL_VERBOSE"))
-        c.verbose = std::atoi(s);
-    if (const char *s = env("LLC_ALLTOALL_NATIVE"))
-        c.native = std::atoi(s) != 0;
+    read_setting(SettingId::LLC_ALLTOALL_PRUNE, c.prune);
+    if (read_setting(SettingId::LLC_ALLTOALL_TRIALS, c.tuner.trials))
+        c.tuner.trials = std::max(1, c.tuner.trials);
+    if (read_setting(SettingId::LLC_ALLTOALL_MONITOR_PERIOD, c.tuner.period))
+        c.tuner.period = std::max(0, c.tuner.period);
+    read_setting(SettingId::LLC_ALLTOALL_RELEARN, c.tuner.relearn);
+    if (read_setting(SettingId::LLC_ALLTOALL_CUTOFF, c.tuner.cutoff))
+        c.tuner.cutoff = std::max(0.0, c.tuner.cutoff);
+    if (read_setting(SettingId::LLC_ALLTOALL_MODEL_STOP, c.tuner.model_stop))
+        c.tuner.model_stop = std::max(0.0, c.tuner.model_stop);
+    if (auto v = setting_value(SettingId::LLC_ALLTOALL_MODEL))
+        model::kind_from_name(v->text, &c.model);
+    if (auto v = setting_value(SettingId::LLC_ALLTOALL_BS))
+        c.bs = v->text == "process" ? model::BsVariant::process : model::BsVariant::paper;
+    if (auto v = setting_value(SettingId::LLC_ALLTOALL_MODEL_SHARING))
+        model::sharing_mode_from_name(v->text, &c.sharing);
+    read_setting(SettingId::LLC_ALLTOALL_VERBOSE, c.verbose);
+    read_setting(SettingId::LLC_ALLTOALL_NATIVE, c.native);
     return c;
 }
 
@@ -117,7 +98,7 @@ void set_topology(llc_coll_state_t *s, AlltoallState *a, const int *node_of_rank
     // LLC_COLL_NODES="n0,n1,...": the fabric node number of every rank of
     // communicators of exactly that size (emulated clusters, where the MPI
     // cannot tell the fabric's numbering; bench/alltoall/placement.sh).
-    if (const char *e = env("LLC_COLL_NODES")) {
+    if (const char *e = setting_text(SettingId::LLC_COLL_NODES)) {
         std::vector<int> v;
         for (const char *q = e; *q;) {
             char *end;
@@ -138,7 +119,7 @@ void set_topology(llc_coll_state_t *s, AlltoallState *a, const int *node_of_rank
 int load_fabric_or_flat(const char *file, model::Fabric *f)
 {
     if (!file)
-        file = env("LLC_COLL_FABRIC");
+        file = setting_text(SettingId::LLC_COLL_FABRIC);
     if (!file)
         return 0;
     std::string err;

@@ -119,7 +119,7 @@ int llc_coll_set_topology(llc_coll_state_t *state, const int *node_of_rank,
  * phases.  Any pointer may be NULL.  For benchmarks (take differences). */
 void llc_coll_alltoall_learning(double *seconds, long *calls, long *phases);
 
-/* ---- Environment variables (src/coll/env_table.cpp) */
+/* ---- Environment variables (src/coll/settings.def, env_table.cpp) */
 /* One environment variable that src/coll reads: its name, its default as
  * text (a value, or a word such as "measured" or "auto" when the default is
  * found at run time) and a one-line meaning. */
@@ -137,6 +137,10 @@ size_t llc_coll_env_vars(const llc_coll_env_var_t **vars);
 /* The current value of a variable of that table (getenv); NULL when it is
  * unset or not in the table. */
 const char *llc_coll_env_get(const char *name);
+/* 1 when LLC_BCAST and LLC_ALLTOALL both select the MPI's own algorithm
+ * (mpich), as parsed by libllccoll's settings table (src/coll/settings.def;
+ * an invalid value is reported on stderr and counts as not mpich), else 0. */
+int llc_coll_native_only(void);
 
 #ifdef __cplusplus
 }

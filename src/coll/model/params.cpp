@@ -11,6 +11,7 @@
 #include <sstream>
 #include <vector>
 
+#include "coll_settings.hpp"
 #include "model/p2p_ops.hpp"
 
 namespace llc::coll::model {
@@ -61,19 +62,6 @@ void derive(Params *p)
 
 namespace {
 
-bool env_double(const char *name, double *v)
-{
-    const char *s = std::getenv(name);
-    if (!s || !*s)
-        return false;
-    char *end = nullptr;
-    double d = std::strtod(s, &end);
-    if (end == s)
-        return false;
-    *v = d;
-    return true;
-}
-
 // Field order of the broadcast.
 std::vector<double *> fields(Params *p)
 {
@@ -87,28 +75,27 @@ const char *const kSources[] = {"default", "cache", "measured", "env"};
 
 bool apply_env(Params *p)
 {
-    bool l = env_double("LLC_MODEL_L", &p->L);
-    bool b = env_double("LLC_MODEL_B", &p->B);
-    env_double("LLC_MODEL_LW", &p->Lw);
-    env_double("LLC_MODEL_O", &p->o);
-    env_double("LLC_MODEL_GAP", &p->g);
-    env_double("LLC_MODEL_GBYTE", &p->G);
-    env_double("LLC_MODEL_L0", &p->L0);
-    env_double("LLC_MODEL_O0", &p->o0);
-    env_double("LLC_MODEL_G0", &p->g0);
-    env_double("LLC_MODEL_R", &p->r);
-    env_double("LLC_MODEL_W", &p->w);
-    env_double("LLC_MODEL_N", &p->n);
-    env_double("LLC_MODEL_SQ", &p->SQ);
-    env_double("LLC_MODEL_TQ", &p->TQ);
-    env_double("LLC_MODEL_RQ", &p->RQ);
+    bool l = read_setting(SettingId::LLC_MODEL_L, p->L);
+    bool b = read_setting(SettingId::LLC_MODEL_B, p->B);
+    read_setting(SettingId::LLC_MODEL_LW, p->Lw);
+    read_setting(SettingId::LLC_MODEL_O, p->o);
+    read_setting(SettingId::LLC_MODEL_GAP, p->g);
+    read_setting(SettingId::LLC_MODEL_GBYTE, p->G);
+    read_setting(SettingId::LLC_MODEL_L0, p->L0);
+    read_setting(SettingId::LLC_MODEL_O0, p->o0);
+    read_setting(SettingId::LLC_MODEL_G0, p->g0);
+    read_setting(SettingId::LLC_MODEL_R, p->r);
+    read_setting(SettingId::LLC_MODEL_W, p->w);
+    read_setting(SettingId::LLC_MODEL_N, p->n);
+    read_setting(SettingId::LLC_MODEL_SQ, p->SQ);
+    read_setting(SettingId::LLC_MODEL_TQ, p->TQ);
+    read_setting(SettingId::LLC_MODEL_RQ, p->RQ);
     return l && b;
 }
 
 std::string cache_path()
 {
-    const char *e = std::getenv("LLC_MODEL_CACHE");
-    if (e && *e)
+    if (const char *e = setting_text(SettingId::LLC_MODEL_CACHE))
         return std::string(e) == "off" ? std::string() : std::string(e);
     std::string dir;
     if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x)

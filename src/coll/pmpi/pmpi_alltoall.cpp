@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "alltoall/alltoall_state.hpp"
+#include "coll_settings.hpp"
 #include "llc_coll.h"
 #include "model/topology.hpp"
 #include "pmpi/pmpi_comm.hpp"
@@ -43,8 +44,7 @@ int set_topology_from_hosts(llc::coll::pmpi::CommContext *c)
     if (rc != MPI_SUCCESS)
         return rc;
     llc::coll::model::Fabric f;
-    const char *file = std::getenv("LLC_COLL_FABRIC");
-    if (file && *file)
+    if (const char *file = llc::coll::setting_text(llc::coll::SettingId::LLC_COLL_FABRIC))
         llc::coll::model::load_fabric(file, &f, nullptr);
     std::map<std::string, int> seen;
     std::vector<int> node(size);
@@ -68,7 +68,7 @@ extern "C" int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     using llc::coll::alltoall::Config;
-    const char *mode = std::getenv("LLC_ALLTOALL");
+    const char *mode = llc::coll::setting_text(llc::coll::SettingId::LLC_ALLTOALL);
     if (mode && std::strcmp(mode, "mpich") == 0)
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     llc::coll::pmpi::CommContext *c = llc::coll::pmpi::context_for(comm);

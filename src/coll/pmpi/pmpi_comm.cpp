@@ -1,6 +1,8 @@
 // PMPI glue: shadow communicator, state lifetime, point-to-point over PMPI.
 #include "pmpi_comm.hpp"
 
+#include "coll_settings.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -130,8 +132,9 @@ CommContext *context_for(MPI_Comm comm)
     PMPI_Comm_set_attr(comm, keyval, c);
     // LLC_COLL_PMPI_VERBOSE=1: say (once per communicator, at its rank 0)
     // that its collectives run here, so that an LD_PRELOAD can be checked
-    const char *v = std::getenv("LLC_COLL_PMPI_VERBOSE");
-    if (v && std::atoi(v) > 0 && rank == 0)
+    int verbose = 0;
+    read_setting(SettingId::LLC_COLL_PMPI_VERBOSE, verbose);
+    if (verbose > 0 && rank == 0)
         std::fprintf(stderr, "llc_coll pmpi: communicator of size %d: MPI_Bcast and MPI_Alltoall "
                              "run in libllccoll_pmpi\n", size);
     return c;

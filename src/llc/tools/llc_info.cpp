@@ -11,6 +11,7 @@
 #include "llc_coll.h"
 #include "mem_accounting.hpp"
 #include "net_selection.hpp"
+#include "settings_doc.hpp"
 #include "verbs_devices.hpp"
 
 #include <algorithm>
@@ -23,12 +24,13 @@ namespace {
 
 void usage(FILE *out)
 {
-    std::fputs("usage: llc_info [--env] [--transports] [--verbs] [--sizes] [--help]\n"
+    std::fputs("usage: llc_info [--env] [--transports] [--verbs] [--sizes] [--settings-markdown] [--help]\n"
                "  (no option: version, transports, verbs and environment)\n"
                "  --env         only the environment variables libllc and libllccoll read\n"
                "  --transports  only the transports built and their capability bits\n"
                "  --verbs       only the verbs section: libibverbs in the build, RDMA devices, LLC_NET=verbs fallback\n"
-               "  --sizes       sizeof of libllc's per-process and per-peer structures\n",
+               "  --sizes       sizeof of libllc's per-process and per-peer structures\n"
+               "  --settings-markdown  the table of every setting as markdown (doc/settings.md)\n",
                out);
 }
 
@@ -150,6 +152,10 @@ int main(int argc, char **argv)
             verbs = true;
         else if (!std::strcmp(argv[i], "--sizes"))
             sizes = true;
+        else if (!std::strcmp(argv[i], "--settings-markdown")) {
+            std::fputs(llc::tools::settings_markdown().c_str(), stdout);
+            return 0;
+        }
         else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;

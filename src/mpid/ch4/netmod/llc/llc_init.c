@@ -4,6 +4,7 @@
  */
 #include <mpidimpl.h>
 #include "llc_impl.h"
+#include <llc_coll.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <time.h>
@@ -75,18 +76,18 @@ static int boot_fence(void *arg)
 
 /* Unless the user chose a selection file (MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE)
  * or asked for MPICH's own algorithms for both (LLC_BCAST=mpich and
- * LLC_ALLTOALL=mpich), route MPI_Bcast and MPI_Alltoall straight to the
- * netmod, where src/coll's self-tuning versions run over the whole
- * communicator.  Runs before ch4 builds its selection tree. */
+ * LLC_ALLTOALL=mpich, read through libllccoll's settings table), route
+ * MPI_Bcast and MPI_Alltoall straight to the netmod, where src/coll's
+ * self-tuning versions run over the whole communicator.  Runs before ch4
+ * builds its selection tree. */
 static void select_llc_collectives(void)
 {
 #ifdef MPIDI_LLC_COLL_JSON
-    const char *bcast = getenv("LLC_BCAST"), *a2a = getenv("LLC_ALLTOALL");
     const char *cur = MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE;
 
     if (cur && cur[0])
         return;
-    if (bcast && !strcmp(bcast, "mpich") && a2a && !strcmp(a2a, "mpich"))
+    if (llc_coll_native_only())
         return;
     if (access(MPIDI_LLC_COLL_JSON, R_OK) == 0) {
         /* string CVARs are heap copies that MPICH frees at finalize */

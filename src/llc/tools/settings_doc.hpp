@@ -1,0 +1,11 @@
+// settings_doc.hpp - doc/settings.md, generated from the two settings tables
+// (src/llc/settings.def, src/coll/settings.def): llc_info --settings-markdown.
+#pragma once
+
+#include <string>
+
+namespace llc::tools {
+
+std::string settings_markdown();
+
+} // namespace llc::tools
