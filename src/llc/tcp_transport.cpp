@@ -589,8 +589,9 @@ bool TcpTransport::read_in(InConn &c)
         size_t asked;
         StreamDecoder &d = *c.decoder;
         if (d.wants_payload() && d.payload_missing() >= kDirectReadMin) {
-            asked = d.payload_missing();
-            n = ::recv(c.fd.get(), d.payload_cursor(), asked, MSG_DONTWAIT);
+            char *dst = d.payload_cursor();
+            asked = d.payload_room();
+            n = ::recv(c.fd.get(), dst, asked, MSG_DONTWAIT);
             if (n > 0) {
                 c.bytes_read += uint64_t(n);
                 d.payload_received(size_t(n));

@@ -41,8 +41,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     try {
         while (n > 0) {
             if (direct && dec.wants_payload()) {
-                size_t take = std::min(n, std::min(piece, dec.payload_missing()));
-                std::memcpy(dec.payload_cursor(), p, take);
+                char *dst = dec.payload_cursor();
+                size_t take = std::min(n, std::min(piece, dec.payload_room()));
+                std::memcpy(dst, p, take);
                 dec.payload_received(take);
                 p += take;
                 n -= take;
