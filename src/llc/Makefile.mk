@@ -5,6 +5,12 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/am_protocol.hpp \
 	src/llc/bootstrap.cpp \
 	src/llc/bootstrap.hpp \
+	src/llc/tcp_hello.cpp \
+	src/llc/tcp_hello.hpp \
+	src/llc/kvs_wire.cpp \
+	src/llc/kvs_wire.hpp \
+	src/llc/udp_datagram.cpp \
+	src/llc/udp_datagram.hpp \
 	src/llc/byte_buffer.hpp \
 	src/llc/c_api.cpp \
 	src/llc/clock.hpp \

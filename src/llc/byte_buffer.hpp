@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <memory>
 
 namespace llc {
@@ -14,6 +15,18 @@ public:
         if (n > capacity_) {
             data_.reset();
             data_.reset(new char[n]);
+            capacity_ = n;
+        }
+        return data_.get();
+    }
+    // Make room for n bytes, keeping the first `keep` (<= capacity()).
+    char *grow(size_t n, size_t keep)
+    {
+        if (n > capacity_) {
+            std::unique_ptr<char[]> bigger(new char[n]);
+            if (keep)
+                std::memcpy(bigger.get(), data_.get(), keep);
+            data_ = std::move(bigger);
             capacity_ = n;
         }
         return data_.get();

@@ -92,7 +92,8 @@ const std::array<uint8_t, kSecretBytes> &JobSecret::secret()
     for (size_t i = 0; ok && i < kSecretBytes; i++) {
         int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
         ok = hi >= 0 && lo >= 0;
-        secret_[i] = uint8_t(hi << 4 | lo);
+        if (ok) // hi is -1 for a non-hex digit: no shift of a negative value
+            secret_[i] = uint8_t(hi << 4 | lo);
     }
     if (!ok)
         throw Error(LLC_ERR_BOOTSTRAP, "the job secret under bootstrap key \"" + key_ + "\" from rank 0 is malformed");

@@ -9,6 +9,7 @@
 //             another job's tag),
 //             value length (4 bytes, network order), value
 #include "kvs.hpp"
+#include "kvs_wire.hpp"
 
 #include "clock.hpp"
 #include "errors.hpp"
@@ -33,46 +34,13 @@ namespace llc {
 
 namespace {
 
-constexpr size_t kMaxKey = 256;
-constexpr size_t kMaxValue = 4096;
 constexpr size_t kMaxServerConns = 4096;
 constexpr uint64_t kRetryPauseUs = 20000;
-constexpr size_t kHeader = 11; // op, job tag, key length, value length
 
 const char *kind_name(AddrKind k) { return k == AddrKind::Tcp ? "tcp" : k == AddrKind::Udp ? "udp" : "verbs"; }
 std::string pmi_key(AddrKind k, int rank) { return std::string("llc-") + kind_name(k) + "-" + std::to_string(rank); }
 // Unique per leader: MPICH's PMI keys are global to the job, src_rank is only a hint.
 std::string server_key(int leader) { return "llc-kvs-" + std::to_string(leader); }
-
-void put_u16(std::string &s, uint16_t v)
-{
-    v = htons(v);
-    s.append(reinterpret_cast<const char *>(&v), 2);
-}
-void put_u32(std::string &s, uint32_t v)
-{
-    v = htonl(v);
-    s.append(reinterpret_cast<const char *>(&v), 4);
-}
-uint16_t get_u16(const char *p)
-{
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return ntohs(v);
-}
-uint32_t get_u32(const char *p)
-{
-    uint32_t v;
-    std::memcpy(&v, p, 4);
-    return ntohl(v);
-}
-
-// An entry's value: "<tcp address>|<udp address>" (either may be empty).
-// "tcp|udp" or, with a verbs address, "tcp|udp|verbs".
-std::string encode_entry(const std::string &tcp, const std::string &udp, const std::string &verbs)
-{
-    return tcp + "|" + udp + (verbs.empty() ? std::string() : "|" + verbs);
-}
 
 void pause_us(uint64_t us)
 {
@@ -196,25 +164,16 @@ bool KvsServer::serve(Conn &c)
         return errno == EAGAIN || errno == EINTR;
     c.in.append(buf, size_t(r));
     for (;;) {
-        if (c.in.size() < kHeader)
+        KvsRequest req;
+        KvsParse got = take_kvs_request(c.in, req);
+        if (got == KvsParse::NeedMore)
             return true;
-        char op = c.in[0];
-        uint32_t tag = get_u32(c.in.data() + 1);
-        size_t klen = get_u16(c.in.data() + 5);
-        size_t vlen = get_u32(c.in.data() + 7);
-        if ((op != 'P' && op != 'G') || klen > kMaxKey || vlen > kMaxValue)
+        if (got == KvsParse::Bad)
             return false; // not a client of ours
-        if (c.in.size() < kHeader + klen + vlen)
-            return true;
-        std::string key = c.in.substr(kHeader, klen);
-        std::string value = c.in.substr(kHeader + klen, vlen);
-        c.in.erase(0, kHeader + klen + vlen);
-        if (tag != job_tag_) {
-            c.out.push_back(char(2));
-            put_u32(c.out, 0);
-        } else {
-            handle(c, op, key, value);
-        }
+        if (req.job_tag != job_tag_)
+            c.out += encode_kvs_reply(2, std::string());
+        else
+            handle(c, req.op, req.key, req.value);
         ssize_t w = ::send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL);
         if (w < 0 && errno != EAGAIN && errno != EINTR)
             return false;
@@ -241,9 +200,7 @@ void KvsServer::handle(Conn &c, char op, const std::string &key, const std::stri
                 found = it->second;
         }
     }
-    c.out.push_back(char(status));
-    put_u32(c.out, uint32_t(found.size()));
-    c.out += found;
+    c.out += encode_kvs_reply(status, found);
 }
 
 // ------------------------------------------------------------------ client
@@ -312,10 +269,17 @@ int try_request(const sockaddr_in &sa, const std::string &request, std::string *
     }
     std::string in;
     for (;;) {
-        if (in.size() >= 5 && in.size() >= 5 + size_t(get_u32(in.data() + 1))) {
+        uint8_t status = 0;
+        std::string value;
+        KvsParse got = parse_kvs_reply(in, status, value);
+        if (got == KvsParse::Bad) {
+            *why = "a malformed reply (not a KVS server of ours?)";
+            return -1;
+        }
+        if (got == KvsParse::Done) {
             if (reply)
-                *reply = in.substr(5, get_u32(in.data() + 1));
-            return uint8_t(in[0]);
+                *reply = std::move(value);
+            return status;
         }
         char buf[4096];
         ssize_t r = ::recv(fd.get(), buf, sizeof(buf), 0);
@@ -349,13 +313,12 @@ int kvs_request(const std::string &server, int server_rank, uint32_t job_tag, ch
     sockaddr_in sa;
     if (!parse_ip_port(server, sa))
         throw Error(LLC_ERR_BOOTSTRAP, "LLC_KVS=dist: " + what + ": malformed server address");
-    std::string request;
-    request.push_back(op);
-    put_u32(request, job_tag);
-    put_u16(request, uint16_t(key.size()));
-    put_u32(request, uint32_t(value.size()));
-    request += key;
-    request += value;
+    KvsRequest req;
+    req.op = op;
+    req.job_tag = job_tag;
+    req.key = key;
+    req.value = value;
+    const std::string request = encode_kvs_request(req);
     std::string why = "no attempt made";
     for (;;) {
         int status = try_request(sa, request, reply, deadline_us, &why);
@@ -446,7 +409,7 @@ void AddressBook::commit()
     std::string key = entry_key(rank_);
     int owner = owner_of(key);
     uint64_t deadline = monotonic_us() + config_.kvs_timeout_ms * 1000;
-    kvs_request(server_address(owner), owner, job_tag_, 'P', key, encode_entry(own_[0], own_[1], own_[2]), nullptr, deadline,
+    kvs_request(server_address(owner), owner, job_tag_, 'P', key, encode_kvs_entry(KvsEntry{own_[0], own_[1], own_[2]}), nullptr, deadline,
                 config_.kvs_timeout_ms);
     own_[0].clear();
     own_[0].shrink_to_fit();
@@ -473,13 +436,11 @@ std::string AddressBook::lookup(int rank, AddrKind kind)
             throw Error(LLC_ERR_PEER, "LLC_KVS=dist: lookup of key \"" + key + "\" at the KVS server of rank " +
                                           std::to_string(owner) + ": no such key (rank " + std::to_string(rank) +
                                           " never stored its addresses)");
-        size_t bar = value.find('|');
-        if (bar == std::string::npos)
+        KvsEntry entry;
+        if (!parse_kvs_entry(value, entry))
             throw Error(LLC_ERR_PEER, "LLC_KVS=dist: key \"" + key + "\" at the KVS server of rank " +
                                           std::to_string(owner) + " holds a malformed entry \"" + value + "\"");
-        size_t bar2 = value.find('|', bar + 1); // npos: no verbs address
-        CacheEntry parsed{rank, value.substr(0, bar), value.substr(bar + 1, bar2 == std::string::npos ? std::string::npos : bar2 - bar - 1),
-                          bar2 == std::string::npos ? std::string() : value.substr(bar2 + 1)};
+        CacheEntry parsed{rank, std::move(entry.tcp), std::move(entry.udp), std::move(entry.verbs)};
         if (config_.kvs_cache == 0) {
             std::string addr = parsed.of(kind);
             if (addr.empty())

@@ -11,6 +11,18 @@ namespace llc {
 
 namespace {
 constexpr size_t kKeepPayloadBufferBytes = 1u << 20;
+// A payload buffer starts at most this big and then doubles as bytes arrive.
+constexpr size_t kFirstPayloadBufferBytes = 64u << 20;
+} // namespace
+
+char *StreamDecoder::payload_cursor()
+{
+    if (payload_.capacity() <= have_) { // full (or the first bytes): have_ < payload_len here
+        const size_t total = size_t(wire_.payload_len);
+        size_t want = have_ == 0 ? kFirstPayloadBufferBytes : 2 * have_;
+        payload_.grow(std::min(total, want), have_);
+    }
+    return payload_.data() + have_;
 }
 
 void StreamDecoder::validate_header()
@@ -139,7 +151,7 @@ void StreamDecoder::feed(const char *p, size_t n)
             if (have_ == wire_.aux_len)
                 enter_stage_after(Stage::Aux);
             break;
-        case Stage::Payload:
+        case Stage::Payload: {
             if (have_ == 0 && n >= wire_.payload_len) {
                 // The whole payload is contiguous in the input: deliver in place.
                 size_t len = size_t(wire_.payload_len);
@@ -148,12 +160,14 @@ void StreamDecoder::feed(const char *p, size_t n)
                 n -= len;
                 break;
             }
-            take = std::min(n, payload_missing());
-            std::memcpy(payload_cursor(), p, take);
+            char *dst = payload_cursor();
+            take = std::min(n, payload_room());
+            std::memcpy(dst, p, take);
             p += take;
             n -= take;
             payload_received(take);
             break;
+        }
         }
     }
 }

@@ -5,6 +5,7 @@
 #include "am_protocol.hpp"
 #include "byte_buffer.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -30,15 +31,14 @@ public:
     void feed(const char *p, size_t n);
 
     // Direct-read support (tcp): while a payload is being received, the next
-    // bytes can be read straight into its buffer.
+    // bytes can be read straight into its buffer: payload_room() bytes at
+    // payload_cursor() (call the cursor first: it makes the room).  The buffer
+    // grows with the bytes that arrive, not with the length the header claims
+    // (a peer's 2^60-byte claim must not make us allocate it).
     bool wants_payload() const { return stage_ == Stage::Payload; }
     size_t payload_missing() const { return size_t(wire_.payload_len) - have_; }
-    char *payload_cursor()
-    {
-        if (have_ == 0)
-            payload_.reserve(size_t(wire_.payload_len));
-        return payload_.data() + have_;
-    }
+    char *payload_cursor();
+    size_t payload_room() const { return std::min(payload_missing(), payload_.capacity() - have_); }
     void payload_received(size_t n);
 
     bool at_record_boundary() const { return stage_ == Stage::Header && have_ == 0; }

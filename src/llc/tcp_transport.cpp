@@ -38,7 +38,6 @@ constexpr size_t kMaxPendingAuth = 128;
 // strangers as far as finalize is concerned.
 constexpr uint64_t kAuthQuietGraceUs = 1000000;
 const char kMacLabelAccept[] = "llc-tcp-accept-1";
-const char kMacLabelConnect[] = "llc-tcp-connect-1";
 
 // Part of the timeout messages for a peer that read nothing (the
 // application-level check) or whose kernel acknowledged nothing
@@ -111,14 +110,7 @@ TcpTransport::OutConn &TcpTransport::out_conn(int dest)
     // The Hello proves that we belong to the job (see tcp_transport.hpp).
     c->auth = std::make_unique<OutConn::Auth>();
     random_bytes(c->auth->nonce_c.data(), kNonceBytes);
-    Mac mac = secret_.mac(MacInput(kMacLabelConnect)
-                              .add(c->auth->nonce_c.data(), kNonceBytes)
-                              .add_int(ctx_.rank())
-                              .add_int(dest)
-                              .add(my_addr_.data(), my_addr_.size()));
-    std::string hello_aux(reinterpret_cast<const char *>(c->auth->nonce_c.data()), kNonceBytes);
-    hello_aux.append(reinterpret_cast<const char *>(mac.data()), kMacBytes);
-    hello_aux += my_addr_;
+    std::string hello_aux = make_hello_aux(secret_, c->auth->nonce_c, ctx_.rank(), dest, my_addr_);
     c->queue.push_back(OutgoingMessage::make_control(Kind::Hello, ctx_.rank(), 0, hello_aux.data(), hello_aux.size()));
     if (finalizing_) {
         // A handler sends during finalize to a rank whose connection was
@@ -597,8 +589,9 @@ bool TcpTransport::read_in(InConn &c)
         size_t asked;
         StreamDecoder &d = *c.decoder;
         if (d.wants_payload() && d.payload_missing() >= kDirectReadMin) {
-            asked = d.payload_missing();
-            n = ::recv(c.fd.get(), d.payload_cursor(), asked, MSG_DONTWAIT);
+            char *dst = d.payload_cursor();
+            asked = d.payload_room();
+            n = ::recv(c.fd.get(), dst, asked, MSG_DONTWAIT);
             if (n > 0) {
                 c.bytes_read += uint64_t(n);
                 d.payload_received(size_t(n));
@@ -800,10 +793,7 @@ bool TcpTransport::auth_step(InConn &c)
     InConn::Auth &a = *c.auth;
     const WireHeader &w = a.hello;
     if (a.stage == InConn::Auth::Stage::HelloHeader) {
-        if (w.magic != kWireMagic || w.version != kWireVersion || w.kind != uint8_t(Kind::Hello) || w.handler != 0 ||
-            w.hdr_len != 0 || w.payload_len != 0 || w.aux_len < kHelloProofBytes ||
-            w.aux_len > kHelloProofBytes + kMaxHelloAddrBytes || w.src < 0 || w.src >= ctx_.size() ||
-            w.src == ctx_.rank()) {
+        if (!hello_header_ok(w, ctx_.size(), ctx_.rank())) {
             reject(c, "its first bytes are not an llc hello record");
             return false;
         }
@@ -813,12 +803,9 @@ bool TcpTransport::auth_step(InConn &c)
         return true;
     }
     const char *nonce_c = a.buf;
-    const char *mac_c = a.buf + kNonceBytes;
     const char *addr = a.buf + kHelloProofBytes;
     const size_t addr_len = w.aux_len - kHelloProofBytes;
-    Mac expect = secret_.mac(
-        MacInput(kMacLabelConnect).add(nonce_c, kNonceBytes).add_int(w.src).add_int(ctx_.rank()).add(addr, addr_len));
-    if (!same_bytes(expect.data(), mac_c, kMacBytes)) {
+    if (!hello_proof_ok(secret_, w, a.buf, ctx_.rank())) {
         reject(c, "failed to prove that it belongs to this job (wrong HMAC in its hello: another job's secret, or none)");
         return false;
     }

@@ -69,6 +69,7 @@
 #include "job_secret.hpp"
 #include "outgoing_message.hpp"
 #include "stream_decoder.hpp"
+#include "tcp_hello.hpp"
 #include "unique_fd.hpp"
 
 #include <poll.h>
@@ -98,9 +99,6 @@ struct TcpAuthProof {
     uint8_t mac[kMacBytes];
 };
 static_assert(sizeof(TcpAuthProof) == 48, "auth record layout");
-// The Hello's aux: nonce_c, the connector's MAC, then its address text.
-constexpr size_t kHelloProofBytes = kNonceBytes + kMacBytes;
-constexpr size_t kMaxHelloAddrBytes = 128;
 
 class TcpTransport {
 public:

@@ -20,7 +20,6 @@
 namespace llc {
 
 namespace {
-constexpr uint32_t kUdpMagic = 0x55434c4c; // "LLCU" in little-endian memory order
 constexpr int kRecvBudgetPerCall = 1024;
 constexpr unsigned kMaxBackoffShift = 3; // the retransmission timeout grows to at most 8x
 constexpr uint64_t kLingerRtos = 64;    // see has_pending_sends
@@ -1001,14 +1000,13 @@ void UdpTransport::feed(Peer &p, const char *data, size_t len)
 
 void UdpTransport::on_datagram(const char *buf, size_t len, const sockaddr_in &from)
 {
-    if (len < sizeof(UdpHeader)) {
+    UdpHeader h;
+    UdpHeaderCheck check = read_udp_header(buf, len, job_tag_, ctx_.size(), ctx_.rank(), h);
+    if (check == UdpHeaderCheck::Short) {
         drop_stranger(from, "shorter than a header");
         return;
     }
-    UdpHeader h;
-    std::memcpy(&h, buf, sizeof(h));
-    if (h.magic != kUdpMagic || h.job_tag != job_tag_ || h.src < 0 || h.src >= ctx_.size() ||
-        h.src == ctx_.rank() || h.dst != ctx_.rank()) {
+    if (check != UdpHeaderCheck::Ok) {
         drop_stranger(from, "not a datagram of this job (magic, job tag or ranks)"); // or a stale port
         return;
     }
@@ -1051,7 +1049,7 @@ void UdpTransport::on_datagram(const char *buf, size_t len, const sockaddr_in &f
             ctx_.on_switch_answer(h.src, h.psn, SwitchVerdict(h.ack), want, h.sack);
         return;
     }
-    if (data ? h.len != len - sizeof(UdpHeader) : h.type != uint8_t(UdpType::Ack)) {
+    if (!udp_data_or_ack_shape_ok(h, len)) {
         drop_stranger(from, "malformed (type or length)");
         return;
     }

@@ -18,6 +18,7 @@
 #include "outgoing_message.hpp"
 #include "peer_table.hpp"
 #include "switch_asks.hpp"
+#include "udp_datagram.hpp"
 #include "udp_node_socket.hpp"
 #include "udp_ring_landing.hpp"
 #include "stream_decoder.hpp"

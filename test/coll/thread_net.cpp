@@ -62,9 +62,12 @@ int ThreadNet::isend(void *arg, const void *buf, size_t bytes, int dest, int tag
     return send(arg, buf, bytes, dest, tag);
 }
 
-int ThreadNet::irecv(void *, void *buf, size_t bytes, int src, int tag, void **req)
+int ThreadNet::irecv(void *arg, void *buf, size_t bytes, int src, int tag, void **req)
 {
-    *req = new RecvReq{buf, bytes, src, tag};
+    auto *ep = static_cast<Endpoint *>(arg);
+    auto r = std::make_unique<RecvReq>(RecvReq{buf, bytes, src, tag});
+    *req = r.get();
+    ep->open.emplace(r.get(), std::move(r));
     return 0;
 }
 
@@ -78,7 +81,7 @@ int ThreadNet::waitall(void *arg, int n, void **reqs)
         int e = recv(arg, r->buf, r->bytes, r->src, r->tag);
         if (e && !rc)
             rc = e;
-        delete r;
+        static_cast<Endpoint *>(arg)->open.erase(r);
     }
     return rc;
 }
@@ -101,7 +104,7 @@ int ThreadNet::test(void *arg, void *req, int *done)
             if (r->bytes)
                 std::memcpy(r->buf, it->data.data(), r->bytes);
             b.q.erase(it);
-            delete r;
+            ep->open.erase(r);
             *done = 1;
             return 0;
         }

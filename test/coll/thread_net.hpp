@@ -8,7 +8,9 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "llc_coll.h"
@@ -36,15 +38,18 @@ class ThreadNet {
         std::condition_variable cv;
         std::deque<Msg> q;
     };
-    struct Endpoint {
-        ThreadNet *net;
-        int rank;
-        llc_coll_p2p_t p2p;
-    };
     struct RecvReq {
         void *buf;
         size_t bytes;
         int src, tag;
+    };
+    struct Endpoint {
+        ThreadNet *net;
+        int rank;
+        llc_coll_p2p_t p2p;
+        // receives posted and not completed, owned here: a collective that
+        // ends in an error may leave one behind (the p2p has no cancel)
+        std::unordered_map<RecvReq *, std::unique_ptr<RecvReq>> open;
     };
     static int send(void *arg, const void *buf, size_t bytes, int dest, int tag);
     static int recv(void *arg, void *buf, size_t bytes, int src, int tag);

@@ -49,6 +49,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/info_test.cpp \
 	test/unit/settings_test.cpp \
 	test/unit/kvs_test.cpp \
+	test/unit/decoder_regress_test.cpp \
 	test/unit/verbs_test.cpp \
 	test/unit/verbs_address_test.cpp \
 	test/unit/verbs_credits_test.cpp \
