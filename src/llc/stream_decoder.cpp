@@ -100,10 +100,12 @@ size_t StreamDecoder::take_whole_record(const char *p, size_t n)
         return 0;
     const char *q = p + sizeof(WireHeader);
     hdr_.resize((wire_.hdr_len + 7) / 8);
-    std::memcpy(hdr_.data(), q, wire_.hdr_len);
+    if (wire_.hdr_len)
+        std::memcpy(hdr_.data(), q, wire_.hdr_len);
     q += wire_.hdr_len;
     aux_.resize(wire_.aux_len);
-    std::memcpy(aux_.data(), q, wire_.aux_len);
+    if (wire_.aux_len)
+        std::memcpy(aux_.data(), q, wire_.aux_len);
     q += wire_.aux_len;
     deliver(streams ? q : nullptr);
     return size_t(q - p) + size_t(payload);
