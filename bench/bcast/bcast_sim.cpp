@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "bcast/bcast.hpp"
 #include "bcast/optimizer.hpp"
 #include "bcast/profile.hpp"
 #include "bcast/sim_model.hpp"
@@ -58,7 +59,7 @@ struct Result {
     int changes = 0;
 };
 
-constexpr size_t kHeader = 40;  // the library's header
+constexpr size_t kHeader = sizeof(llc::coll::bcast::Header);  // the library's header
 
 struct Jitter {
     double mean = 0;  // [s]; 0 = none
