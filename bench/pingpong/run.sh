@@ -34,7 +34,6 @@ run_timeout=300
 down=0
 plots=1
 nice_level=-15
-rt_prio=0
 stat=median
 lock=/tmp/llc-bench.lock
 if [ $quick -eq 1 ]; then
@@ -73,9 +72,6 @@ Usage: $PROG [options]
   --down             tear the emulated cluster down at the end if this script
                      brought it up (default: leave it up)
   --nice N           run every job under "nice -n N" (default $nice_level; 0 = off)
-  --rt PRIO          run every job under "chrt -f PRIO" (SCHED_FIFO) instead of nice:
-                     keeps a loaded machine's other work off the two cores for
-                     the few seconds of each run (2 ranks on 2 cores only; default off)
   --lock FILE        hold flock FILE while the cluster is used (default $lock;
                      skipped when an ancestor process already holds it)
   --no-lock          do not take the lock
@@ -114,7 +110,6 @@ while [ $# -gt 0 ]; do
         --out) out=$2; shift 2 ;;
         --down) down=1; shift ;;
         --nice) nice_level=$2; shift 2 ;;
-        --rt) rt_prio=$2; shift 2 ;;
         --lock) lock=$2; shift 2 ;;
         --no-lock) lock=""; shift ;;
         --no-plots) plots=0; shift ;;
@@ -241,7 +236,7 @@ trap cleanup EXIT
     echo "date: $(date -Iseconds)"
     echo "host: $(uname -srm), $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo)"
     echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "repeat: $repeat ($stat), interleaved  target: $target s per test and size  timeout: $run_timeout s  nice: $nice_level  rt: $rt_prio"
+    echo "repeat: $repeat ($stat), interleaved  target: $target s per test and size  timeout: $run_timeout s  nice: $nice_level"
     echo "tests: $tests  sizes: $sizes  rate sizes: $rate_sizes  window: $window (rate $rate_window, <= 64 MiB)  settle: $settle s"
     echo "git: $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown) ($(git -C "$TOP" rev-parse --abbrev-ref HEAD 2>/dev/null || echo ?))"
     for m in "${mpis[@]}"; do
@@ -341,8 +336,7 @@ for entry in "${order[@]}"; do
     b0=$(h1_bytes)
     t0=$(date +%s)
     rc=0
-    if [ "$rt_prio" -gt 0 ]; then prio=(chrt -f "$rt_prio"); else prio=(nice -n "$nice_level"); fi
-    timeout -k 10 "$run_timeout" "${prio[@]}" "${cmd[@]}" >"$raw" 2>"${raw%.txt}.err" </dev/null || rc=$?
+    timeout -k 10 "$run_timeout" nice -n "$nice_level" "${cmd[@]}" >"$raw" 2>"${raw%.txt}.err" </dev/null || rc=$?
     t1=$(date +%s)
     DUR[$m-$mode]=$((t1 - t0))
     nlines=$(grep -cE '^[a-z]+ [0-9]+ ' "$raw" || true)
