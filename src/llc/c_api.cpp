@@ -21,7 +21,7 @@ struct llc_context {
 namespace {
 
 // Record the message of a failed call where llc_last_error finds it.
-int failed(llc_context_t *ctx, int status, const char *message)
+int failed(llc_context_t *ctx, int status, const std::string &message)
 {
     if (ctx)
         ctx->impl.set_last_error(message);
@@ -41,7 +41,7 @@ template <class Fn> int guarded(llc_context_t *ctx, Fn &&fn)
     } catch (const std::bad_alloc &) {
         return failed(ctx, LLC_ERR_NOMEM, "out of memory");
     } catch (const std::exception &e) {
-        return failed(ctx, LLC_ERR_SYSTEM, (std::string("internal error: ") + e.what()).c_str());
+        return failed(ctx, LLC_ERR_SYSTEM, std::string("internal error: ") + e.what());
     } catch (...) {
         return failed(ctx, LLC_ERR_SYSTEM, "internal error: unknown exception");
     }

@@ -1124,8 +1124,7 @@ int Context::progress(int *progressed)
         throw Error(LLC_ERR_STATE, "llc_progress called from inside a handler or completion callback");
     FlagGuard guard(in_progress_);
     progress_status_ = LLC_OK;
-    if (!progress_message_.empty())
-        progress_message_.clear();
+    progress_message_.clear();
 
     bool did = self_->progress();
     if (shm_)
