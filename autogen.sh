@@ -10,7 +10,8 @@
 # Options:  --with-mpich-tarball=FILE   use this tarball (same as MPICH_TARBALL=FILE)
 #           --offline                    never fetch (tarball from FILE or cache only)
 #           --help
-# Environment: MPICH_TARBALL, MPICH_LLC_CACHE (default ~/.cache/mpich-llc).
+# Environment: MPICH_TARBALL, MPICH_LLC_CACHE (default ~/.cache/mpich-llc),
+#              MPICH_LLC_YAKSA_PUP_NESTING (default 2: see maint/graft-mpich).
 set -eu
 
 top=$(cd "$(dirname "$0")" && pwd)
