@@ -20,7 +20,7 @@ for arg in "$@" ; do
     case $arg in
         --with-mpich-tarball=*) MPICH_TARBALL=${arg#*=}; export MPICH_TARBALL ;;
         --offline) offline=yes ;;
-        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
         *) echo "autogen.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
     esac
 done
