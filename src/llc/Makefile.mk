@@ -42,6 +42,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/receive_history.cpp \
 	src/llc/receive_history.hpp \
 	src/llc/reg_cache.cpp \
+	src/llc/request_tokens.cpp \
+	src/llc/request_tokens.hpp \
 	src/llc/reg_cache.hpp \
 	src/llc/self_transport.cpp \
 	src/llc/self_transport.hpp \

@@ -55,6 +55,8 @@ int null_context(const char *fn)
 
 } // namespace
 
+llc::Context &llc::context_of(llc_context_t *handle) { return handle->impl; }
+
 extern "C" {
 
 int llc_init(const llc_init_params_t *params, llc_context_t **ctx)

@@ -239,4 +239,7 @@ private:
     std::unique_ptr<Tagged> tagged_;        // tagged point-to-point (tagged.hpp); after the transports: destroyed first
 };
 
+// The Context behind a handle (tests reach libllc's own protocols through it).
+Context &context_of(llc_context_t *handle);
+
 } // namespace llc

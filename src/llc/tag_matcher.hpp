@@ -35,9 +35,18 @@ struct TreqState {
     uint32_t pending;   // send: events still owed before completion
     uint8_t kind;
     uint8_t posted;     // receive: in the posted list
-    uint16_t spare;
-    uint64_t magic;     // kMagic while in use (a token from a peer is checked against it)
+    uint8_t awaiting;   // Await: the record from the peer this request waits for
+    uint8_t spare;
+    uint64_t magic;     // kMagic while in use
+    uint64_t token;     // while awaiting: its token on the wire (request_tokens.hpp), else 0
     static constexpr uint64_t kMagic = 0x6c6c632d74726571ull; // "llc-treq"
+    // A request holds a token exactly while it awaits one of these.
+    enum Await : uint8_t {
+        AwaitNone = 0,
+        AwaitReply = 1, // rendezvous send: clear-to-send, acknowledgement or read failure
+        AwaitFin = 2,   // synchronous eager send: acknowledgement
+        AwaitData = 3   // receive that sent clear-to-send: the data
+    };
 };
 static_assert(sizeof(TreqState) <= sizeof(((llc_treq_t *)nullptr)->internal_), "TreqState fits llc_treq_t");
 

@@ -9,14 +9,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
 namespace llc {
 
 namespace {
-
-uint64_t token_of(TreqState &r) { return uint64_t(uintptr_t(request_of(&r))); }
 
 void start(llc_treq_t *req, TreqState::Kind kind, void *buf, uint64_t capacity)
 {
@@ -29,17 +28,46 @@ void start(llc_treq_t *req, TreqState::Kind kind, void *buf, uint64_t capacity)
     req->status = LLC_OK;
 }
 
-template <class T> T header_as(const void *hdr, size_t hdr_len, int src, const char *what)
+constexpr unsigned bit(TreqState::Await a) { return 1u << a; }
+
+std::string hex(uint64_t v)
 {
-    if (hdr_len != sizeof(T))
-        throw Error(LLC_ERR_PEER, std::string("protocol error: tagged ") + what + " record of " +
-                                      std::to_string(hdr_len) + " header bytes from rank " + std::to_string(src));
-    T t;
-    std::memcpy(&t, hdr, sizeof(T));
-    return t;
+    char b[24];
+    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+    return b;
 }
 
 } // namespace
+
+template <class T> bool Tagged::header_ok(const void *hdr, size_t hdr_len, int src, const char *what, T &out)
+{
+    if (hdr_len != sizeof(T)) {
+        reject(src, std::string("a tagged ") + what + " record with " + std::to_string(hdr_len) +
+                        " header bytes (not " + std::to_string(sizeof(T)) + ")");
+        return false;
+    }
+    std::memcpy(&out, hdr, sizeof(T));
+    return true;
+}
+
+void Tagged::reject(int src, const std::string &why)
+{
+    ctx_.counters().tag_rejected++;
+    rejects_.note(ctx_.rank(), "rank " + std::to_string(src), why);
+}
+
+void Tagged::await(TreqState &r, TreqState::Await what)
+{
+    r.token = tokens_.issue(&r);
+    r.awaiting = what;
+}
+
+void Tagged::stop_awaiting(TreqState &r)
+{
+    tokens_.release(r.token);
+    r.token = 0;
+    r.awaiting = TreqState::AwaitNone;
+}
 
 Tagged::Tagged(Context &ctx) : ctx_(ctx)
 {
@@ -48,6 +76,7 @@ Tagged::Tagged(Context &ctx) : ctx_(ctx)
     ctx_.register_internal_handler(kTagCts, on_cts, this);
     ctx_.register_internal_handler(kTagData, on_data, this);
     ctx_.register_internal_handler(kTagFin, on_fin, this);
+    ctx_.register_internal_handler(kTagFail, on_fail, this);
 }
 
 int Tagged::send(int dest, uint32_t source, uint64_t tag, const void *buf, size_t len, unsigned flags,
@@ -72,7 +101,10 @@ int Tagged::send(int dest, uint32_t source, uint64_t tag, const void *buf, size_
     w.length = len;
     if (len <= ctx_.config().tag_eager_bytes) {
         w.flags = sync ? kWireSync : 0;
-        w.sreq = sync ? token_of(r) : 0;
+        if (sync) {
+            await(r, TreqState::AwaitFin);
+            w.sreq = r.token;
+        }
         llc_iov_t iov{buf, len};
         int rc = ctx_.send_am(dest, kTagEager, &w, sizeof(w), &iov, 1, on_send_done, req);
         ctx_.counters().tag_eager_sends++;
@@ -80,7 +112,8 @@ int Tagged::send(int dest, uint32_t source, uint64_t tag, const void *buf, size_
     } else {
         // Request-to-send: the receiver pulls the payload once a receive
         // matches (which also makes it synchronous).
-        w.sreq = token_of(r);
+        await(r, TreqState::AwaitReply);
+        w.sreq = r.token;
         w.pid = int32_t(::getpid());
         w.addr = uint64_t(uintptr_t(buf));
         ctx_.send_am(dest, kTagRts, &w, sizeof(w), nullptr, 0, nullptr, nullptr);
@@ -192,20 +225,36 @@ bool Tagged::deliver(TreqState &r, const TagEnvelope &env, uint32_t flags, uint6
         return true;
     }
     bool same_node = ctx_.node_of(env.src_rank) == ctx_.node_of(ctx_.rank());
-    if (same_node && pull_by_cma(r, n, pid, addr)) {
+    int err = 0;
+    switch (same_node ? pull_by_cma(r, n, pid, addr, err) : Pull::NotPermitted) {
+    case Pull::Done:
         ctx_.counters().tag_cma_reads++;
         send_reply(env.src_rank, kTagFin, sreq, 0);
         return true;
+    case Pull::Failed:
+        // The sender named memory (or a process) we cannot read: this
+        // receive and that send fail, nothing else does.
+        req->status = LLC_ERR_PEER;
+        req->received = 0;
+        ctx_.counters().tag_read_failed++;
+        reject(env.src_rank, "its request-to-send named " + std::to_string(env.length) + " bytes at " + hex(addr) +
+                                 " in process " + std::to_string(pid) + " that could not be read (" +
+                                 std::strerror(err) + "): the receive completes with LLC_ERR_PEER");
+        send_reply(env.src_rank, kTagFail, sreq, 0);
+        return true;
+    case Pull::NotPermitted:
+        break;
     }
-    send_reply(env.src_rank, kTagCts, sreq, token_of(r)); // the sender streams it (on_data)
+    await(r, TreqState::AwaitData);
+    send_reply(env.src_rank, kTagCts, sreq, r.token); // the sender streams it (on_data)
     return false;
 }
 
-bool Tagged::pull_by_cma(TreqState &r, size_t n, int32_t pid, uint64_t addr)
+Tagged::Pull Tagged::pull_by_cma(TreqState &r, size_t n, int32_t pid, uint64_t addr, int &errno_out)
 {
     const Config &cfg = ctx_.config();
     if (!cfg.cma_enabled || cfg.cma_simulate_eperm)
-        return false;
+        return Pull::NotPermitted;
 #ifdef HAVE_PROCESS_VM_READV
     size_t done = 0;
     while (done < n) {
@@ -214,17 +263,20 @@ bool Tagged::pull_by_cma(TreqState &r, size_t n, int32_t pid, uint64_t addr)
         ssize_t got = ::process_vm_readv(pid_t(pid), &local, 1, &remote, 1, 0);
         if (got < 0 && errno == EINTR)
             continue;
-        if (got <= 0 && done == 0)
-            return false; // not permitted (ptrace rules) or gone: the sender streams it instead
-        if (got <= 0)
-            throw Error(LLC_ERR_PEER, "tagged rendezvous: reading the payload from process " + std::to_string(pid) +
-                                          " failed part-way: " + std::strerror(errno));
+        if (got < 0 && done == 0 && (errno == EPERM || errno == ENOSYS))
+            return Pull::NotPermitted; // ptrace rules or a seccomp filter: the sender streams it instead
+        if (got <= 0) {
+            // EFAULT (an address or length the sender does not have), ESRCH
+            // (no such process), or the read stopped part-way
+            errno_out = got < 0 ? errno : EFAULT;
+            return Pull::Failed;
+        }
         done += size_t(got);
     }
-    return true;
+    return Pull::Done;
 #else
-    (void)r, (void)n, (void)pid, (void)addr;
-    return false;
+    (void)r, (void)n, (void)pid, (void)addr, (void)errno_out;
+    return Pull::NotPermitted;
 #endif
 }
 
@@ -234,17 +286,26 @@ void Tagged::send_reply(int dest, unsigned id, uint64_t sreq, uint64_t rreq)
     ctx_.send_am(dest, id, &reply, sizeof(reply), nullptr, 0, nullptr, nullptr);
 }
 
-TreqState &Tagged::sender_state(int src, uint64_t sreq, const char *what)
+TreqState *Tagged::awaiting_request(int src, uint64_t token, unsigned accepted, const char *what)
 {
-    TreqState &r = state_of(reinterpret_cast<llc_treq_t *>(uintptr_t(sreq)));
-    if (sreq == 0 || r.magic != TreqState::kMagic || r.kind != TreqState::Send || r.peer != src || r.pending == 0)
-        throw Error(LLC_ERR_PEER, std::string("protocol error: tagged ") + what + " from rank " +
-                                      std::to_string(src) + " names no send of ours in progress");
+    TreqState *r = tokens_.find(token);
+    if (!r) {
+        reject(src, std::string("a tagged ") + what + " naming token " + hex(token) +
+                        ", no request of ours (forged, or the request has completed)");
+        return nullptr;
+    }
+    int peer = r->kind == TreqState::Send ? r->peer : request_of(r)->src_rank;
+    if (!(accepted & bit(TreqState::Await(r->awaiting))) || peer != src) {
+        reject(src, std::string("a tagged ") + what + " for a request of ours that does not wait for one from rank " +
+                        std::to_string(src));
+        return nullptr;
+    }
     return r;
 }
 
 void Tagged::finish(TreqState &r, int status, bool call_back)
 {
+    // (A request holding a token cannot complete: each await ends in stop_awaiting first.)
     llc_treq_t *req = request_of(&r);
     r.magic = 0;
     r.kind = TreqState::Free;
@@ -271,9 +332,11 @@ void Tagged::on_send_done(void *req, int status)
 
 void Tagged::arrived(int src, const TagWire &w, const void *data, size_t data_len, bool rndv)
 {
-    if (!rndv && data_len != w.length)
-        throw Error(LLC_ERR_PEER, "protocol error: tagged message from rank " + std::to_string(src) + " declares " +
-                                      std::to_string(w.length) + " bytes and carries " + std::to_string(data_len));
+    if (!rndv && data_len != w.length) {
+        reject(src, "a tagged message that declares " + std::to_string(w.length) + " bytes and carries " +
+                        std::to_string(data_len));
+        return;
+    }
     TagEnvelope env{w.tag, w.source, src, w.length};
     if (TreqState *r = matcher_.take_posted(env)) {
         if (deliver(*r, env, w.flags, w.sreq, static_cast<const char *>(data), rndv, w.pid, w.addr))
@@ -298,48 +361,84 @@ void Tagged::arrived(int src, const TagWire &w, const void *data, size_t data_le
 void Tagged::on_eager(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *data,
                       size_t data_len)
 {
-    static_cast<Tagged *>(self)->arrived(src, header_as<TagWire>(hdr, hdr_len, src, "eager"), data, data_len, false);
+    auto *t = static_cast<Tagged *>(self);
+    TagWire w;
+    if (t->header_ok(hdr, hdr_len, src, "eager", w))
+        t->arrived(src, w, data, data_len, false);
 }
 
 void Tagged::on_rts(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t)
 {
-    static_cast<Tagged *>(self)->arrived(src, header_as<TagWire>(hdr, hdr_len, src, "request-to-send"), nullptr, 0,
-                                         true);
+    auto *t = static_cast<Tagged *>(self);
+    TagWire w;
+    if (t->header_ok(hdr, hdr_len, src, "request-to-send", w))
+        t->arrived(src, w, nullptr, 0, true);
 }
 
 void Tagged::on_cts(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t)
 {
     auto *t = static_cast<Tagged *>(self);
-    TagReply in = header_as<TagReply>(hdr, hdr_len, src, "clear-to-send");
-    TreqState &r = t->sender_state(src, in.sreq, "clear-to-send");
+    TagReply in;
+    if (!t->header_ok(hdr, hdr_len, src, "clear-to-send", in))
+        return;
+    TreqState *r = t->awaiting_request(src, in.sreq, bit(TreqState::AwaitReply), "clear-to-send");
+    if (!r)
+        return;
+    t->stop_awaiting(*r);
     TagReply out{0, in.rreq};
-    llc_iov_t iov{r.buf, size_t(r.capacity)};
-    int rc = t->ctx_.send_am(src, kTagData, &out, sizeof(out), &iov, 1, on_send_done, request_of(&r));
+    llc_iov_t iov{r->buf, size_t(r->capacity)};
+    int rc = t->ctx_.send_am(src, kTagData, &out, sizeof(out), &iov, 1, on_send_done, request_of(r));
     if (rc == LLC_OK)
-        t->send_event_done(r, LLC_OK); // copied out already: the send is complete
+        t->send_event_done(*r, LLC_OK); // copied out already: the send is complete
 }
 
 void Tagged::on_data(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *data,
                      size_t data_len)
 {
     auto *t = static_cast<Tagged *>(self);
-    TagReply in = header_as<TagReply>(hdr, hdr_len, src, "data");
-    TreqState &r = state_of(reinterpret_cast<llc_treq_t *>(uintptr_t(in.rreq)));
-    llc_treq_t *req = request_of(&r);
-    if (in.rreq == 0 || r.magic != TreqState::kMagic || r.kind != TreqState::Recv || r.posted ||
-        req->src_rank != src || data_len != req->length)
-        throw Error(LLC_ERR_PEER, "protocol error: tagged data from rank " + std::to_string(src) +
-                                      " names no receive of ours waiting for it");
+    TagReply in;
+    if (!t->header_ok(hdr, hdr_len, src, "data", in))
+        return;
+    TreqState *r = t->awaiting_request(src, in.rreq, bit(TreqState::AwaitData), "data");
+    if (!r)
+        return;
+    llc_treq_t *req = request_of(r);
+    if (data_len != req->length) {
+        t->reject(src, "tagged data of " + std::to_string(data_len) + " bytes for a message of " +
+                           std::to_string(req->length));
+        return; // the receive keeps waiting for the right data
+    }
+    t->stop_awaiting(*r);
     if (req->received)
-        std::memcpy(r.buf, data, req->received);
-    t->finish(r, req->status, true);
+        std::memcpy(r->buf, data, req->received);
+    t->finish(*r, req->status, true);
 }
 
 void Tagged::on_fin(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t)
 {
     auto *t = static_cast<Tagged *>(self);
-    TagReply in = header_as<TagReply>(hdr, hdr_len, src, "acknowledgement");
-    t->send_event_done(t->sender_state(src, in.sreq, "acknowledgement"), LLC_OK);
+    TagReply in;
+    if (!t->header_ok(hdr, hdr_len, src, "acknowledgement", in))
+        return;
+    TreqState *r = t->awaiting_request(src, in.sreq, bit(TreqState::AwaitReply) | bit(TreqState::AwaitFin),
+                                       "acknowledgement");
+    if (!r)
+        return;
+    t->stop_awaiting(*r);
+    t->send_event_done(*r, LLC_OK);
+}
+
+void Tagged::on_fail(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t)
+{
+    auto *t = static_cast<Tagged *>(self);
+    TagReply in;
+    if (!t->header_ok(hdr, hdr_len, src, "read failure", in))
+        return;
+    TreqState *r = t->awaiting_request(src, in.sreq, bit(TreqState::AwaitReply), "read failure");
+    if (!r)
+        return;
+    t->stop_awaiting(*r);
+    t->send_event_done(*r, LLC_ERR_PEER);
 }
 
 } // namespace llc

@@ -18,6 +18,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/self_test.cpp \
 	test/unit/pingpong_test.cpp \
 	test/unit/tagged_test.cpp \
+	test/unit/tagged_hostile_test.cpp \
 	test/unit/alloc_counter.cpp \
 	test/unit/alloc_counter.hpp \
 	test/unit/ordering_test.cpp \

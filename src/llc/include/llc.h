@@ -307,6 +307,9 @@ typedef struct llc_stats {
     /* strangers (doc/reliability.md): never an error, the job carries on */
     uint64_t auth_rejected;    /* tcp connections closed before proving they belong to the job (garbage, wrong secret, timeout) */
     uint64_t udp_auth_dropped; /* udp datagrams dropped: malformed, another job's, or without this job's pair token */
+    /* tagged records from job members that do not fit (doc/reliability.md); appended after the strangers */
+    uint64_t tag_rejected;     /* tagged records dropped: an unknown or stale request token, a record the request does not wait for, a malformed header */
+    uint64_t tag_read_failed;  /* rendezvous receives completed with LLC_ERR_PEER: the sender's buffer could not be read (process_vm_readv) */
 } llc_stats_t;
 /* Copy min(size, sizeof(llc_stats_t)) bytes of counters to out: a caller
  * built against an older header (a shorter struct) gets its own prefix. */

@@ -1,0 +1,251 @@
+// tagged_fuzz.cpp - libFuzzer target: the tagged protocol's records (eager,
+// request-to-send, clear-to-send, data, acknowledgement, read failure) as a
+// job member could send them, interleaved with real tagged sends, receives
+// and cancels, so that live, stale and forged request tokens all occur.
+//
+// A one-rank context (an in-memory bootstrap); every record goes to our own
+// rank through libllc's send path, so the self transport hands it to
+// Context::deliver and the tagged handlers exactly as the other transports
+// do.  Nothing a record says may crash, corrupt memory (ASan), fail
+// llc_progress, or leave a token in the table for a request that no longer
+// waits for a record.
+//
+// Input: one byte (bit 0: LLC_CMA, the single-copy read, else Cts/Data),
+// then operations, each one byte (op) and then its own bytes:
+//   0 post a receive      req, tag, capacity (2 bytes)
+//   1 start a send        req, tag, length (2 bytes), sync
+//   2 forge a record      handler, token choice for each token field,
+//                         header-size choice, 48 header bytes, payload length (2), payload
+//   3 progress            count
+//   4 cancel              req
+#include "context.hpp"
+#include "tagged.hpp"
+
+#include "llc.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int kRequests = 8;
+constexpr size_t kBufBytes = 4096;     // each request's buffer
+constexpr const char *kEagerBytes = "256"; // LLC_TAG_EAGER_BYTES: longer messages go by request-to-send
+
+struct MemoryBootstrap {
+    std::map<std::string, std::string> kv;
+
+    llc_bootstrap_ops_t ops()
+    {
+        llc_bootstrap_ops_t o{};
+        o.arg = this;
+        o.put = [](void *arg, const char *key, const void *value, size_t len) {
+            static_cast<MemoryBootstrap *>(arg)->kv[key].assign(static_cast<const char *>(value), len);
+            return 0;
+        };
+        o.get = [](void *arg, int, const char *key, void *value, size_t *len) {
+            auto &kv = static_cast<MemoryBootstrap *>(arg)->kv;
+            auto it = kv.find(key);
+            if (it == kv.end())
+                return 1;
+            std::memcpy(value, it->second.data(), std::min(*len, it->second.size()));
+            *len = it->second.size();
+            return 0;
+        };
+        o.fence = [](void *) { return 0; };
+        return o;
+    }
+};
+
+struct Input {
+    const uint8_t *p;
+    size_t left;
+    uint8_t byte() { return left ? (left--, *p++) : 0; }
+    uint16_t u16() { return uint16_t(byte() | byte() << 8); }
+    uint64_t u64()
+    {
+        uint64_t v = 0;
+        for (int i = 0; i < 8; i++)
+            v |= uint64_t(byte()) << (8 * i);
+        return v;
+    }
+};
+
+struct Requests {
+    std::array<llc_treq_t, kRequests> req{};
+    std::vector<std::vector<char>> buf{kRequests, std::vector<char>(kBufBytes)};
+    std::array<uint64_t, kRequests> last_token{}; // stale once its request moved on
+    bool free(int i) { return llc::state_of(&req[size_t(i)]).magic == 0; }
+    void note_tokens()
+    {
+        for (int i = 0; i < kRequests; i++)
+            if (uint64_t t = llc::state_of(&req[size_t(i)]).token)
+                last_token[size_t(i)] = t;
+    }
+    // A token field: raw, the live token of a request, or one it had.
+    uint64_t token(uint8_t choice, uint64_t raw)
+    {
+        int i = choice % kRequests;
+        switch (choice / kRequests % 3) {
+        case 0: return raw;
+        case 1: return llc::state_of(&req[size_t(i)]).token;
+        default: return last_token[size_t(i)];
+        }
+    }
+};
+
+void check(bool ok, const char *what)
+{
+    if (!ok) {
+        std::fprintf(stderr, "tagged_fuzz: %s\n", what);
+        std::abort();
+    }
+}
+
+void progress(llc_context_t *ctx, Requests &rq, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int rc = llc_progress(ctx, nullptr);
+        if (rc != LLC_OK) {
+            std::fprintf(stderr, "tagged_fuzz: llc_progress: %s: %s\n", llc_strerror(rc), llc_last_error(ctx));
+            std::abort();
+        }
+        rq.note_tokens();
+    }
+    // Every token in the table belongs to a request of ours that awaits a record.
+    size_t awaiting = 0;
+    for (auto &r : rq.req) {
+        const llc::TreqState &s = llc::state_of(&r);
+        check((s.awaiting == 0) == (s.token == 0), "a request holds a token exactly while it awaits");
+        check(s.magic == llc::TreqState::kMagic || s.awaiting == 0, "a completed request awaits nothing");
+        check(s.magic != 0 || r.received <= kBufBytes, "received fits the buffer");
+        awaiting += s.awaiting != 0;
+    }
+    check(llc::context_of(ctx).tagged().tokens().in_use() == awaiting, "the token table holds our awaiting requests only");
+}
+
+void forge(llc_context_t *ctx, Requests &rq, Input &in)
+{
+    unsigned handler = llc::kTagEager + in.byte() % (llc::kTagHandlerEnd - llc::kTagEager);
+    uint8_t choice_a = in.byte(), choice_b = in.byte(), size_choice = in.byte();
+    alignas(8) uint8_t hdr[48];
+    for (auto &b : hdr)
+        b = in.byte();
+    size_t hdr_len;
+    if (handler == llc::kTagEager || handler == llc::kTagRts) {
+        llc::TagWire w;
+        std::memcpy(&w, hdr, sizeof(w));
+        w.tag %= 4; // so that it matches the receives
+        w.length %= 2 * kBufBytes;
+        w.sreq = rq.token(choice_a, w.sreq);
+        w.pid = int32_t(::getpid()); // never read another process's memory
+        if (choice_b & 1) // a real buffer of ours, else the raw (mostly unmapped) address
+            w.addr = uint64_t(uintptr_t(rq.buf[choice_b / 2 % kRequests].data())) + (w.addr % 64);
+        std::memcpy(hdr, &w, sizeof(w));
+        hdr_len = sizeof(w);
+    } else {
+        llc::TagReply r;
+        std::memcpy(&r, hdr, sizeof(r));
+        r.sreq = rq.token(choice_a, r.sreq);
+        r.rreq = rq.token(choice_b, r.rreq);
+        std::memcpy(hdr, &r, sizeof(r));
+        hdr_len = sizeof(r);
+    }
+    if (size_choice < 16)
+        hdr_len = size_choice % sizeof(hdr); // a header of the wrong size (mostly)
+    size_t len = in.u16() % (2 * kBufBytes);
+    std::vector<char> payload(len);
+    for (auto &c : payload)
+        c = char(in.byte());
+    llc_iov_t iov{payload.data(), len};
+    llc::context_of(ctx).send_am(llc_rank(ctx), handler, hdr, hdr_len, &iov, 1, nullptr, nullptr);
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerInitialize(int *, char ***)
+{
+    setenv("LLC_TAG_EAGER_BYTES", kEagerBytes, 1);
+    return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    Input in{data, size};
+    setenv("LLC_CMA", in.byte() & 1 ? "1" : "0", 1);
+    MemoryBootstrap boot;
+    int node = 0;
+    std::string job = "tagfuzz-" + std::to_string(::getpid());
+    llc_init_params_t params{};
+    params.api_version = LLC_API_VERSION;
+    params.rank = 0;
+    params.size = 1;
+    params.node_of_rank = &node;
+    params.job_id = job.c_str();
+    params.boot = boot.ops();
+    llc_context_t *ctx = nullptr;
+    if (llc_init(&params, &ctx) != LLC_OK) {
+        std::fprintf(stderr, "tagged_fuzz: llc_init: %s\n", llc_last_error(nullptr));
+        std::abort();
+    }
+    Requests rq;
+    while (in.left) {
+        uint8_t op = in.byte() % 5;
+        switch (op) {
+        case 0: {
+            int i = in.byte() % kRequests;
+            uint64_t tag = in.byte() % 4;
+            size_t cap = in.u16() % (kBufBytes + 1);
+            if (rq.free(i))
+                check(llc_trecv(ctx, LLC_ANY_SOURCE, tag, 0, rq.buf[size_t(i)].data(), cap, &rq.req[size_t(i)]) >= 0,
+                      "llc_trecv");
+            break;
+        }
+        case 1: {
+            int i = in.byte() % kRequests;
+            uint64_t tag = in.byte() % 4;
+            size_t len = in.u16() % (kBufBytes + 1);
+            unsigned flags = in.byte() & 1 ? LLC_TSEND_SYNC : 0;
+            if (rq.free(i))
+                check(llc_tsend(ctx, 0, 0, tag, rq.buf[size_t(i)].data(), len, flags, &rq.req[size_t(i)]) >= 0,
+                      "llc_tsend");
+            break;
+        }
+        case 2:
+            forge(ctx, rq, in);
+            break;
+        case 3:
+            progress(ctx, rq, 1 + in.byte() % 8);
+            break;
+        case 4: {
+            int cancelled = 0;
+            int i = in.byte() % kRequests;
+            if (!rq.free(i))
+                check(llc_tcancel(ctx, &rq.req[size_t(i)], &cancelled) == LLC_OK, "llc_tcancel");
+            break;
+        }
+        }
+        rq.note_tokens();
+    }
+    progress(ctx, rq, 16);
+    if (std::getenv("TAGGED_FUZZ_STATS")) { // replaying one input: what it did
+        llc_stats_t st{};
+        llc_get_stats(ctx, &st);
+        std::fprintf(stderr, "tagged_fuzz: rndv %llu, unexpected %llu, cma reads %llu, rejected %llu, read failed %llu\n",
+                     (unsigned long long)st.tag_rndv_sends, (unsigned long long)st.tag_unexpected,
+                     (unsigned long long)st.tag_cma_reads, (unsigned long long)st.tag_rejected,
+                     (unsigned long long)st.tag_read_failed);
+        for (int i = 0; i < kRequests; i++)
+            std::fprintf(stderr, "  request %d: %s, status %d, received %zu\n", i,
+                         rq.free(i) ? "done" : "in flight", rq.req[size_t(i)].status, rq.req[size_t(i)].received);
+    }
+    llc_finalize(ctx); // requests still in flight die with the context
+    return 0;
+}
