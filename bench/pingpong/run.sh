@@ -326,7 +326,7 @@ for entry in "${order[@]}"; do
         "$NETNS" up 2 || true
     fi
     for h in h0 h1; do
-        if ip netns exec $h tc qdisc show dev eth0 2>/dev/null | grep -qE 'netem|tbf'; then
+        if ip netns exec $h tc qdisc show dev eth0 2>/dev/null | grep -E 'netem|tbf' > /dev/null; then
             log "  WARNING: $h's eth0 is shaped ($(ip netns exec $h tc qdisc show dev eth0 | head -1))"
             echo "run $k: $h eth0 shaped: $(ip netns exec $h tc qdisc show dev eth0 | head -1)" >>"$out/meta.txt"
         fi
