@@ -113,6 +113,21 @@ static double now(void)
     return MPI_Wtime();
 }
 
+/* rounds round trips of one message of (count, t) between ranks 0 and 1 */
+static void pingpong(int rank, char *buf, int count, MPI_Datatype t, long rounds, int tag)
+{
+    int peer = 1 - rank;
+    for (long r = 0; r < rounds; r++) {
+        if (rank == 0) {
+            MPI_Send(buf, count, t, peer, tag, MPI_COMM_WORLD);
+            MPI_Recv(buf, count, t, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(buf, count, t, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, count, t, peer, tag, MPI_COMM_WORLD);
+        }
+    }
+}
+
 /* Repeats op until `target` seconds have passed (at least 3 times); returns
  * microseconds per call. */
 #define TIME_LOOP(target, body)                                                       \
@@ -186,15 +201,7 @@ int main(int argc, char **argv)
              * fix how many rounds fill target/4 seconds */
             long rounds = 5;
             double t_warm = now();
-            for (long r = 0; r < rounds; r++) {
-                if (rank == 0) {
-                    MPI_Send(buf, (int) count, t, 1, 0, MPI_COMM_WORLD);
-                    MPI_Recv(buf, (int) count, t, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                } else {
-                    MPI_Recv(buf, (int) count, t, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                    MPI_Send(buf, (int) count, t, 0, 0, MPI_COMM_WORLD);
-                }
-            }
+            pingpong(rank, buf, (int) count, t, rounds, 0);
             if (rank == 0) {
                 double per = (now() - t_warm) / (double) rounds;
                 rounds = (long) (target / 4 / (per > 0 ? per : 1e-6));
@@ -206,15 +213,7 @@ int main(int argc, char **argv)
             MPI_Bcast(&rounds, 1, MPI_LONG, 0, MPI_COMM_WORLD);
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = now();
-            for (long r = 0; r < rounds; r++) {
-                if (rank == 0) {
-                    MPI_Send(buf, (int) count, t, 1, 1, MPI_COMM_WORLD);
-                    MPI_Recv(buf, (int) count, t, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                } else {
-                    MPI_Recv(buf, (int) count, t, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                    MPI_Send(buf, (int) count, t, 0, 1, MPI_COMM_WORLD);
-                }
-            }
+            pingpong(rank, buf, (int) count, t, rounds, 1);
             double pp_us = 1e6 * (now() - t0) / (2.0 * (double) rounds);
             if (rank == 0)
                 printf("%-8s %ld %.2f %.2f %.2f\n", layout_names[layout], (long) packed, pack_us,
