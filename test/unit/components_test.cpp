@@ -114,6 +114,68 @@ TEST(Components, RingWrapsAroundAndKeepsBytesInOrder)
     EXPECT_EQ(mismatch, sent.size()) << "first difference at byte " << mismatch;
 }
 
+// Old payload bytes where the next chunk will start must never read as a
+// seal, even when they hold exactly the value a seal there would have.
+TEST(Components, RingIgnoresOldBytesThatLookLikeASeal)
+{
+    constexpr size_t kCap = 4096;
+    alignas(64) static RingControl ctl;
+    alignas(64) static char data[kCap];
+    std::memset(data, 0, sizeof(data));
+    ShmRing::initialize(&ctl);
+    ShmRing ring(&ctl, data, kCap);
+    // One big chunk whose payload word at ring offset o (in this lap) holds
+    // o + kCap + 1: the seal of a chunk that starts there in the next lap.
+    size_t big = kCap - 2 * ShmRing::kChunkHeader;
+    std::vector<char> payload(big);
+    for (size_t off = 0; off + 8 <= big; off += 8) {
+        uint64_t pos = ShmRing::kChunkHeader + off;
+        uint64_t fake = pos + kCap + 1;
+        std::memcpy(&payload[off], &fake, 8);
+    }
+    ConstSpan span{payload.data(), payload.size()};
+    ASSERT_TRUE(ring.try_write_whole(&span, 1, big));
+    size_t got = 0;
+    ring.read_all([&](const char *, size_t n) { got += n; });
+    EXPECT_EQ(got, big);
+    EXPECT_TRUE(ring.empty());
+    // Small chunks through the next lap: after each, nothing more is taken.
+    uint64_t seed = 7;
+    for (int i = 0; i < 400; i++) {
+        std::string msg(1 + size_t(llctest::mix64(seed++) % 40), char('A' + i % 26));
+        ConstSpan s{msg.data(), msg.size()};
+        ASSERT_TRUE(ring.try_write_whole(&s, 1, msg.size())) << "chunk " << i;
+        std::string seen;
+        ring.read_all([&](const char *p, size_t n) { seen.append(p, n); });
+        ASSERT_EQ(seen, msg) << "chunk " << i;
+        ASSERT_TRUE(ring.empty()) << "after chunk " << i;
+        ASSERT_EQ(ring.read_all([](const char *, size_t) {}), 0u) << "after chunk " << i;
+    }
+}
+
+// A sealed chunk whose length cannot fit the ring is a protocol error, not a
+// read outside the ring.
+TEST(Components, RingRejectsAChunkLongerThanTheRing)
+{
+    constexpr size_t kCap = 4096;
+    alignas(64) static RingControl ctl;
+    alignas(64) static char data[kCap];
+    std::memset(data, 0, sizeof(data));
+    ShmRing::initialize(&ctl);
+    ShmRing ring(&ctl, data, kCap);
+    uint64_t seal = 1, len = kCap;
+    std::memcpy(data + 8, &len, 8);
+    std::memcpy(data, &seal, 8);
+    EXPECT_FALSE(ring.empty());
+    try {
+        ring.read_all([](const char *, size_t) { FAIL() << "bytes delivered"; });
+        FAIL() << "no error";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.status(), LLC_ERR_PEER);
+        EXPECT_NE(std::string(e.what()).find("ring chunk"), std::string::npos) << e.what();
+    }
+}
+
 TEST(Components, BackoffSpinsThenYieldsThenSleeps)
 {
     ProgressBackoff b(3, 2000);
