@@ -113,15 +113,13 @@ src_llc_libllc_la_SOURCES += \
 src_llc_libllc_la_LDFLAGS = -version-info 5:0:0
 src_llc_libllc_la_LIBADD = $(VERBS_LIBS) $(CRYPTO_LIBS)
 
-## memory accounting, hashed peer table, memory model, build information
+## memory accounting, hashed peer table, build information
 src_llc_libllc_la_SOURCES += \
 	src/llc/build_info.cpp \
 	src/llc/build_info.hpp \
 	src/llc/lazy_array.hpp \
 	src/llc/mem_accounting.cpp \
 	src/llc/mem_accounting.hpp \
-	src/llc/mem_model.cpp \
-	src/llc/mem_model.hpp \
 	src/llc/mem_walk_udp.cpp \
 	src/llc/peer_table.hpp
 
@@ -132,6 +130,8 @@ bin_PROGRAMS += src/llc/tools/llc_info src/llc/tools/llc_memmodel
 src_llc_tools_llc_info_SOURCES = src/llc/tools/llc_info.cpp src/llc/tools/settings_doc.cpp src/llc/tools/settings_doc.hpp
 src_llc_tools_llc_info_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc -I$(top_srcdir)/src/coll/include -I$(top_srcdir)/src/coll
 src_llc_tools_llc_info_LDADD = src/llc/libllc.la src/coll/libllccoll.la
-src_llc_tools_llc_memmodel_SOURCES = src/llc/tools/llc_memmodel.cpp
+## the per-node memory model (mem_model.*) belongs to the tool, not to the
+## runtime library; the unit tests compile it too
+src_llc_tools_llc_memmodel_SOURCES = src/llc/tools/llc_memmodel.cpp src/llc/tools/mem_model.cpp src/llc/tools/mem_model.hpp
 src_llc_tools_llc_memmodel_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc
 src_llc_tools_llc_memmodel_LDADD = src/llc/libllc.la

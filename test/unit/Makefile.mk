@@ -60,8 +60,9 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/verbs_frame_test.cpp \
 	test/unit/verbs_qp_attr_test.cpp \
 	test/unit/verbs_recv_pool_test.cpp \
-	test/unit/verbs_rndv_test.cpp
-test_unit_llc_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc \
+	test/unit/verbs_rndv_test.cpp \
+	src/llc/tools/mem_model.cpp
+test_unit_llc_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc -I$(top_srcdir)/src/llc/tools \
 	-I$(top_srcdir)/src/coll/include -I$(top_srcdir)/src/coll \
 	-DLLC_SRCDIR='"$(abs_top_srcdir)/src/llc"' -DLLC_COLL_SRCDIR='"$(abs_top_srcdir)/src/coll"'
 test_unit_llc_unit_tests_LDADD = src/llc/libllc.la src/coll/libllccoll.la $(GTEST_LIBS) $(CRYPTO_LIBS)
