@@ -489,6 +489,18 @@ TEST(Tagged, BadArgumentsAreRefused)
     });
 }
 
+// The counter behind the zero-allocation check counts at all, in every
+// build: through the replaced operator new, or under ThreadSanitizer
+// (which keeps its own operator new) through the runtime's malloc hook.
+// Direct calls of the allocation function: a new-expression may be elided.
+TEST(AllocCounter, CountsOperatorNew)
+{
+    CountAllocations counter;
+    void *p = ::operator new(64);
+    EXPECT_GE(counter.count(), 1u);
+    ::operator delete(p);
+}
+
 // A steady ping-pong of small tagged messages between two processes of a
 // node allocates nothing on the heap, on either side (issue target: zero
 // allocations per message).  Counted through operator new, which every
