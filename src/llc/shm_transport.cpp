@@ -87,6 +87,7 @@ int ShmTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)
     Peer &peer = peer_for(dest);
     if (peer.broken)
         throw Error(LLC_ERR_PEER, peer.failure);
+    peer.contacted = true;
     const Config &cfg = ctx_.config();
     OutgoingMessage *m = msg.get();
     bool cma = cfg.cma_enabled && peer.cma_usable && m->payload_len() >= cfg.cma_threshold;
@@ -127,6 +128,7 @@ bool ShmTransport::try_send_inline(int dest, const WireHeader &wire, const void 
     for (int i = 0; i < iovcnt; i++)
         if (iov[i].len)
             spans[n++] = {static_cast<const char *>(iov[i].base), iov[i].len};
+    peer.contacted = true;
     return peer.tx.try_write_whole(spans, n, sizeof(wire) + wire.hdr_len + size_t(wire.payload_len));
 }
 
@@ -170,7 +172,8 @@ bool ShmTransport::progress()
         if (peer.broken)
             continue;
         try {
-            did |= peer.rx.read_all([&](const char *data, size_t len) { peer.decoder->feed(data, len); }) > 0;
+            if (peer.rx.read_all([&](const char *data, size_t len) { peer.decoder->feed(data, len); }) > 0)
+                did = peer.contacted = true;
             if (!peer.queue.empty() || !peer.control.empty())
                 did |= advance_sends(peer);
         } catch (const Error &e) {
@@ -396,10 +399,12 @@ bool ShmTransport::check_liveness()
         }
         std::string why = "rank " + std::to_string(peer.rank) + " (pid " + std::to_string(int(peer.pid)) +
                           ", on this node) died: its process exited without finalizing";
-        if (!busy) {
-            // Nothing of ours depends on it now: no error for this progress
-            // call (a neighbour's death is not ours to report while we do
-            // not talk to it), but a later send to it fails at once.
+        if (!busy && !peer.contacted) {
+            // We never talked to it: no error for this progress call (a
+            // neighbour's death is not ours to report, as tcp reports only
+            // broken connections), but a send to it fails at once.  A peer
+            // we talked to may owe us a reply (a rendezvous of the tagged
+            // layer waits above this transport): its death is reported.
             peer.broken = true;
             peer.failure = why + " (shared memory transport)";
             continue;

@@ -57,6 +57,7 @@ private:
         bool cma_usable = true;
         bool broken = false;
         bool exited = false; // gone after finalizing: not a failure, not watched any more
+        bool contacted = false; // we sent to it or read from it (check_liveness)
         UniqueFd pidfd;      // readable once the process has exited (pidfd_open); -1: use process_gone()
         std::string failure;
         ByteBuffer cma_buffer;
