@@ -36,6 +36,12 @@ namespace {
 
 constexpr size_t kMaxServerConns = 4096;
 constexpr uint64_t kRetryPauseUs = 20000;
+// Refused connections in a row after which the server counts as gone.  Every
+// request is made after the first init fence, and a leader starts its server
+// before that fence, so nothing listening on its port means that the leader's
+// process is gone (the kernel of a live host answers a port nobody listens on
+// with a reset at once).  A few tries, not one, in case of a freak refusal.
+constexpr int kRefusalsMeanGone = 3;
 
 const char *kind_name(AddrKind k) { return k == AddrKind::Tcp ? "tcp" : k == AddrKind::Udp ? "udp" : "verbs"; }
 std::string pmi_key(AddrKind k, int rank) { return std::string("llc-") + kind_name(k) + "-" + std::to_string(rank); }
@@ -224,10 +230,12 @@ bool wait_fd(int fd, short events, uint64_t deadline_us)
     }
 }
 
-// One attempt.  Returns the reply status (0/1/2) or -1 with *why set.
+// One attempt.  Returns the reply status (0/1/2) or -1 with *why set;
+// *refused tells whether the connection was refused (nothing listens there).
 int try_request(const sockaddr_in &sa, const std::string &request, std::string *reply, uint64_t deadline_us,
-                std::string *why)
+                std::string *why, bool *refused)
 {
+    *refused = false;
     UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd.valid()) {
         *why = errno_message("socket()", errno);
@@ -235,6 +243,7 @@ int try_request(const sockaddr_in &sa, const std::string &request, std::string *
     }
     if (::connect(fd.get(), reinterpret_cast<const sockaddr *>(&sa), sizeof(sa)) != 0) {
         if (errno != EINPROGRESS) {
+            *refused = errno == ECONNREFUSED;
             *why = errno_message("connect()", errno);
             return -1;
         }
@@ -246,6 +255,7 @@ int try_request(const sockaddr_in &sa, const std::string &request, std::string *
         socklen_t len = sizeof(err);
         ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
         if (err != 0) {
+            *refused = err == ECONNREFUSED;
             *why = errno_message("connect()", err);
             return -1;
         }
@@ -319,20 +329,42 @@ int kvs_request(const std::string &server, int server_rank, uint32_t job_tag, ch
     req.key = key;
     req.value = value;
     const std::string request = encode_kvs_request(req);
-    std::string why = "no attempt made";
+    std::string why = "no attempt made", earlier;
+    int refusals = 0;
     for (;;) {
-        int status = try_request(sa, request, reply, deadline_us, &why);
+        bool refused = false;
+        int status = try_request(sa, request, reply, deadline_us, &why, &refused);
         if (status == 0 || status == 1)
             return status;
         if (status == 2)
             throw Error(LLC_ERR_PEER, "LLC_KVS=dist: " + what + ": the server rejected the request (a KVS server of another job on that port?)");
+        // The server's process is gone: say so at once, naming it (the rank
+        // whose entry was wanted was not even contacted: it is not to blame).
+        refusals = refused ? refusals + 1 : 0;
+        if (refusals >= kRefusalsMeanGone)
+            throw Error(LLC_ERR_PEER, "LLC_KVS=dist: " + kvs_server_gone_message(server_rank, server, key));
         uint64_t now = monotonic_us();
         if (now >= deadline_us)
             break;
+        if (!refused || earlier.empty())
+            earlier = why;
         pause_us(std::min(kRetryPauseUs, deadline_us - now));
     }
+    // The last attempt may have been cut short by the deadline: also give
+    // what the attempts before it ran into.
+    if (!earlier.empty() && earlier != why)
+        why += " (before: " + earlier + ")";
     throw Error(LLC_ERR_PEER, "LLC_KVS=dist: " + what + " failed for " + std::to_string(timeout_ms) +
-                                  " ms (LLC_KVS_TIMEOUT_MS): " + why + "; is that node leader alive and reachable?");
+                                  " ms (LLC_KVS_TIMEOUT_MS): " + why + "; is that node leader (rank " +
+                                  std::to_string(server_rank) + ") alive and reachable?");
+}
+
+std::string kvs_server_gone_message(int server_rank, const std::string &server, const std::string &key)
+{
+    return "rank " + std::to_string(server_rank) + " (a node leader) is gone: its KVS server at " + server +
+           " refused the connection (nothing listens there any more: the process died or was killed), so "
+           "key \"" + key + "\" that it holds cannot be looked up; the process that key belongs to was not "
+           "contacted and is not known to have failed";
 }
 
 // ------------------------------------------------------------ address book

@@ -75,8 +75,12 @@ private:
 // Error(LLC_ERR_PEER) naming the key and the server when the server cannot be
 // reached or does not answer before deadline_us (monotonic).
 uint32_t kvs_job_tag(const std::string &job_id);
+// A server that refuses the connection several times in a row (nothing listens
+// on its port: its process is gone) fails at once with the text of
+// kvs_server_gone_message(), which names server_rank as the failed process.
 int kvs_request(const std::string &server, int server_rank, uint32_t job_tag, char op, const std::string &key,
                 const std::string &value, std::string *reply, uint64_t deadline_us, uint64_t timeout_ms);
+std::string kvs_server_gone_message(int server_rank, const std::string &server, const std::string &key);
 
 class AddressBook {
 public:

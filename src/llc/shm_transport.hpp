@@ -6,7 +6,9 @@
 #include "outgoing_message.hpp"
 #include "shm_segment.hpp"
 #include "stream_decoder.hpp"
+#include "unique_fd.hpp"
 
+#include <poll.h>
 #include <sys/types.h>
 
 #include <deque>
@@ -54,6 +56,9 @@ private:
         std::deque<std::unique_ptr<OutgoingMessage>> control; // Ack/Nack, between records
         bool cma_usable = true;
         bool broken = false;
+        bool exited = false; // gone after finalizing: not a failure, not watched any more
+        bool contacted = false; // we sent to it or read from it (check_liveness)
+        UniqueFd pidfd;      // readable once the process has exited (pidfd_open); -1: use process_gone()
         std::string failure;
         ByteBuffer cma_buffer;
     };
@@ -66,6 +71,10 @@ private:
     void on_cma_reply(Peer &peer, const WireHeader &wire);
     int read_remote(pid_t pid, const CmaSegment *segs, uint32_t nsegs, char *dst, size_t len) const;
     void fail_peer(Peer &peer, int status, const std::string &message);
+    // Every kLivenessPeriodUs (see shm_transport.cpp): a peer whose process
+    // has exited without finalizing fails if something of ours depends on it
+    // (what it wrote before is read first); otherwise later sends to it fail.
+    bool check_liveness();
 
     Context &ctx_;
     std::vector<int> local_ranks_;                  // the node's ranks, ascending (m entries)
@@ -76,6 +85,11 @@ private:
     // in local_ranks_: no table of the job's size.
     std::vector<std::unique_ptr<Peer>> peers_;
     std::string job_id_;
+    std::vector<struct pollfd> watch_fds_; // check_liveness, reserved for all peers
+    std::vector<Peer *> watch_peers_;
+    std::vector<Peer *> gone_;
+    uint32_t liveness_tick_ = 0;
+    uint64_t next_liveness_us_ = 0;
 };
 
 } // namespace llc

@@ -29,6 +29,10 @@ constexpr uint64_t kProbeRtos = 8;      // finalize: a waiting process acknowled
 // so they can be far above the network's round trip; the cap keeps one long
 // computation from making later loss recovery slow.
 constexpr uint64_t kMaxRtoUs = 200000;
+// A peer that stopped in the middle of a message it was sending us is probed
+// (an acknowledgement flagged as probe) after this much silence, and then as
+// often: if its process is gone, the ICMP port unreachable fails it at once.
+constexpr uint64_t kStallProbeUs = 100000;
 constexpr uint64_t kMaxLingerUs = 2000000;
 constexpr uint64_t kFastRetransmitDistance = 3;
 // UdpHeader::flags: the sender's Peer for us has forgotten an older pair
@@ -1367,6 +1371,10 @@ bool UdpTransport::progress(bool socket_ready)
             if (!p->failed && !p->goodbye_rx && !p->peer_forgot && !p->ack_pending)
                 send_ack(*p, true);
     }
+    if (now >= next_stall_probe_us_) {
+        next_stall_probe_us_ = now + kStallProbeUs;
+        did |= probe_stalled_senders(now);
+    }
     for (Peer *p : live_)
         if (p->ack_pending && !p->failed)
             send_ack(*p);
@@ -1384,6 +1392,37 @@ bool UdpTransport::progress(bool socket_ready)
             // back under the cap once the peers that overflowed it may go
             peers_.trim([this, now](int, const std::unique_ptr<Peer> &q) { return evictable(*q, now); });
             ctx_.counters().udp_peers = peers_.size();
+        }
+    }
+    return did;
+}
+
+// A sender that died in the middle of a message sends nothing more, and a
+// receiver with nothing to send never learns of it (check_timers watches
+// only data we sent): a receive of a large message from a killed rank waited
+// forever (issue 20, item 4).  Such a peer is probed; a closed socket answers
+// with ICMP port unreachable (on_rank_gone), and a peer that stays silent
+// (host gone, or a stopped process) fails after LLC_UDP_PEER_TIMEOUT_MS.
+bool UdpTransport::probe_stalled_senders(uint64_t now)
+{
+    bool did = false;
+    const uint64_t limit = ctx_.config().udp_peer_timeout_ms * 1000;
+    size_t n = live_.size();
+    for (size_t i = 0; i < n; i++) {
+        Peer &p = *live_[i];
+        if (p.failed || p.goodbye_rx)
+            continue;
+        bool mid_message = (p.decoder && !p.decoder->at_record_boundary()) || !p.ooo.empty();
+        if (!mid_message || now <= p.last_heard_us || now - p.last_heard_us < kStallProbeUs)
+            continue;
+        if (now - p.last_heard_us > limit) {
+            fail_peer(p, LLC_ERR_PEER,
+                      describe(p) + " sent part of a message and then nothing for " +
+                          std::to_string(ctx_.config().udp_peer_timeout_ms) +
+                          " ms (LLC_UDP_PEER_TIMEOUT_MS); the process probably died");
+            did = true;
+        } else if (!p.ack_pending) {
+            send_ack(p, true);
         }
     }
     return did;

@@ -330,6 +330,7 @@ private:
     void deliver_early(Peer &p);
     void on_record(Peer &p, const IncomingRecord &rec);
     bool check_timers(Peer &p, uint64_t now);
+    bool probe_stalled_senders(uint64_t now);
     void fail_peer(Peer &p, int status, const std::string &message);
     std::unique_ptr<char[]> get_buffer();
     void put_buffer(std::unique_ptr<char[]> b);
@@ -365,6 +366,7 @@ private:
     bool finalizing_ = false;
     uint64_t finalize_us_ = 0;
     uint64_t next_probe_us_ = 0; // finalize: next "still waiting" acknowledgement round
+    uint64_t next_stall_probe_us_ = 0; // next look for peers silent in the middle of a message
     bool errors_pending_ = false; // an ICMP error was reported: read the error queue
     uint64_t next_sweep_us_ = 0;
     // loss injection (LLC_UDP_DROP_PERMILLE / LLC_UDP_REORDER)

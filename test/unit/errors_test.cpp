@@ -212,3 +212,78 @@ TEST(Errors, ProgressAndFinalizeInsideHandlerAreRefused)
         finalize_ok(ctx);
     });
 }
+
+// Rank 1 is gone (no llc_finalize) in the middle of a 16 MiB message, as
+// sender or as receiver: rank 0 must get LLC_ERR_PEER naming it within a few
+// seconds on every transport (issue 20, item 4).  Before, shm (ring and
+// single copy) and a udp receiver waited forever.
+struct MidTransferCase {
+    const char *name;
+    std::vector<int> nodes;
+    std::vector<std::pair<std::string, std::string>> env;
+    bool victim_sends;
+};
+
+void PrintTo(const MidTransferCase &c, std::ostream *os) { *os << c.name; }
+
+class MidTransferDeath : public ::testing::TestWithParam<MidTransferCase> {};
+
+TEST_P(MidTransferDeath, SurvivorGetsAnErrorNamingTheDeadRank)
+{
+    const MidTransferCase &tc = GetParam();
+    JobOptions o = job(tc.nodes, 60);
+    o.env = tc.env;
+    o.env.push_back({"LLC_TCP_ADDR", "127.0.0.1"});
+    const bool victim_sends = tc.victim_sends;
+    LLC_EXPECT_JOB_OK(o, [victim_sends](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        Counter c;
+        ASSERT_EQ(llc_am_register(ctx, 1, count_handler, &c), LLC_OK);
+        // first contact both ways: what follows is the big message alone
+        EXPECT_EQ(llc_am_send(ctx, 1 - p.rank, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
+        progress_until(ctx, [&] { return c.n == 1; });
+        std::vector<char> big(16 << 20, 'x');
+        llc_iov_t iov{big.data(), big.size()};
+        int status = LLC_OK;
+        auto done = [](void *arg, int st) { *static_cast<int *>(arg) = st == LLC_OK ? 1 : st; };
+        if (p.rank == 1) {
+            usleep(100 * 1000); // rank 0 is done with the first contact
+            if (victim_sends) {
+                int rc = llc_am_send(ctx, 0, 1, nullptr, 0, &iov, 1, done, &status);
+                EXPECT_TRUE(rc == LLC_INPROGRESS || rc == LLC_OK) << rc; // tcp: may fit the socket buffers
+                for (int i = 0; i < 20; i++) // a part of it, at most 20 rings / windows
+                    llc_progress(ctx, nullptr);
+            } else {
+                usleep(200 * 1000); // never reads rank 0's message
+            }
+            p.depart();
+            std::fflush(stderr);
+            _exit(::testing::Test::HasFailure() ? 1 : 0); // no llc_finalize
+        }
+        if (!victim_sends) {
+            int rc = llc_am_send(ctx, 1, 1, nullptr, 0, &iov, 1, done, &status);
+            EXPECT_TRUE(rc == LLC_INPROGRESS || rc == LLC_OK) << rc;
+        }
+        double start = now_s();
+        int rc = progress_until_error(ctx, 20);
+        double took = now_s() - start;
+        EXPECT_EQ(rc, LLC_ERR_PEER) << "no error after " << took << " s";
+        EXPECT_LT(took, 5.0); // rank 1 dies 0.1-0.3 s in; the detection itself takes 50-200 ms
+        EXPECT_TRUE(contains(llc_last_error(ctx), "rank 1")) << llc_last_error(ctx);
+        // (over tcp the 16 MiB may all have reached rank 0's socket before the
+        // death: delivered, and the connection's end without goodbye is the error)
+        llc_finalize(ctx); // must not hang
+    });
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Transports, MidTransferDeath,
+    ::testing::Values(MidTransferCase{"ShmRingVictimSends", {0, 0}, {{"LLC_CMA", "0"}}, true},
+                      MidTransferCase{"ShmRingVictimReceives", {0, 0}, {{"LLC_CMA", "0"}}, false},
+                      MidTransferCase{"ShmCmaVictimReceives", {0, 0}, {}, false},
+                      MidTransferCase{"TcpVictimSends", {0, 1}, {{"LLC_NET", "tcp"}}, true},
+                      MidTransferCase{"TcpVictimReceives", {0, 1}, {{"LLC_NET", "tcp"}}, false},
+                      MidTransferCase{"UdpVictimSends", {0, 1}, {{"LLC_NET", "udp"}}, true},
+                      MidTransferCase{"UdpVictimReceives", {0, 1}, {{"LLC_NET", "udp"}}, false}),
+    [](const ::testing::TestParamInfo<MidTransferCase> &info) { return std::string(info.param.name); });
