@@ -97,6 +97,10 @@ TEST(HybridReceiverDriven, AQuietSourceThatAcceptedTcpIsAskedBack)
         } else {
             ASSERT_TRUE(progress_until(run.ctx, [&] { return run.c.next[1] == 300; }, 30));
         }
+        // On a loaded machine the burst can outlast a period, and the
+        // promotion then carries its tail over tcp: count from here.
+        llc_stats_t after_burst{};
+        llc_get_stats(run.ctx, &after_burst);
         // Both only progress for 3 s (60 periods): the source is moved to
         // tcp, and asked back once its load has decayed (7 periods and the
         // hysteresis); the receiver must progress for the source's Switch
@@ -108,7 +112,7 @@ TEST(HybridReceiverDriven, AQuietSourceThatAcceptedTcpIsAskedBack)
             EXPECT_GE(st.rc_promotions, 1u) << "the burst of 300 messages never got this source asked onto tcp";
             EXPECT_GE(st.rc_demotions, 1u) << "the source stayed on tcp: its receiver lost track of it";
             EXPECT_EQ(st.rc_active, 0u);
-            EXPECT_EQ(st.tcp_msgs, 0u) << "nothing was sent after the burst";
+            EXPECT_EQ(st.tcp_msgs, after_burst.tcp_msgs) << "nothing was sent after the burst";
         } else {
             EXPECT_GE(st.rc_requests_sent, 2u) << "the receiver never asked the source back to udp";
             EXPECT_EQ(st.rc_sources, 0u);
