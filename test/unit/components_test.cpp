@@ -114,16 +114,26 @@ TEST(Components, RingWrapsAroundAndKeepsBytesInOrder)
     EXPECT_EQ(mismatch, sent.size()) << "first difference at byte " << mismatch;
 }
 
+// A fresh ring of 4 KiB over zeroed memory, as a new segment gives.
+struct FreshRing {
+    static constexpr size_t kCap = 4096;
+    alignas(64) RingControl ctl;
+    alignas(64) char data[kCap] = {};
+    ShmRing ring;
+    FreshRing()
+    {
+        ShmRing::initialize(&ctl);
+        ring = ShmRing(&ctl, data, kCap);
+    }
+};
+
 // Old payload bytes where the next chunk will start must never read as a
 // seal, even when they hold exactly the value a seal there would have.
 TEST(Components, RingIgnoresOldBytesThatLookLikeASeal)
 {
-    constexpr size_t kCap = 4096;
-    alignas(64) static RingControl ctl;
-    alignas(64) static char data[kCap];
-    std::memset(data, 0, sizeof(data));
-    ShmRing::initialize(&ctl);
-    ShmRing ring(&ctl, data, kCap);
+    auto fresh = std::make_unique<FreshRing>();
+    constexpr size_t kCap = FreshRing::kCap;
+    ShmRing &ring = fresh->ring;
     // One big chunk whose payload word at ring offset o (in this lap) holds
     // o + kCap + 1: the seal of a chunk that starts there in the next lap.
     size_t big = kCap - 2 * ShmRing::kChunkHeader;
@@ -157,12 +167,10 @@ TEST(Components, RingIgnoresOldBytesThatLookLikeASeal)
 // read outside the ring.
 TEST(Components, RingRejectsAChunkLongerThanTheRing)
 {
-    constexpr size_t kCap = 4096;
-    alignas(64) static RingControl ctl;
-    alignas(64) static char data[kCap];
-    std::memset(data, 0, sizeof(data));
-    ShmRing::initialize(&ctl);
-    ShmRing ring(&ctl, data, kCap);
+    auto fresh = std::make_unique<FreshRing>();
+    constexpr size_t kCap = FreshRing::kCap;
+    ShmRing &ring = fresh->ring;
+    char *data = fresh->data;
     uint64_t seal = 1, len = kCap;
     std::memcpy(data + 8, &len, 8);
     std::memcpy(data, &seal, 8);
