@@ -164,6 +164,11 @@ bool ShmTransport::advance_sends(Peer &peer)
     return did;
 }
 
+bool ShmTransport::read_ring(Peer &peer)
+{
+    return peer.rx.read_all([&](const char *data, size_t len) { peer.decoder->feed(data, len); }) > 0;
+}
+
 bool ShmTransport::progress()
 {
     bool did = false;
@@ -172,7 +177,7 @@ bool ShmTransport::progress()
         if (peer.broken)
             continue;
         try {
-            if (peer.rx.read_all([&](const char *data, size_t len) { peer.decoder->feed(data, len); }) > 0)
+            if (read_ring(peer))
                 did = peer.contacted = true;
             if (!peer.queue.empty() || !peer.control.empty())
                 did |= advance_sends(peer);
@@ -386,7 +391,7 @@ bool ShmTransport::check_liveness()
         Peer &peer = *p;
         // The ring lives on in our mapping: take what it wrote before dying.
         try {
-            did |= peer.rx.read_all([&](const char *data, size_t len) { peer.decoder->feed(data, len); }) > 0;
+            did |= read_ring(peer);
         } catch (const Error &e) {
             fail_peer(peer, e.status(), e.what());
             continue;

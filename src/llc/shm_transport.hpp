@@ -65,6 +65,8 @@ private:
 
     Peer &peer_for(int rank);
     bool advance_sends(Peer &peer);
+    // Feed every sealed chunk of the peer's ring to its decoder: true if any.
+    bool read_ring(Peer &peer);
     OutgoingMessage *next_to_write(Peer &peer) const;
     void on_record(Peer &peer, const IncomingRecord &rec);
     void receive_cma(Peer &peer, const IncomingRecord &rec);
