@@ -85,4 +85,15 @@ struct CmaSegment {
     uint64_t len;
 };
 
+// A small tagged message that is not synchronous, sent through a shared-memory
+// ring as a message chunk of its own (shm_ring.hpp): this header and the
+// payload, without a WireHeader or a TagWire.  It counts as an Am record in
+// the pair's sequence: seq is the low 32 bits of its sequence number.
+struct ShmTagHeader {
+    uint64_t tag;
+    uint32_t source;
+    uint32_t seq;
+};
+static_assert(sizeof(ShmTagHeader) == 16, "shm tagged header layout");
+
 } // namespace llc

@@ -291,6 +291,20 @@ int Context::send_am(int dest, unsigned id, const void *hdr, size_t hdr_len, con
     return rc;
 }
 
+bool Context::try_send_tagged_inline(int dest, uint64_t tag, uint32_t source, const void *buf, size_t len)
+{
+    if (dest == rank_ || !shm_ || node_map_.node_of(dest) != node_map_.my_node())
+        return false;
+    ShmTagHeader h{tag, source, uint32_t(next_send_seq_[dest])};
+    if (!shm_->try_send_tagged(dest, h, buf, len))
+        return false;
+    next_send_seq_[dest]++;
+    stats_.shm_msgs++;
+    stats_.msgs_sent++;
+    stats_.bytes_sent += len;
+    return true;
+}
+
 int Context::send_remote(int dest, std::unique_ptr<OutgoingMessage> msg)
 {
 #ifdef LLC_VERBS_DATA_PATH
@@ -1086,6 +1100,24 @@ void Context::deliver(int src, const WireHeader &wire, const void *hdr, const vo
         return;
     }
     h.fn(handle_, h.arg, src, hdr, wire.hdr_len, data, data_len);
+}
+
+void Context::deliver_tagged_chunk(int src, const char *chunk, size_t len)
+{
+    ShmTagHeader h;
+    if (len < sizeof(h))
+        throw Error(LLC_ERR_PEER, "protocol error: a tagged message chunk of " + std::to_string(len) +
+                                      " bytes from rank " + std::to_string(src));
+    std::memcpy(&h, chunk, sizeof(h));
+    if (h.seq != uint32_t(next_recv_seq_[src]))
+        throw Error(LLC_ERR_PEER, "message order violated on the stream from rank " + std::to_string(src) +
+                                      ": expected sequence number " + std::to_string(next_recv_seq_[src]) +
+                                      " (low 32 bits), got " + std::to_string(h.seq));
+    next_recv_seq_[src]++;
+    size_t data_len = len - sizeof(h);
+    stats_.msgs_received++;
+    stats_.bytes_received += data_len;
+    tagged_->arrived_eager(src, h.tag, h.source, chunk + sizeof(h), data_len);
 }
 
 void Context::report_error(int status, const std::string &message)

@@ -54,6 +54,11 @@ public:
     // am_send without the argument checks (id may be internal).
     int send_am(int dest, unsigned id, const void *hdr, size_t hdr_len, const llc_iov_t *iov, int iovcnt,
                 llc_completion_t cb, void *cb_arg);
+    // The fast path of a small tagged send that is not synchronous: written
+    // whole into a local peer's ring as a message chunk (ShmTagHeader) when it
+    // fits now and nothing waits before it; true when sent.  False: send it
+    // as a kTagEager record.
+    bool try_send_tagged_inline(int dest, uint64_t tag, uint32_t source, const void *buf, size_t len);
     int progress(int *progressed);
     // Flush, say goodbye, fence.  Throws the first error met (after fencing).
     void finalize();
@@ -72,6 +77,8 @@ public:
     // Check order, count and run the handler.  Throws Error(LLC_ERR_PEER)
     // when the record is out of order (a protocol bug).
     void deliver(int src, const WireHeader &wire, const void *hdr, const void *data, size_t data_len);
+    // The same for a message chunk of a shared-memory ring (a ShmTagHeader, then the payload).
+    void deliver_tagged_chunk(int src, const char *chunk, size_t len);
     // Remember an error for the current llc_progress to return (first one wins).
     void report_error(int status, const std::string &message);
     // Queue msg's completion callback (if it is owed) to run inside llc_progress.

@@ -16,6 +16,11 @@
 // position included) are never taken for a seal.  That word needs room: the
 // producer always leaves one header's worth of space free.
 //
+// A chunk is either a piece of the byte stream (records, am_protocol.hpp,
+// reassembled by a StreamDecoder) or, with kMessageFlag set in its len, one
+// whole small message of its own format that never wraps: the fast path of
+// small tagged sends (ShmTagHeader), which skips the decoder.
+//
 // tail counts bytes consumed (only the consumer stores it, with release, so
 // the producer may reuse the space).  head counts bytes written; only the
 // producer touches it.  The producer keeps the last tail it read and reads
@@ -49,6 +54,7 @@ class ShmRing {
 public:
     static constexpr size_t kChunkAlign = 16;
     static constexpr size_t kChunkHeader = 16; // seal (8 bytes), len (8 bytes)
+    static constexpr uint64_t kMessageFlag = uint64_t(1) << 63; // in len: a whole message chunk
     // Space one chunk of n bytes takes, with the next chunk's zeroed seal.
     static size_t footprint(size_t n) { return 2 * kChunkHeader + padded(n); }
 
@@ -115,12 +121,37 @@ public:
         return true;
     }
 
+    // Producer: copy the n spans (total bytes) as one message chunk
+    // (kMessageFlag) if they fit now without wrapping around the end of the
+    // ring; else false (the caller sends them as stream records).
+    bool try_write_message(const ConstSpan *spans, size_t n, size_t total)
+    {
+        uint64_t head = head_;
+        size_t pos = (size_t(head) + kChunkHeader) & mask_;
+        if (total == 0 || pos + total > capacity_ || space_for(head, footprint(total)) < footprint(total))
+            return false;
+        for (size_t i = 0; i < n; i++) {
+            std::memcpy(data_ + pos, spans[i].data, spans[i].len);
+            pos += spans[i].len;
+        }
+        publish(head, total, kMessageFlag);
+        return true;
+    }
+
     // Consumer: pass the bytes of every sealed chunk to consume(ptr, len)
-    // (two spans for a payload that wraps), then release the space.  Stops
-    // after one capacity's worth so that a busy producer cannot keep it here.
-    // A chunk header that cannot have been written by a correct producer is a
+    // (two spans for a payload that wraps), or of a message chunk to
+    // message(ptr, len), in ring order, then release the space.  Stops after
+    // one capacity's worth so that a busy producer cannot keep it here.  A
+    // chunk header that cannot have been written by a correct producer is a
     // protocol error (LLC_ERR_PEER).
     template <class Consume> size_t read_all(Consume &&consume)
+    {
+        return read_all(consume, [this](const char *, size_t) {
+            throw Error(LLC_ERR_PEER, "protocol error: a message chunk in a shared-memory ring of stream records "
+                                      "(ring of " + std::to_string(capacity_) + " bytes)");
+        });
+    }
+    template <class Consume, class Message> size_t read_all(Consume &&consume, Message &&message)
     {
         const uint64_t start = control_->tail.load(std::memory_order_relaxed);
         uint64_t tail = start;
@@ -128,16 +159,24 @@ public:
             size_t pos = size_t(tail) & mask_;
             if (seal_at(pos).load(std::memory_order_acquire) != tail + 1)
                 break;
-            uint64_t len;
-            std::memcpy(&len, data_ + pos + 8, sizeof(len));
-            if (len == 0 || len > capacity_ - 2 * kChunkHeader)
-                throw Error(LLC_ERR_PEER, "protocol error: shared-memory ring chunk of " + std::to_string(len) +
-                                              " bytes in a ring of " + std::to_string(capacity_));
+            uint64_t word;
+            std::memcpy(&word, data_ + pos + 8, sizeof(word));
+            const bool whole = word & kMessageFlag;
+            const uint64_t len = word & ~kMessageFlag;
             size_t at = (pos + kChunkHeader) & mask_;
-            size_t first = std::min(size_t(len), capacity_ - at);
-            consume(static_cast<const char *>(data_ + at), first);
-            if (len > first)
-                consume(static_cast<const char *>(data_), size_t(len) - first);
+            if (len == 0 || len > capacity_ - 2 * kChunkHeader || (whole && at + len > capacity_))
+                throw Error(LLC_ERR_PEER, "protocol error: shared-memory ring chunk of " + std::to_string(len) +
+                                              " bytes in a ring of " + std::to_string(capacity_) +
+                                              (whole ? " (a message chunk that wraps)" : ""));
+            // The space is released after the callbacks: what they are given stays put.
+            if (whole) {
+                message(static_cast<const char *>(data_ + at), size_t(len));
+            } else {
+                size_t first = std::min(size_t(len), capacity_ - at);
+                consume(static_cast<const char *>(data_ + at), first);
+                if (len > first)
+                    consume(static_cast<const char *>(data_), size_t(len) - first);
+            }
             tail += kChunkHeader + padded(size_t(len));
         }
         if (tail == start)
@@ -163,12 +202,12 @@ private:
 
     // Producer: the next chunk's seal zeroed, len, then the seal (release),
     // then head for the record.
-    void publish(uint64_t head, size_t len)
+    void publish(uint64_t head, size_t len, uint64_t flags = 0)
     {
         size_t pos = size_t(head) & mask_;
         uint64_t next = head + kChunkHeader + padded(len);
         seal_at(size_t(next) & mask_).store(0, std::memory_order_relaxed);
-        uint64_t len64 = len;
+        uint64_t len64 = len | flags;
         std::memcpy(data_ + pos + 8, &len64, sizeof(len64));
         seal_at(pos).store(head + 1, std::memory_order_release);
         head_ = next;

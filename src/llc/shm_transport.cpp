@@ -109,16 +109,33 @@ int ShmTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)
     return LLC_INPROGRESS;
 }
 
+ShmTransport::Peer *ShmTransport::inline_ready(int dest, size_t payload_len)
+{
+    const Config &cfg = ctx_.config();
+    if (payload_len > cfg.copy_max || (cfg.cma_enabled && payload_len >= cfg.cma_threshold))
+        return nullptr;
+    Peer &peer = peer_for(dest);
+    if (peer.broken || !peer.queue.empty() || !peer.control.empty())
+        return nullptr;
+    peer.contacted = true;
+    return &peer;
+}
+
+bool ShmTransport::try_send_tagged(int dest, const ShmTagHeader &h, const void *buf, size_t len)
+{
+    Peer *peer = inline_ready(dest, len);
+    if (!peer)
+        return false;
+    ConstSpan spans[2] = {{reinterpret_cast<const char *>(&h), sizeof(h)}, {static_cast<const char *>(buf), len}};
+    return peer->tx.try_write_message(spans, len ? 2 : 1, sizeof(h) + len);
+}
+
 bool ShmTransport::try_send_inline(int dest, const WireHeader &wire, const void *hdr, const llc_iov_t *iov,
                                    int iovcnt)
 {
     constexpr int kMaxSpans = 6;
-    const Config &cfg = ctx_.config();
-    if (iovcnt > kMaxSpans - 2 || wire.payload_len > cfg.copy_max ||
-        (cfg.cma_enabled && wire.payload_len >= cfg.cma_threshold))
-        return false;
-    Peer &peer = peer_for(dest);
-    if (peer.broken || !peer.queue.empty() || !peer.control.empty())
+    Peer *peer = iovcnt > kMaxSpans - 2 ? nullptr : inline_ready(dest, size_t(wire.payload_len));
+    if (!peer)
         return false;
     ConstSpan spans[kMaxSpans];
     size_t n = 0;
@@ -128,8 +145,7 @@ bool ShmTransport::try_send_inline(int dest, const WireHeader &wire, const void 
     for (int i = 0; i < iovcnt; i++)
         if (iov[i].len)
             spans[n++] = {static_cast<const char *>(iov[i].base), iov[i].len};
-    peer.contacted = true;
-    return peer.tx.try_write_whole(spans, n, sizeof(wire) + wire.hdr_len + size_t(wire.payload_len));
+    return peer->tx.try_write_whole(spans, n, sizeof(wire) + wire.hdr_len + size_t(wire.payload_len));
 }
 
 OutgoingMessage *ShmTransport::next_to_write(Peer &peer) const
@@ -166,7 +182,13 @@ bool ShmTransport::advance_sends(Peer &peer)
 
 bool ShmTransport::read_ring(Peer &peer)
 {
-    return peer.rx.read_all([&](const char *data, size_t len) { peer.decoder->feed(data, len); }) > 0;
+    return peer.rx.read_all([&](const char *data, size_t len) { peer.decoder->feed(data, len); },
+                            [&](const char *chunk, size_t len) {
+                                if (!peer.decoder->at_record_boundary())
+                                    throw Error(LLC_ERR_PEER, "protocol error: a message chunk inside a record "
+                                                              "in the ring of rank " + std::to_string(peer.rank));
+                                ctx_.deliver_tagged_chunk(peer.rank, chunk, len);
+                            }) > 0;
 }
 
 bool ShmTransport::progress()

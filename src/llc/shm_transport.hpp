@@ -35,6 +35,8 @@ public:
     // before it and it fits (no message object, no copy kept): true when
     // sent.  False: the caller sends it through send().
     bool try_send_inline(int dest, const WireHeader &wire, const void *hdr, const llc_iov_t *iov, int iovcnt);
+    // The same for a small tagged message, as one message chunk (ShmTagHeader + payload).
+    bool try_send_tagged(int dest, const ShmTagHeader &h, const void *buf, size_t len);
     bool progress();
     bool has_pending_sends() const;
 
@@ -64,6 +66,8 @@ private:
     };
 
     Peer &peer_for(int rank);
+    // The peer's ring takes a record now: not failed, nothing queued before it.
+    Peer *inline_ready(int dest, size_t payload_len);
     bool advance_sends(Peer &peer);
     // Feed every sealed chunk of the peer's ring to its decoder: true if any.
     bool read_ring(Peer &peer);

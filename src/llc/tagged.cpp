@@ -100,6 +100,11 @@ int Tagged::send(int dest, uint32_t source, uint64_t tag, const void *buf, size_
     w.source = source;
     w.length = len;
     if (len <= ctx_.config().tag_eager_bytes) {
+        if (!sync && ctx_.try_send_tagged_inline(dest, tag, source, buf, len)) {
+            ctx_.counters().tag_eager_sends++;
+            r.magic = 0;
+            return LLC_OK;
+        }
         w.flags = sync ? kWireSync : 0;
         if (sync) {
             await(r, TreqState::AwaitFin);

@@ -73,6 +73,15 @@ public:
     llc_tmsg_t *mprobe(int source, uint64_t tag, uint64_t ignore, llc_treq_t *info);
     int mrecv(llc_tmsg_t *msg, void *buf, size_t len, llc_treq_t *req);
     bool cancel(llc_treq_t *req);
+    // A small eager message that came without a TagWire (Context::deliver_tagged_chunk).
+    void arrived_eager(int src, uint64_t tag, uint32_t source, const char *data, size_t len)
+    {
+        TagWire w{};
+        w.tag = tag;
+        w.source = source;
+        w.length = len;
+        arrived(src, w, data, len, false);
+    }
 
     const TagMatcher &matcher() const { return matcher_; }
     const RequestTokens &tokens() const { return tokens_; }

@@ -184,6 +184,93 @@ TEST(Components, RingRejectsAChunkLongerThanTheRing)
     }
 }
 
+// Message chunks (the small tagged sends' fast path) and stream chunks share
+// one ring and come out in the order they went in, each to its own callback,
+// over many laps; a message chunk that would wrap is refused (the caller
+// sends a stream record instead), never split.
+TEST(Components, RingCarriesMessageChunksInOrderWithStreamChunks)
+{
+    auto fresh = std::make_unique<FreshRing>();
+    ShmRing &ring = fresh->ring;
+    // Events in order: a message chunk, or a run of stream bytes (stream
+    // chunks back to back are one run: the reader sees bytes, not chunks).
+    using Events = std::vector<std::pair<bool, std::string>>;
+    Events sent, got;
+    auto add = [](Events &ev, bool message, const char *p, size_t n) {
+        if (!message && !ev.empty() && !ev.back().first)
+            ev.back().second.append(p, n);
+        else
+            ev.emplace_back(message, std::string(p, n));
+    };
+    uint64_t seed = 11;
+    size_t messages = 0, refused = 0, streamed = 0;
+    for (int i = 0; i < 3000; i++) {
+        std::string body(1 + size_t(llctest::mix64(seed++) % 200), char('a' + i % 26));
+        body[0] = char(i);
+        ConstSpan s{body.data(), body.size()};
+        bool as_message = llctest::mix64(seed++) % 3 != 0;
+        if (as_message && ring.try_write_message(&s, 1, body.size())) {
+            add(sent, true, body.data(), body.size());
+            messages++;
+        } else {
+            refused += as_message;
+            streamed += !as_message;
+            ASSERT_TRUE(ring.try_write_whole(&s, 1, body.size())) << "chunk " << i;
+            add(sent, false, body.data(), body.size());
+        }
+        if (llctest::mix64(seed++) % 4 == 0 || i == 2999)
+            ring.read_all([&](const char *p, size_t n) { add(got, false, p, n); },
+                          [&](const char *p, size_t n) { add(got, true, p, n); });
+    }
+    EXPECT_TRUE(ring.empty());
+    EXPECT_GT(messages, 1000u);
+    EXPECT_GT(refused, 0u) << "no message chunk met the end of the ring";
+    EXPECT_GT(streamed, 500u);
+    ASSERT_EQ(got.size(), sent.size());
+    for (size_t k = 0; k < sent.size(); k++) {
+        ASSERT_EQ(got[k].first, sent[k].first) << "event " << k;
+        ASSERT_TRUE(got[k].second == sent[k].second) << "bytes of event " << k;
+    }
+}
+
+// A message chunk is never split: one that claims to wrap around the end of
+// the ring is a protocol error; and a reader that expects only stream
+// records (one callback) refuses a message chunk.
+TEST(Components, RingRejectsAWrappingMessageChunkAndUnexpectedOnes)
+{
+    auto fresh = std::make_unique<FreshRing>();
+    constexpr size_t kCap = FreshRing::kCap;
+    auto expect_peer_error = [](ShmRing &ring, bool two_callbacks, const char *needle) {
+        try {
+            if (two_callbacks)
+                ring.read_all([](const char *, size_t) { FAIL() << "stream bytes delivered"; },
+                              [](const char *, size_t) { FAIL() << "message delivered"; });
+            else
+                ring.read_all([](const char *, size_t) { FAIL() << "bytes delivered"; });
+            FAIL() << "no error";
+        } catch (const Error &e) {
+            EXPECT_EQ(e.status(), LLC_ERR_PEER);
+            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+        }
+    };
+    // A whole message at offset 0 is fine for the two-callback reader...
+    std::string body(40, 'x');
+    ConstSpan s{body.data(), body.size()};
+    ASSERT_TRUE(fresh->ring.try_write_message(&s, 1, body.size()));
+    expect_peer_error(fresh->ring, false, "message chunk");
+    // ...and a forged header near the end whose message runs past it is
+    // refused (a stream chunk first takes the ring to 64 bytes before its end).
+    auto forged = std::make_unique<FreshRing>();
+    std::string filler(kCap - 64 - ShmRing::kChunkHeader, 'f');
+    ConstSpan f{filler.data(), filler.size()};
+    ASSERT_TRUE(forged->ring.try_write_whole(&f, 1, filler.size()));
+    ASSERT_EQ(forged->ring.read_all([](const char *, size_t) {}), kCap - 64);
+    uint64_t seal = kCap - 64 + 1, len = 100 | ShmRing::kMessageFlag;
+    std::memcpy(forged->data + kCap - 64 + 8, &len, 8);
+    std::memcpy(forged->data + kCap - 64, &seal, 8);
+    expect_peer_error(forged->ring, true, "wraps");
+}
+
 TEST(Components, BackoffSpinsThenYieldsThenSleeps)
 {
     ProgressBackoff b(3, 2000);
