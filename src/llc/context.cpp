@@ -1280,6 +1280,8 @@ void Context::finalize()
     policy_frozen_ = true;
     while (switching_count_ > 0 && monotonic_us() <= deadline)
         progress_noting();
+    if (shm_)
+        shm_->announce_finalizing();
     if (tcp_)
         tcp_->say_goodbye(); // queued behind any data still pending
     if (udp_)
@@ -1295,6 +1297,13 @@ void Context::finalize()
             shm_->mark_drained_where_idle();
         if (!pending && incoming_quiet())
             break;
+        if (monotonic_us() > deadline && !pending && shm_ && shm_->awaits_a_peer_not_finalizing()) {
+            // A local peer that is still running (computing, writing its
+            // output) has not begun to finalize: not a failure, however long
+            // it takes; the time limit counts from when it does.
+            deadline = monotonic_us() + config_.finalize_timeout_ms * 1000;
+            continue;
+        }
         if (monotonic_us() > deadline) {
             std::string udp_state = udp_ ? udp_->pending_report() : std::string();
             std::string state_name = "udp";

@@ -46,6 +46,10 @@ struct RingControl {
     alignas(kCacheLine) std::atomic<uint64_t> tail;
     // Set by the producer during llc_finalize once it has nothing more to send.
     alignas(kCacheLine) std::atomic<uint32_t> sender_drained;
+    // Set by the producer when it enters llc_finalize: until then a consumer
+    // that finalizes first waits for it without a time limit (the producer
+    // may compute for as long as it likes before finalizing).
+    std::atomic<uint32_t> sender_finalizing;
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared-memory atomics must be lock-free");
 static_assert(sizeof(RingControl) % kCacheLine == 0, "ring control padding");
@@ -74,6 +78,7 @@ public:
         new (&control->head) std::atomic<uint64_t>(0);
         new (&control->tail) std::atomic<uint64_t>(0);
         new (&control->sender_drained) std::atomic<uint32_t>(0);
+        new (&control->sender_finalizing) std::atomic<uint32_t>(0);
     }
 
     RingControl *control() const { return control_; }

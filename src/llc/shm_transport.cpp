@@ -357,6 +357,12 @@ bool ShmTransport::has_pending_sends() const
     return false;
 }
 
+void ShmTransport::announce_finalizing()
+{
+    for (const auto &p : peers_)
+        p->tx.control()->sender_finalizing.store(1, std::memory_order_release);
+}
+
 void ShmTransport::mark_drained_where_idle()
 {
     for (const auto &p : peers_)
@@ -443,6 +449,21 @@ bool ShmTransport::check_liveness()
         did = true;
     }
     return did;
+}
+
+bool ShmTransport::awaits_a_peer_not_finalizing() const
+{
+    for (const auto &p : peers_) {
+        if (p->broken || p->exited)
+            continue;
+        const RingControl &c = *p->rx.control();
+        if (c.sender_drained.load(std::memory_order_acquire) != 0 ||
+            c.sender_finalizing.load(std::memory_order_acquire) != 0)
+            continue;
+        if (!process_gone(p->pid))
+            return true;
+    }
+    return false;
 }
 
 bool ShmTransport::incoming_quiet() const

@@ -41,8 +41,12 @@ public:
     bool has_pending_sends() const;
 
     // Finalize support.
+    void announce_finalizing(); // on entry to llc_finalize
     void mark_drained_where_idle();
     bool incoming_quiet() const;
+    // A local peer we wait for (not drained) is alive and has not entered
+    // llc_finalize yet: waiting for it is not a timeout.
+    bool awaits_a_peer_not_finalizing() const;
 
 private:
     friend struct MemWalk; // mem_accounting.cpp counts the members

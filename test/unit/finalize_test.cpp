@@ -89,3 +89,32 @@ TEST(Finalize, NoSharedMemoryLeftEvenIfProcessesDie)
             leaked.push_back(name);
     EXPECT_TRUE(leaked.empty()) << "left in /dev/shm: " << join_lines(leaked);
 }
+
+// A process that finalizes while a local peer still runs (computes, writes
+// its output) waits for it however long that takes: LLC_FINALIZE_TIMEOUT_MS
+// (300 ms here) bounds only the drain once the peer has begun to finalize.
+// Before the fix, rank 1 gave up after 300 ms with "peers still sending to
+// this process" (found with MPICH's pt2pt/large_message under load).
+TEST(Finalize, WaitsForALocalPeerThatFinalizesLater)
+{
+    JobOptions o = job({0, 0, 0});
+    o.env = {{"LLC_FINALIZE_TIMEOUT_MS", "300"}};
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        Recv r;
+        ASSERT_EQ(llc_am_register(ctx, 0, on_msg, &r), LLC_OK);
+        char byte = 'x';
+        llc_iov_t iov{&byte, 1};
+        for (int d = 0; d < p.size; d++)
+            if (d != p.rank)
+                ASSERT_GE(llc_am_send(ctx, d, 0, nullptr, 0, &iov, 1, nullptr, nullptr), 0);
+        progress_until(ctx, [&] { return r.n == p.size - 1; });
+        double start = now_s();
+        if (p.rank == 0)
+            ::usleep(1500 * 1000); // "computing", no llc_progress, five times the limit
+        finalize_ok(ctx);
+        if (p.rank != 0)
+            EXPECT_GT(now_s() - start, 1.0) << "finalized before rank 0 did";
+    });
+}
