@@ -584,6 +584,7 @@ llc_stats_t Context::stats() const
     st.ring_leases = ring_pool_.leases();
     st.dc_rdma_sources = 0;
     sources_.for_each([&](int, const Source &s) { st.dc_rdma_sources += s.ring_on ? 1 : 0; });
+    st.kvs_auth_rejected = kvs_ && kvs_->server() ? kvs_->server()->auth_rejected() : 0;
     return st;
 }
 
@@ -1066,11 +1067,7 @@ void Context::on_tcp_source_failed(int src)
 
 void Context::deliver(int src, const WireHeader &wire, const void *hdr, const void *data, size_t data_len)
 {
-    if (wire.seq != next_recv_seq_[src])
-        throw Error(LLC_ERR_PEER, "message order violated on the stream from rank " + std::to_string(src) +
-                                      ": expected sequence number " + std::to_string(next_recv_seq_[src]) +
-                                      ", got " + std::to_string(wire.seq) + " (libllc bug)");
-    next_recv_seq_[src]++;
+    skip_message(src, wire);
     stats_.msgs_received++;
     stats_.bytes_received += data_len;
     if (wire.handler >= handlers_.size())
@@ -1086,6 +1083,15 @@ void Context::deliver(int src, const WireHeader &wire, const void *hdr, const vo
         return;
     }
     h.fn(handle_, h.arg, src, hdr, wire.hdr_len, data, data_len);
+}
+
+void Context::skip_message(int src, const WireHeader &wire)
+{
+    if (wire.seq != next_recv_seq_[src])
+        throw Error(LLC_ERR_PEER, "message order violated on the stream from rank " + std::to_string(src) +
+                                      ": expected sequence number " + std::to_string(next_recv_seq_[src]) +
+                                      ", got " + std::to_string(wire.seq) + " (libllc bug)");
+    next_recv_seq_[src]++;
 }
 
 void Context::report_error(int status, const std::string &message)
