@@ -598,6 +598,7 @@ llc_stats_t Context::stats() const
     st.ring_leases = ring_pool_.leases();
     st.dc_rdma_sources = 0;
     sources_.for_each([&](int, const Source &s) { st.dc_rdma_sources += s.ring_on ? 1 : 0; });
+    st.kvs_auth_rejected = kvs_ && kvs_->server() ? kvs_->server()->auth_rejected() : 0;
     return st;
 }
 
@@ -1080,11 +1081,7 @@ void Context::on_tcp_source_failed(int src)
 
 void Context::deliver(int src, const WireHeader &wire, const void *hdr, const void *data, size_t data_len)
 {
-    if (wire.seq != next_recv_seq_[src])
-        throw Error(LLC_ERR_PEER, "message order violated on the stream from rank " + std::to_string(src) +
-                                      ": expected sequence number " + std::to_string(next_recv_seq_[src]) +
-                                      ", got " + std::to_string(wire.seq) + " (libllc bug)");
-    next_recv_seq_[src]++;
+    skip_message(src, wire);
     stats_.msgs_received++;
     stats_.bytes_received += data_len;
     if (wire.handler >= handlers_.size())
@@ -1118,6 +1115,15 @@ void Context::deliver_tagged_chunk(int src, const char *chunk, size_t len)
     stats_.msgs_received++;
     stats_.bytes_received += data_len;
     tagged_->arrived_eager(src, h.tag, h.source, chunk + sizeof(h), data_len);
+}
+
+void Context::skip_message(int src, const WireHeader &wire)
+{
+    if (wire.seq != next_recv_seq_[src])
+        throw Error(LLC_ERR_PEER, "message order violated on the stream from rank " + std::to_string(src) +
+                                      ": expected sequence number " + std::to_string(next_recv_seq_[src]) +
+                                      ", got " + std::to_string(wire.seq) + " (libllc bug)");
+    next_recv_seq_[src]++;
 }
 
 void Context::report_error(int status, const std::string &message)

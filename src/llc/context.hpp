@@ -48,6 +48,10 @@ public:
     int am_send(int dest, unsigned id, const void *hdr, size_t hdr_len, const llc_iov_t *iov,
                 int iovcnt, llc_completion_t cb, void *cb_arg);
     Tagged &tagged() { return *tagged_; }
+    // Tests that forge records from a real process (shm_cma_hostile_test.cpp):
+    // the shm transport, and the next sequence number to dest, used up.
+    ShmTransport *shm_for_tests() { return shm_.get(); }
+    uint64_t take_send_seq_for_tests(int dest) { return next_send_seq_[dest]++; }
 
     // --- libllc's own protocols (handler ids above the caller's) ---------
     void register_internal_handler(unsigned id, llc_am_handler_t handler, void *arg);
@@ -79,6 +83,10 @@ public:
     void deliver(int src, const WireHeader &wire, const void *hdr, const void *data, size_t data_len);
     // The same for a message chunk of a shared-memory ring (a ShmTagHeader, then the payload).
     void deliver_tagged_chunk(int src, const char *chunk, size_t len);
+    // A message from src that will never be delivered (a single-copy read
+    // that failed): its sequence number is used up, in order (deliver does
+    // this first).  Throws like deliver when it is out of order.
+    void skip_message(int src, const WireHeader &wire);
     // Remember an error for the current llc_progress to return (first one wins).
     void report_error(int status, const std::string &message);
     // Queue msg's completion callback (if it is owed) to run inside llc_progress.

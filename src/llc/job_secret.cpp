@@ -101,9 +101,10 @@ const std::array<uint8_t, kSecretBytes> &JobSecret::secret()
     return secret_;
 }
 
-Mac JobSecret::mac(const MacInput &in)
+Mac JobSecret::mac(const MacInput &in) { return hmac_sha256(secret(), in); }
+
+Mac hmac_sha256(const std::array<uint8_t, kSecretBytes> &k, const MacInput &in)
 {
-    const auto &k = secret();
     Mac out{};
     unsigned int len = 0;
     if (!HMAC(EVP_sha256(), k.data(), int(k.size()), reinterpret_cast<const unsigned char *>(in.bytes().data()),

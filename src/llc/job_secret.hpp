@@ -49,6 +49,10 @@ private:
     std::string bytes_;
 };
 
+// HMAC-SHA256 of the input under key (JobSecret::mac, and the KVS server,
+// which gets its key once and MACs on a thread of its own).
+Mac hmac_sha256(const std::array<uint8_t, kSecretBytes> &key, const MacInput &in);
+
 class JobSecret {
 public:
     // key: the bootstrap key (one per transport).  Rank 0 creates the secret

@@ -1,13 +1,17 @@
 // kvs.cpp - the distributed address store (LLC_KVS=dist) and the pmi fallback.
 //
 // Wire protocol of a KVS server (one tcp connection per request, closed by
-// the client after the reply):
-//   request:  op (1 byte: 'P' put, 'G' get), job tag (4 bytes: hash of the
-//             job id), key length (2 bytes), value length (4 bytes), key,
-//             value (integers in network order)
-//   reply:    status (1 byte: 0 found/stored, 1 no such key, 2 rejected:
-//             another job's tag),
-//             value length (4 bytes, network order), value
+// the client after the reply; kvs_wire.hpp has the bytes):
+//   challenge: the server's, at once on accept: magic, nonce_s
+//   request:   nonce_c, HMAC(K, "llc-kvs-request-1", nonce_s, nonce_c, request),
+//              then op (1 byte: 'P' put, 'G' get), job tag (4 bytes: hash of the
+//              job id), key length (2 bytes), value length (4 bytes), key,
+//              value (integers in network order)
+//   reply:     status (1 byte: 0 found/stored, 1 no such key, 2 rejected:
+//              another job's tag),
+//              value length (4 bytes, network order), value,
+//              then HMAC(K, "llc-kvs-reply-1", nonce_s, nonce_c, reply)
+// K is the job secret (bootstrap key llc-secret-kvs, job_secret.hpp).
 #include "kvs.hpp"
 #include "kvs_wire.hpp"
 
@@ -25,6 +29,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -47,6 +52,18 @@ const char *kind_name(AddrKind k) { return k == AddrKind::Tcp ? "tcp" : k == Add
 std::string pmi_key(AddrKind k, int rank) { return std::string("llc-") + kind_name(k) + "-" + std::to_string(rank); }
 // Unique per leader: MPICH's PMI keys are global to the job, src_rank is only a hint.
 std::string server_key(int leader) { return "llc-kvs-" + std::to_string(leader); }
+const char kSecretKey[] = "llc-secret-kvs";
+const char kMacLabelRequest[] = "llc-kvs-request-1";
+const char kMacLabelReply[] = "llc-kvs-reply-1";
+static_assert(kKvsNonceBytes == kNonceBytes && kKvsMacBytes == kMacBytes, "kvs_wire.hpp sizes");
+
+// The MACs of a request (client) and of a reply (server): both nonces, then
+// the bytes they vouch for.
+Mac kvs_mac(const std::array<uint8_t, kSecretBytes> &secret, const char *label, const void *nonce_s,
+            const void *nonce_c, const char *bytes, size_t len)
+{
+    return hmac_sha256(secret, MacInput(label).add(nonce_s, kNonceBytes).add(nonce_c, kNonceBytes).add(bytes, len));
+}
 
 void pause_us(uint64_t us)
 {
@@ -60,7 +77,8 @@ void pause_us(uint64_t us)
 
 uint32_t kvs_job_tag(const std::string &job_id) { return uint32_t(fnv1a64(job_id)); }
 
-KvsServer::KvsServer(const std::string &publish_ip, uint32_t job_tag) : job_tag_(job_tag)
+KvsServer::KvsServer(const std::string &publish_ip, uint32_t job_tag, int rank, uint64_t auth_timeout_ms)
+    : job_tag_(job_tag), rank_(rank), auth_timeout_us_(auth_timeout_ms * 1000)
 {
     listener_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!listener_.valid())
@@ -102,6 +120,17 @@ void KvsServer::stop()
     thread_.join();
 }
 
+void KvsServer::set_secret(const std::array<uint8_t, kSecretBytes> &secret)
+{
+    if (keyed_.load(std::memory_order_acquire))
+        return;
+    secret_ = secret;
+    keyed_.store(true, std::memory_order_release);
+    uint64_t one = 1; // wake the thread: requests that waited for the secret
+    ssize_t ignored = ::write(wake_.get(), &one, sizeof(one));
+    (void)ignored;
+}
+
 uint64_t KvsServer::store_bytes(uint64_t *entries) const
 {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -124,71 +153,169 @@ void KvsServer::run()
         fds.clear();
         fds.push_back(pollfd{wake_.get(), POLLIN, 0});
         fds.push_back(pollfd{listener_.get(), POLLIN, 0});
-        for (const auto &c : conns)
-            fds.push_back(pollfd{c->fd.get(), short(c->out.empty() ? POLLIN : POLLOUT), 0});
-        int n = ::poll(fds.data(), fds.size(), -1);
+        uint64_t first_deadline = UINT64_MAX; // of the connections still to authenticate
+        for (const auto &c : conns) {
+            fds.push_back(pollfd{c->fd.get(), short(POLLIN | (c->out.empty() ? 0 : POLLOUT)), 0});
+            if (!c->authed)
+                first_deadline = std::min(first_deadline, c->accepted_us + auth_timeout_us_);
+        }
+        int timeout_ms = -1;
+        if (first_deadline != UINT64_MAX) {
+            uint64_t now = monotonic_us();
+            timeout_ms = now >= first_deadline ? 0 : int(std::min<uint64_t>((first_deadline - now + 999) / 1000, 60000));
+        }
+        int n = ::poll(fds.data(), fds.size(), timeout_ms);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             return;
         }
-        if (fds[0].revents)
-            break;
+        bool keyed_now = false;
+        if (fds[0].revents) {
+            if (stopping_)
+                break;
+            uint64_t v;
+            ssize_t ignored = ::read(wake_.get(), &v, sizeof(v)); // set_secret()
+            (void)ignored;
+            keyed_now = true;
+        }
+        const uint64_t now = monotonic_us();
         std::vector<std::unique_ptr<Conn>> keep;
         for (size_t i = 0; i < conns.size(); i++) {
-            if (fds[i + 2].revents == 0 || serve(*conns[i]))
+            Conn &c = *conns[i];
+            bool open = true;
+            if (fds[i + 2].revents)
+                open = serve(c, fds[i + 2].revents);
+            else if (keyed_now && !c.authed)
+                open = take_request(c); // a request that waited for the secret
+            if (open && !c.authed && now >= c.accepted_us + auth_timeout_us_) {
+                reject(c, "no authenticated request within " + std::to_string(auth_timeout_us_ / 1000) +
+                              " ms (LLC_KVS_TIMEOUT_MS)");
+                open = false;
+            }
+            if (open)
                 keep.push_back(std::move(conns[i]));
         }
         conns.swap(keep);
-        if (fds[1].revents & POLLIN) {
-            while (conns.size() < kMaxServerConns) {
-                int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-                if (fd < 0)
-                    break;
-                auto c = std::make_unique<Conn>();
-                c->fd.reset(fd);
-                conns.push_back(std::move(c));
-            }
-        }
+        if (fds[1].revents & POLLIN)
+            accept_all(conns);
     }
 }
 
-bool KvsServer::serve(Conn &c)
+void KvsServer::accept_all(std::vector<std::unique_ptr<Conn>> &conns)
 {
-    if (!c.out.empty()) {
-        ssize_t w = ::send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL);
-        if (w < 0)
-            return errno == EAGAIN || errno == EINTR;
-        c.out.erase(0, size_t(w));
-        return true;
+    size_t pending = 0;
+    for (const auto &c : conns)
+        pending += c->authed ? 0 : 1;
+    while (conns.size() < kMaxServerConns) {
+        sockaddr_in from{};
+        socklen_t len = sizeof(from);
+        int fd = ::accept4(listener_.get(), reinterpret_cast<sockaddr *>(&from), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            break;
+        auto c = std::make_unique<Conn>();
+        c->fd.reset(fd);
+        char ip[INET_ADDRSTRLEN] = "?";
+        ::inet_ntop(AF_INET, &from.sin_addr, ip, sizeof(ip));
+        c->peer = std::string(ip) + ":" + std::to_string(ntohs(from.sin_port));
+        c->accepted_us = monotonic_us();
+        random_bytes(c->nonce_s.data(), c->nonce_s.size());
+        c->out = encode_kvs_challenge(c->nonce_s.data());
+        ssize_t w = ::send(fd, c->out.data(), c->out.size(), MSG_NOSIGNAL); // 20 bytes: a new socket takes them
+        if (w > 0)
+            c->out.erase(0, size_t(w));
+        if (++pending > kMaxKvsPendingAuth) {
+            // Too many strangers waiting: the oldest goes (a client of the
+            // job that was among them retries on a new connection).
+            for (auto it = conns.begin(); it != conns.end(); ++it)
+                if (!(*it)->authed) {
+                    reject(**it, "more than " + std::to_string(kMaxKvsPendingAuth) +
+                                     " connections waiting to authenticate: the oldest is closed");
+                    conns.erase(it);
+                    pending--;
+                    break;
+                }
+        }
+        conns.push_back(std::move(c));
     }
-    char buf[4096];
-    ssize_t r = ::recv(c.fd.get(), buf, sizeof(buf), 0);
-    if (r == 0)
-        return false;
-    if (r < 0)
-        return errno == EAGAIN || errno == EINTR;
-    c.in.append(buf, size_t(r));
-    for (;;) {
-        KvsRequest req;
-        KvsParse got = take_kvs_request(c.in, req);
-        if (got == KvsParse::NeedMore)
-            return true;
-        if (got == KvsParse::Bad)
-            return false; // not a client of ours
-        if (req.job_tag != job_tag_)
-            c.out += encode_kvs_reply(2, std::string());
-        else
-            handle(c, req.op, req.key, req.value);
+}
+
+void KvsServer::reject(Conn &c, const std::string &why)
+{
+    auth_rejected_.fetch_add(1, std::memory_order_relaxed);
+    rejects_.note(rank_, c.peer, why);
+}
+
+bool KvsServer::serve(Conn &c, short revents)
+{
+    if ((revents & POLLOUT) && !c.out.empty()) {
         ssize_t w = ::send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL);
-        if (w < 0 && errno != EAGAIN && errno != EINTR)
+        if (w < 0 && errno != EAGAIN && errno != EINTR) {
+            if (!c.authed)
+                reject(c, errno_message("send()", errno));
             return false;
+        }
         if (w > 0)
             c.out.erase(0, size_t(w));
     }
+    if (!(revents & (POLLIN | POLLHUP | POLLERR)))
+        return true;
+    char buf[4096];
+    ssize_t r = ::recv(c.fd.get(), buf, sizeof(buf), 0);
+    if (r < 0 && (errno == EAGAIN || errno == EINTR))
+        return true;
+    if (r <= 0) {
+        // A client of the job closes after reading its reply.
+        if (!c.authed)
+            reject(c, r == 0 ? "closed the connection before proving it belongs to the job"
+                             : errno_message("recv()", errno));
+        return false;
+    }
+    if (c.authed)
+        return false; // one request per connection: nothing may follow it
+    c.in.append(buf, size_t(r));
+    return take_request(c);
 }
 
-void KvsServer::handle(Conn &c, char op, const std::string &key, const std::string &value)
+bool KvsServer::take_request(Conn &c)
+{
+    std::string proof;
+    KvsRequest req;
+    size_t len = 0;
+    KvsParse got = peek_kvs_auth_request(c.in, proof, req, &len);
+    if (got == KvsParse::NeedMore)
+        return true;
+    if (got == KvsParse::Bad) {
+        reject(c, "bytes that are not a KVS request");
+        return false;
+    }
+    if (c.in.size() > kKvsProofBytes + len) {
+        reject(c, "bytes after its request");
+        return false;
+    }
+    if (!keyed_.load(std::memory_order_acquire))
+        return true; // this leader learns the secret after the init fence: the request waits (set_secret)
+    const char *nonce_c = proof.data();
+    Mac expect = kvs_mac(secret_, kMacLabelRequest, c.nonce_s.data(), nonce_c, c.in.data() + kKvsProofBytes, len);
+    if (!same_bytes(expect.data(), proof.data() + kKvsNonceBytes, kKvsMacBytes)) {
+        reject(c, "a request whose MAC is wrong (not made with this job's secret over our challenge)");
+        return false;
+    }
+    c.authed = true;
+    c.in.clear();
+    std::string reply = req.job_tag != job_tag_ ? encode_kvs_reply(2, std::string()) : handle(req.op, req.key, req.value);
+    Mac mac = kvs_mac(secret_, kMacLabelReply, c.nonce_s.data(), nonce_c, reply.data(), reply.size());
+    c.out += reply;
+    c.out.append(reinterpret_cast<const char *>(mac.data()), mac.size());
+    ssize_t w = ::send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL);
+    if (w < 0 && errno != EAGAIN && errno != EINTR)
+        return false;
+    if (w > 0)
+        c.out.erase(0, size_t(w));
+    return true;
+}
+
+std::string KvsServer::handle(char op, const std::string &key, const std::string &value)
 {
     std::string found;
     uint8_t status = 0;
@@ -206,7 +333,7 @@ void KvsServer::handle(Conn &c, char op, const std::string &key, const std::stri
                 found = it->second;
         }
     }
-    c.out += encode_kvs_reply(status, found);
+    return encode_kvs_reply(status, found);
 }
 
 // ------------------------------------------------------------------ client
@@ -230,10 +357,37 @@ bool wait_fd(int fd, short events, uint64_t deadline_us)
     }
 }
 
+// Read what is there into in, waiting until deadline; false with *why set
+// on a close, an error or the deadline (silent: what to say then).
+bool recv_some(int fd, std::string &in, uint64_t deadline_us, std::string *why, const char *silent)
+{
+    for (;;) {
+        char buf[4096];
+        ssize_t r = ::recv(fd, buf, sizeof(buf), 0);
+        if (r > 0) {
+            in.append(buf, size_t(r));
+            return true;
+        }
+        if (r == 0) {
+            *why = "the server closed the connection before replying";
+            return false;
+        }
+        if (errno == EAGAIN || errno == EINTR) {
+            if (!wait_fd(fd, POLLIN, deadline_us)) {
+                *why = silent;
+                return false;
+            }
+            continue;
+        }
+        *why = errno_message("recv()", errno);
+        return false;
+    }
+}
+
 // One attempt.  Returns the reply status (0/1/2) or -1 with *why set;
 // *refused tells whether the connection was refused (nothing listens there).
-int try_request(const sockaddr_in &sa, const std::string &request, std::string *reply, uint64_t deadline_us,
-                std::string *why, bool *refused)
+int try_request(const sockaddr_in &sa, const std::array<uint8_t, kSecretBytes> &secret, const std::string &request,
+                std::string *reply, uint64_t deadline_us, std::string *why, bool *refused)
 {
     *refused = false;
     UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -260,9 +414,30 @@ int try_request(const sockaddr_in &sa, const std::string &request, std::string *
             return -1;
         }
     }
+    // The server's challenge first (it sends it on accept).
+    std::string in;
+    Nonce nonce_s{};
+    for (;;) {
+        KvsParse got = parse_kvs_challenge(in, nonce_s.data());
+        if (got == KvsParse::Bad || (got == KvsParse::Done && in.size() > kKvsChallengeBytes)) {
+            *why = "a malformed challenge (not a KVS server of ours?)";
+            return -1;
+        }
+        if (got == KvsParse::Done)
+            break;
+        if (!recv_some(fd.get(), in, deadline_us, why, "no reply (not even the server's challenge)"))
+            return -1;
+    }
+    in.clear();
+    Nonce nonce_c{};
+    random_bytes(nonce_c.data(), nonce_c.size());
+    Mac mac = kvs_mac(secret, kMacLabelRequest, nonce_s.data(), nonce_c.data(), request.data(), request.size());
+    std::string out(reinterpret_cast<const char *>(nonce_c.data()), nonce_c.size());
+    out.append(reinterpret_cast<const char *>(mac.data()), mac.size());
+    out += request;
     size_t sent = 0;
-    while (sent < request.size()) {
-        ssize_t w = ::send(fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    while (sent < out.size()) {
+        ssize_t w = ::send(fd.get(), out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
         if (w > 0) {
             sent += size_t(w);
             continue;
@@ -277,45 +452,34 @@ int try_request(const sockaddr_in &sa, const std::string &request, std::string *
         *why = errno_message("send()", errno);
         return -1;
     }
-    std::string in;
     for (;;) {
         uint8_t status = 0;
-        std::string value;
-        KvsParse got = parse_kvs_reply(in, status, value);
+        std::string value, their_mac;
+        size_t len = 0;
+        KvsParse got = parse_kvs_auth_reply(in, status, value, &len, their_mac);
         if (got == KvsParse::Bad) {
             *why = "a malformed reply (not a KVS server of ours?)";
             return -1;
         }
         if (got == KvsParse::Done) {
+            Mac expect = kvs_mac(secret, kMacLabelReply, nonce_s.data(), nonce_c.data(), in.data(), len);
+            if (!same_bytes(expect.data(), their_mac.data(), kMacBytes)) {
+                *why = "a reply that does not prove the server knows the job secret (not a KVS server of this job?)";
+                return -1;
+            }
             if (reply)
                 *reply = std::move(value);
             return status;
         }
-        char buf[4096];
-        ssize_t r = ::recv(fd.get(), buf, sizeof(buf), 0);
-        if (r > 0) {
-            in.append(buf, size_t(r));
-            continue;
-        }
-        if (r == 0) {
-            *why = "the server closed the connection before replying";
+        if (!recv_some(fd.get(), in, deadline_us, why, "no reply"))
             return -1;
-        }
-        if (errno == EAGAIN || errno == EINTR) {
-            if (!wait_fd(fd.get(), POLLIN, deadline_us)) {
-                *why = "no reply";
-                return -1;
-            }
-            continue;
-        }
-        *why = errno_message("recv()", errno);
-        return -1;
     }
 }
 
 } // namespace
 
-int kvs_request(const std::string &server, int server_rank, uint32_t job_tag, char op, const std::string &key,
+int kvs_request(const std::string &server, int server_rank, uint32_t job_tag,
+                const std::array<uint8_t, kSecretBytes> &secret, char op, const std::string &key,
                 const std::string &value, std::string *reply, uint64_t deadline_us, uint64_t timeout_ms)
 {
     std::string what = std::string(op == 'P' ? "put" : "lookup") + " of key \"" + key +
@@ -333,7 +497,7 @@ int kvs_request(const std::string &server, int server_rank, uint32_t job_tag, ch
     int refusals = 0;
     for (;;) {
         bool refused = false;
-        int status = try_request(sa, request, reply, deadline_us, &why, &refused);
+        int status = try_request(sa, secret, request, reply, deadline_us, &why, &refused);
         if (status == 0 || status == 1)
             return status;
         if (status == 2)
@@ -395,12 +559,13 @@ AddressBook::AddressBook(const Config &config, Bootstrap &boot, int rank, const 
             leaders_.push_back(kv.second);
     }
     leaders_.shrink_to_fit();
+    secret_ = std::make_unique<JobSecret>(boot_, rank_, kSecretKey); // rank 0 puts it now, before the init fence
     if (node_of_rank.leader() == rank)
         // The server is tcp; with LLC_NET=udp and LLC_UDP_ADDR set, that is the address the peers reach.
         server_ = std::make_unique<KvsServer>(config.net == Config::Net::Udp && !config.udp_addr.empty()
                                                   ? choose_publish_address(config.udp_addr, "LLC_UDP_ADDR")
                                                   : choose_publish_address(config.tcp_addr),
-                                              job_tag_);
+                                              job_tag_, rank, config.kvs_timeout_ms);
 }
 
 AddressBook::~AddressBook() = default;
@@ -434,14 +599,24 @@ const std::string &AddressBook::server_address(int leader)
     return it->second;
 }
 
+void AddressBook::learn_secret()
+{
+    if (!dist_)
+        return;
+    const auto &k = secret_->secret(); // a bootstrap get, the first time
+    if (server_)
+        server_->set_secret(k);
+}
+
 void AddressBook::commit()
 {
     if (!dist_)
         return;
+    learn_secret();
     std::string key = entry_key(rank_);
     int owner = owner_of(key);
     uint64_t deadline = monotonic_us() + config_.kvs_timeout_ms * 1000;
-    kvs_request(server_address(owner), owner, job_tag_, 'P', key, encode_kvs_entry(KvsEntry{own_[0], own_[1], own_[2]}), nullptr, deadline,
+    kvs_request(server_address(owner), owner, job_tag_, secret_->secret(), 'P', key, encode_kvs_entry(KvsEntry{own_[0], own_[1], own_[2]}), nullptr, deadline,
                 config_.kvs_timeout_ms);
     own_[0].clear();
     own_[0].shrink_to_fit();
@@ -464,7 +639,8 @@ std::string AddressBook::lookup(int rank, AddrKind kind)
         uint64_t deadline = monotonic_us() + config_.kvs_timeout_ms * 1000;
         std::string value;
         remote_lookups_++;
-        if (kvs_request(server_address(owner), owner, job_tag_, 'G', key, "", &value, deadline, config_.kvs_timeout_ms) != 0)
+        learn_secret();
+        if (kvs_request(server_address(owner), owner, job_tag_, secret_->secret(), 'G', key, "", &value, deadline, config_.kvs_timeout_ms) != 0)
             throw Error(LLC_ERR_PEER, "LLC_KVS=dist: lookup of key \"" + key + "\" at the KVS server of rank " +
                                           std::to_string(owner) + ": no such key (rank " + std::to_string(rank) +
                                           " never stored its addresses)");

@@ -9,13 +9,19 @@
 //          entry "addr/<rank>" at the leader owning hash(key) mod nodes, and a
 //          peer's entry is looked up there on first contact and kept in a
 //          bounded LRU cache (LLC_KVS_CACHE).
+//          Every request proves that its sender knows the job secret
+//          (bootstrap key llc-secret-kvs) by an HMAC over the server's
+//          challenge; the server proves it back in its reply
+//          (doc/reliability.md, "The distributed KVS").
 #pragma once
 
 #include "bootstrap.hpp"
 #include "config.hpp"
+#include "job_secret.hpp"
 #include "node_map.hpp"
 #include "unique_fd.hpp"
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <list>
@@ -35,11 +41,22 @@ enum class AddrKind { Tcp = 0, Udp = 1, Verbs = 2 };
 // tcp socket from a thread of its own, so lookups are answered whatever the
 // leader's application thread is doing (computing, blocked in a fence,
 // finalizing), until the object is destroyed.
+//
+// A connection gets a challenge at once and must send one request that
+// carries an HMAC over it under the job secret.  One that does not (bytes
+// that are not a request, a wrong MAC, a close, nothing within
+// auth_timeout_ms) is closed and counted (auth_rejected(), llc_stats_t
+// kvs_auth_rejected), with at most one warning line a minute; at most
+// kMaxKvsPendingAuth connections wait to authenticate (beyond: the oldest
+// is closed, counted the same way).  Nothing a stranger sends is stored or
+// answered.
 class KvsServer {
 public:
+    static constexpr size_t kMaxKvsPendingAuth = 128;
+
     // Binds a listening socket on all interfaces; address() is publish_ip:port.
-    // Requests carrying another job_tag are rejected.
-    KvsServer(const std::string &publish_ip, uint32_t job_tag);
+    // Requests carrying another job_tag are rejected.  rank: for the warning line.
+    KvsServer(const std::string &publish_ip, uint32_t job_tag, int rank = 0, uint64_t auth_timeout_ms = 10000);
     ~KvsServer();
     KvsServer(const KvsServer &) = delete;
     KvsServer &operator=(const KvsServer &) = delete;
@@ -47,20 +64,38 @@ public:
     const std::string &address() const { return address_; }
     void start();
     void stop();
+    // The job secret, once known (a leader other than rank 0 learns it after
+    // the init fence): requests that came earlier wait for it.  Once only.
+    void set_secret(const std::array<uint8_t, kSecretBytes> &secret);
     // Bytes held by the store (entries by their real size) and entry count.
     uint64_t store_bytes(uint64_t *entries) const;
+    // Connections closed before they proved they belong to the job.
+    uint64_t auth_rejected() const { return auth_rejected_.load(std::memory_order_relaxed); }
 
 private:
     struct Conn {
         UniqueFd fd;
         std::string in;
         std::string out;
+        std::string peer; // ip:port, for the warning line
+        Nonce nonce_s{};
+        uint64_t accepted_us = 0;
+        bool authed = false; // its request checked out (then: the reply, and the close)
     };
     void run();
-    bool serve(Conn &c); // false: close the connection
-    void handle(Conn &c, char op, const std::string &key, const std::string &value);
+    bool serve(Conn &c, short revents); // false: close the connection
+    bool take_request(Conn &c);         // false: close the connection
+    std::string handle(char op, const std::string &key, const std::string &value);
+    void reject(Conn &c, const std::string &why);
+    void accept_all(std::vector<std::unique_ptr<Conn>> &conns);
 
     uint32_t job_tag_;
+    int rank_;
+    uint64_t auth_timeout_us_;
+    std::array<uint8_t, kSecretBytes> secret_{};
+    std::atomic<bool> keyed_{false};
+    std::atomic<uint64_t> auth_rejected_{0};
+    RejectLog rejects_{"KVS connections that did not prove they belong to this job were", "kvs_auth_rejected"};
     UniqueFd listener_;
     UniqueFd wake_; // eventfd: stop()
     std::string address_;
@@ -78,7 +113,9 @@ uint32_t kvs_job_tag(const std::string &job_id);
 // A server that refuses the connection several times in a row (nothing listens
 // on its port: its process is gone) fails at once with the text of
 // kvs_server_gone_message(), which names server_rank as the failed process.
-int kvs_request(const std::string &server, int server_rank, uint32_t job_tag, char op, const std::string &key,
+// secret: the job secret (the request's MAC; the reply's is checked with it).
+int kvs_request(const std::string &server, int server_rank, uint32_t job_tag,
+                const std::array<uint8_t, kSecretBytes> &secret, char op, const std::string &key,
                 const std::string &value, std::string *reply, uint64_t deadline_us, uint64_t timeout_ms);
 std::string kvs_server_gone_message(int server_rank, const std::string &server, const std::string &key);
 
@@ -94,7 +131,11 @@ public:
     // A transport's own address (pmi: bootstrap put now; dist: kept for commit()).
     void publish(AddrKind kind, const std::string &addr);
     // After the first init fence, before the second: store this process's entry at its owner (dist).
+    // Learns the job secret first (learn_secret()).
     void commit();
+    // After the first init fence: get the job secret from rank 0 and give it
+    // to this leader's server (dist; commit() and lookup() do it too).
+    void learn_secret();
     // The address rank published for kind.  Throws Error on failure.
     std::string lookup(int rank, AddrKind kind);
 
@@ -123,6 +164,7 @@ private:
     uint32_t job_tag_;
     std::vector<int> leaders_;              // dist: leader rank of each node (k entries, node order)
     std::unordered_map<int, std::string> server_addr_; // dist: by leader rank, fetched on first use
+    std::unique_ptr<JobSecret> secret_;     // dist: bootstrap key llc-secret-kvs
     std::unique_ptr<KvsServer> server_;     // dist, leaders only
     std::string own_[3];                    // dist: this process's addresses until commit() (by AddrKind)
     std::list<CacheEntry> lru_;             // dist: most recently used first

@@ -87,6 +87,56 @@ KvsParse parse_kvs_reply(const std::string &in, uint8_t &status, std::string &va
     return KvsParse::Done;
 }
 
+std::string encode_kvs_challenge(const uint8_t *nonce_s)
+{
+    std::string s;
+    put_u32(s, kKvsChallengeMagic);
+    s.append(reinterpret_cast<const char *>(nonce_s), kKvsNonceBytes);
+    return s;
+}
+
+KvsParse parse_kvs_challenge(const std::string &in, uint8_t *nonce_s)
+{
+    if (in.size() >= 4 && get_u32(in.data()) != kKvsChallengeMagic)
+        return KvsParse::Bad;
+    if (in.size() < kKvsChallengeBytes)
+        return KvsParse::NeedMore;
+    std::memcpy(nonce_s, in.data() + 4, kKvsNonceBytes);
+    return KvsParse::Done;
+}
+
+KvsParse peek_kvs_auth_request(const std::string &in, std::string &proof, KvsRequest &out, size_t *request_bytes)
+{
+    if (in.size() < kKvsProofBytes)
+        return KvsParse::NeedMore;
+    std::string rest = in.substr(kKvsProofBytes);
+    const size_t had = rest.size();
+    KvsParse got = take_kvs_request(rest, out);
+    if (got != KvsParse::Done)
+        return got;
+    proof = in.substr(0, kKvsProofBytes);
+    *request_bytes = had - rest.size();
+    return KvsParse::Done;
+}
+
+KvsParse parse_kvs_auth_reply(const std::string &in, uint8_t &status, std::string &value, size_t *reply_bytes,
+                              std::string &mac)
+{
+    uint8_t st = 0;
+    std::string v;
+    KvsParse got = parse_kvs_reply(in, st, v);
+    if (got != KvsParse::Done)
+        return got;
+    const size_t len = kReplyHeader + v.size();
+    if (in.size() < len + kKvsMacBytes)
+        return KvsParse::NeedMore;
+    status = st;
+    value = std::move(v);
+    *reply_bytes = len;
+    mac = in.substr(len, kKvsMacBytes);
+    return KvsParse::Done;
+}
+
 std::string encode_kvs_entry(const KvsEntry &e)
 {
     return e.tcp + "|" + e.udp + (e.verbs.empty() ? std::string() : "|" + e.verbs);

@@ -16,6 +16,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 namespace llc {
 
@@ -238,7 +239,7 @@ void ShmTransport::on_record(Peer &peer, const IncomingRecord &rec)
         break;
     case Kind::CmaAck:
     case Kind::CmaNack:
-        on_cma_reply(peer, w);
+        on_cma_reply(peer, rec);
         break;
     default:
         throw Error(LLC_ERR_PEER, "protocol error: unexpected record kind " + std::to_string(w.kind) +
@@ -246,39 +247,99 @@ void ShmTransport::on_record(Peer &peer, const IncomingRecord &rec)
     }
 }
 
+namespace {
+// The aux of a CmaNack that says "I could not read it" (EFAULT, ESRCH, a
+// short read, a pid that is not yours, no memory for it): the send fails
+// with LLC_ERR_PEER.  A CmaNack without aux says "not permitted here" (EPERM,
+// ENOSYS): the sender streams the payload instead.
+struct CmaReadFailure {
+    int32_t err;
+};
+
+std::string hex(uint64_t v)
+{
+    char b[24];
+    std::snprintf(b, sizeof(b), "0x%llx", static_cast<unsigned long long>(v));
+    return b;
+}
+} // namespace
+
 void ShmTransport::receive_cma(Peer &peer, const IncomingRecord &rec)
 {
     const WireHeader &w = rec.wire;
+    const std::string from = " from rank " + std::to_string(peer.rank);
+    // The record itself: a malformed one is a protocol error naming the peer.
     CmaDescriptor d;
     if (w.aux_len < sizeof(d))
-        throw Error(LLC_ERR_PEER, "protocol error: short CMA descriptor from rank " + std::to_string(peer.rank));
+        throw Error(LLC_ERR_PEER, "protocol error: short CMA descriptor (" + std::to_string(w.aux_len) + " bytes)" + from);
     std::memcpy(&d, rec.aux, sizeof(d));
+    // (aux_len is at most kMaxAuxBytes, 16 MiB, checked by the decoder: so
+    // are the segments, about a million)
     if (w.aux_len != sizeof(d) + size_t(d.segments) * sizeof(CmaSegment))
-        throw Error(LLC_ERR_PEER, "protocol error: bad CMA descriptor from rank " + std::to_string(peer.rank));
+        throw Error(LLC_ERR_PEER, "protocol error: bad CMA descriptor" + from + ": " + std::to_string(d.segments) +
+                                      " segments in " + std::to_string(w.aux_len) + " bytes");
     std::vector<CmaSegment> segs(d.segments);
     std::memcpy(segs.data(), rec.aux + sizeof(d), segs.size() * sizeof(CmaSegment));
     uint64_t total = 0;
-    for (const CmaSegment &s : segs)
+    for (const CmaSegment &s : segs) {
+        if (s.addr + s.len < s.addr || total + s.len < total)
+            throw Error(LLC_ERR_PEER, "protocol error: CMA descriptor" + from + " has a segment of " +
+                                          std::to_string(s.len) + " bytes at " + hex(s.addr) +
+                                          " that overflows (the address space or the total length)");
         total += s.len;
+    }
     if (total != w.payload_len)
-        throw Error(LLC_ERR_PEER, "protocol error: CMA descriptor length mismatch from rank " +
-                                      std::to_string(peer.rank));
+        throw Error(LLC_ERR_PEER, "protocol error: CMA descriptor length mismatch" + from + ": segments of " +
+                                      std::to_string(total) + " bytes for a message of " +
+                                      std::to_string(w.payload_len));
 
-    size_t len = size_t(w.payload_len);
-    char *buf = peer.cma_buffer.reserve(len);
-    int err = ctx_.config().cma_simulate_eperm ? EPERM : read_remote(d.pid, segs.data(), d.segments, buf, len);
-    Kind reply = err == 0 ? Kind::CmaAck : Kind::CmaNack;
-    peer.control.push_back(OutgoingMessage::make_control(reply, ctx_.rank(), w.seq));
-    if (err == 0)
+    // The memory it names: what cannot be read fails this message alone.
+    const size_t len = size_t(w.payload_len);
+    char *buf = nullptr;
+    int err = 0;
+    std::string why;
+    if (ctx_.config().cma_simulate_eperm) {
+        err = EPERM;
+    } else if (d.pid != int32_t(peer.pid)) {
+        err = ESRCH;
+        why = "names process " + std::to_string(d.pid) + ", not the sender (pid " + std::to_string(int(peer.pid)) + ")";
+    } else {
+        try {
+            buf = peer.cma_buffer.reserve(len);
+        } catch (const std::bad_alloc &) {
+            err = ENOMEM;
+        }
+        if (err == 0)
+            err = read_remote(d.pid, segs.data(), d.segments, buf, len);
+    }
+    if (err == 0) {
+        peer.control.push_back(OutgoingMessage::make_control(Kind::CmaAck, ctx_.rank(), w.seq));
         ctx_.deliver(peer.rank, w, rec.hdr, buf, len);
-    // On failure (EPERM/ENOSYS when ptrace is restricted, or anything else) the
-    // sender streams the payload through the ring instead.
+    } else if (err == EPERM || err == ENOSYS) {
+        // Not permitted here (ptrace rules, a seccomp filter): the sender
+        // streams the payload through the ring instead.
+        peer.control.push_back(OutgoingMessage::make_control(Kind::CmaNack, ctx_.rank(), w.seq));
+    } else {
+        // The sender named memory (or a process) we cannot read: this
+        // message is not delivered and its send fails, nothing else does.
+        ctx_.skip_message(peer.rank, w);
+        ctx_.counters().cma_read_failed++;
+        if (why.empty())
+            why = "names " + std::to_string(len) + " bytes in " + std::to_string(d.segments) + " segment(s) from " +
+                  (segs.empty() ? std::string("nowhere") : hex(segs[0].addr)) + " that could not be read (" +
+                  std::strerror(err) + ")";
+        cma_rejects_.note(ctx_.rank(), "rank " + std::to_string(peer.rank),
+                          "its single-copy message " + why + ": not delivered, its send fails with LLC_ERR_PEER");
+        CmaReadFailure f{err};
+        peer.control.push_back(OutgoingMessage::make_control(Kind::CmaNack, ctx_.rank(), w.seq, &f, sizeof(f)));
+    }
     peer.cma_buffer.shrink_if_above(1u << 20);
 }
 
 int ShmTransport::read_remote(pid_t pid, const CmaSegment *segs, uint32_t nsegs, char *dst, size_t len) const
 {
 #ifdef HAVE_PROCESS_VM_READV
+    // segs add up to len without overflow (receive_cma checked).
     size_t done = 0;
     uint32_t seg = 0;
     uint64_t seg_off = 0;
@@ -288,7 +349,8 @@ int ShmTransport::read_remote(pid_t pid, const CmaSegment *segs, uint32_t nsegs,
         uint32_t s = seg;
         uint64_t off = seg_off;
         while (s < nsegs && remote.size() < size_t(IOV_MAX)) {
-            remote.push_back({reinterpret_cast<void *>(uintptr_t(segs[s].addr + off)), size_t(segs[s].len - off)});
+            if (segs[s].len > off) // empty segments are skipped (a read of 0 bytes would look like a fault)
+                remote.push_back({reinterpret_cast<void *>(uintptr_t(segs[s].addr + off)), size_t(segs[s].len - off)});
             s++;
             off = 0;
         }
@@ -304,7 +366,7 @@ int ShmTransport::read_remote(pid_t pid, const CmaSegment *segs, uint32_t nsegs,
         done += size_t(n);
         // Advance the remote cursor by n bytes.
         size_t left = size_t(n);
-        while (left > 0) {
+        while (left > 0 && seg < nsegs) {
             uint64_t in_seg = segs[seg].len - seg_off;
             if (left < in_seg) {
                 seg_off += left;
@@ -323,14 +385,20 @@ int ShmTransport::read_remote(pid_t pid, const CmaSegment *segs, uint32_t nsegs,
 #endif
 }
 
-void ShmTransport::on_cma_reply(Peer &peer, const WireHeader &wire)
+void ShmTransport::on_cma_reply(Peer &peer, const IncomingRecord &rec)
 {
+    const WireHeader &wire = rec.wire;
     if (peer.queue.empty() || !peer.queue.front()->awaiting_ack || peer.queue.front()->wire().seq != wire.seq)
         throw Error(LLC_ERR_PEER, "protocol error: unexpected CMA reply from rank " + std::to_string(peer.rank));
     OutgoingMessage &m = *peer.queue.front();
     if (Kind(wire.kind) == Kind::CmaAck) {
         ctx_.counters().cma_msgs++;
         ctx_.defer_completion(m, LLC_OK);
+        peer.queue.pop_front();
+    } else if (wire.aux_len == sizeof(CmaReadFailure)) {
+        // The receiver could not read our buffer (we named memory we do not
+        // have: freed or unmapped before the send completed): this send fails.
+        ctx_.defer_completion(m, LLC_ERR_PEER);
         peer.queue.pop_front();
     } else {
         peer.cma_usable = false; // the kernel forbids it for this peer: stream from now on

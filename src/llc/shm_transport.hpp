@@ -3,6 +3,7 @@
 #pragma once
 
 #include "byte_buffer.hpp"
+#include "job_secret.hpp"
 #include "outgoing_message.hpp"
 #include "shm_segment.hpp"
 #include "stream_decoder.hpp"
@@ -77,9 +78,15 @@ private:
     bool read_ring(Peer &peer);
     OutgoingMessage *next_to_write(Peer &peer) const;
     void on_record(Peer &peer, const IncomingRecord &rec);
+    // A CmaRts whose descriptor names memory or a process that cannot be
+    // read fails that message alone (not delivered, cma_read_failed, the
+    // sender's send fails); a malformed descriptor is a protocol error
+    // naming the peer (doc/reliability.md).
     void receive_cma(Peer &peer, const IncomingRecord &rec);
-    void on_cma_reply(Peer &peer, const WireHeader &wire);
+    void on_cma_reply(Peer &peer, const IncomingRecord &rec);
     int read_remote(pid_t pid, const CmaSegment *segs, uint32_t nsegs, char *dst, size_t len) const;
+    RejectLog cma_rejects_{"single-copy (CMA) messages whose descriptor named memory or a process that could not be read were",
+                           "cma_read_failed"};
     void fail_peer(Peer &peer, int status, const std::string &message);
     // Every kLivenessPeriodUs (see shm_transport.cpp): a peer whose process
     // has exited without finalizing fails if something of ours depends on it

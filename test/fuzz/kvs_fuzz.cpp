@@ -1,6 +1,8 @@
 // kvs_fuzz.cpp - libFuzzer target: the LLC_KVS=dist messages
 // (src/llc/kvs_wire.*): a server's input stream of requests, a client's
-// reply, and a stored entry; what parses must encode back to the same bytes.
+// reply, and a stored entry; the authenticated forms (a server's challenge,
+// a request behind its proof, a reply followed by its MAC); what parses must
+// encode back to the same bytes.
 #include "kvs_wire.hpp"
 
 #include <cstdint>
@@ -36,6 +38,40 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             std::abort();
         if (bytes.compare(0, 5 + value.size(), llc::encode_kvs_reply(status, value)) != 0)
             std::abort();
+    }
+
+    // a challenge, as the client reads it first
+    uint8_t nonce[llc::kKvsNonceBytes];
+    if (llc::parse_kvs_challenge(bytes, nonce) == llc::KvsParse::Done) {
+        if (bytes.size() < llc::kKvsChallengeBytes ||
+            bytes.compare(0, llc::kKvsChallengeBytes, llc::encode_kvs_challenge(nonce)) != 0)
+            std::abort();
+    }
+
+    // an authenticated request, as KvsServer::take_request looks at it (in place)
+    {
+        std::string proof;
+        llc::KvsRequest r;
+        size_t len = 0;
+        if (llc::peek_kvs_auth_request(bytes, proof, r, &len) == llc::KvsParse::Done) {
+            if (proof.size() != llc::kKvsProofBytes || llc::kKvsProofBytes + len > bytes.size())
+                std::abort();
+            if (bytes.compare(0, llc::kKvsProofBytes, proof) != 0 ||
+                bytes.compare(llc::kKvsProofBytes, len, llc::encode_kvs_request(r)) != 0)
+                std::abort();
+        }
+    }
+
+    // an authenticated reply, as the client reads it
+    {
+        std::string mac;
+        size_t len = 0;
+        if (llc::parse_kvs_auth_reply(bytes, status, value, &len, mac) == llc::KvsParse::Done) {
+            if (len + llc::kKvsMacBytes > bytes.size() || mac.size() != llc::kKvsMacBytes)
+                std::abort();
+            if (bytes.compare(0, len, llc::encode_kvs_reply(status, value)) != 0 || bytes.compare(len, mac.size(), mac) != 0)
+                std::abort();
+        }
     }
 
     // an entry, as AddressBook::lookup reads it

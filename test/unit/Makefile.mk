@@ -40,6 +40,8 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/tcp_liveness_test.cpp \
 	test/unit/tcp_evict_test.cpp \
 	test/unit/auth_test.cpp \
+	test/unit/stranger_util.hpp \
+	test/unit/shm_cma_hostile_test.cpp \
 	test/unit/coll_args_test.cpp \
 	test/unit/job_secret_util.hpp \
 	test/unit/mem_test.cpp \

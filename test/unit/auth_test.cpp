@@ -4,6 +4,7 @@
 // counted (auth_rejected), never an error, and the job's own pair keeps
 // working.  A peer that authenticated and then sends garbage is a fatal
 // protocol error that names the right rank.
+#include "stranger_util.hpp"
 #include "test_util.hpp"
 
 #include "job_secret.hpp"
@@ -41,60 +42,6 @@ std::string bootstrap_value(TestProcess &p, int rank, const std::string &key)
     size_t len = sizeof(buf);
     EXPECT_EQ(TestProcess::get(&p, rank, key.c_str(), buf, &len), 0) << key;
     return std::string(buf, len);
-}
-
-// A raw connection to "ip:port" (blocking, with a receive timeout).
-int raw_connect(const std::string &addr)
-{
-    size_t colon = addr.rfind(':');
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(uint16_t(std::stoi(addr.substr(colon + 1))));
-    inet_pton(AF_INET, addr.substr(0, colon).c_str(), &sa.sin_addr);
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    EXPECT_GE(fd, 0);
-    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof(sa)), 0) << addr;
-    timeval tv{5, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    return fd;
-}
-
-void send_all(int fd, const void *p, size_t n)
-{
-    const char *c = static_cast<const char *>(p);
-    while (n > 0) {
-        ssize_t w = ::send(fd, c, n, MSG_NOSIGNAL);
-        if (w <= 0)
-            return; // the peer may close early: that is what is tested
-        c += w;
-        n -= size_t(w);
-    }
-}
-
-bool recv_all(int fd, void *p, size_t n)
-{
-    char *c = static_cast<char *>(p);
-    while (n > 0) {
-        ssize_t r = ::recv(fd, c, n, 0);
-        if (r <= 0)
-            return false;
-        c += r;
-        n -= size_t(r);
-    }
-    return true;
-}
-
-// Wait until the peer closes (EOF or reset), at most 5 s.
-bool closed_by_peer(int fd)
-{
-    char b[256];
-    for (;;) {
-        ssize_t r = ::recv(fd, b, sizeof(b), 0);
-        if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN))
-            return true;
-        if (r < 0)
-            return false; // the receive timeout
-    }
 }
 
 std::string test_nonce()
@@ -362,12 +309,7 @@ TEST(UdpAuth, StrangersDatagramsAreDroppedAndCounted)
             finalize_ok(ctx);
             return;
         }
-        const std::string addr = bootstrap_value(p, 1, "llc-udp-1");
-        size_t colon = addr.rfind(':');
-        sockaddr_in sa{};
-        sa.sin_family = AF_INET;
-        sa.sin_port = htons(uint16_t(std::stoi(addr.substr(colon + 1))));
-        inet_pton(AF_INET, addr.substr(0, colon).c_str(), &sa.sin_addr);
+        sockaddr_in sa = sockaddr_of(bootstrap_value(p, 1, "llc-udp-1"));
         int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
         ASSERT_GE(fd, 0);
         auto send_dgram = [&](const void *d, size_t n) {

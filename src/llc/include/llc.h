@@ -310,6 +310,9 @@ typedef struct llc_stats {
     /* tagged records from job members that do not fit (doc/reliability.md); appended after the strangers */
     uint64_t tag_rejected;     /* tagged records dropped: an unknown or stale request token, a record the request does not wait for, a malformed header */
     uint64_t tag_read_failed;  /* rendezvous receives completed with LLC_ERR_PEER: the sender's buffer could not be read (process_vm_readv) */
+    /* appended after the tagged records (doc/reliability.md) */
+    uint64_t kvs_auth_rejected; /* node leaders (LLC_KVS=dist): KVS connections closed before proving they belong to the job (garbage, wrong secret, timeout) */
+    uint64_t cma_read_failed;   /* shm single-copy messages (CmaRts) not delivered: the sender's descriptor named memory or a process that could not be read; the sender's send fails */
 } llc_stats_t;
 /* Copy min(size, sizeof(llc_stats_t)) bytes of counters to out: a caller
  * built against an older header (a shorter struct) gets its own prefix. */
