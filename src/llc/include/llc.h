@@ -310,6 +310,9 @@ typedef struct llc_stats {
     /* tagged records from job members that do not fit (doc/reliability.md); appended after the strangers */
     uint64_t tag_rejected;     /* tagged records dropped: an unknown or stale request token, a record the request does not wait for, a malformed header */
     uint64_t tag_read_failed;  /* rendezvous receives completed with LLC_ERR_PEER: the sender's buffer could not be read (process_vm_readv) */
+    /* udp loss recovery: which path resent (appended after the tagged counters) */
+    uint64_t udp_timeout_retransmits; /* part of udp_retransmits sent by the retransmission timer (the rest: selective acks, recovery after a timeout) */
+    uint64_t udp_timeout_wait_us;     /* sum, over those, of the time since the datagram's previous transmission (the time the timer made the stream wait) */
 } llc_stats_t;
 /* Copy min(size, sizeof(llc_stats_t)) bytes of counters to out: a caller
  * built against an older header (a shorter struct) gets its own prefix. */
