@@ -55,6 +55,10 @@ static const struct counter counters[] = {
     COUNTER(reg_cache_entries), COUNTER(reg_cache_pinned),
     COUNTER(dc_rdma_requests_sent), COUNTER(dc_rdma_switches), COUNTER(dc_rdma_exits), COUNTER(dc_rdma_sources),
     COUNTER(dc_rdma_bytes_landed), COUNTER(dc_rdma_requests_accepted), COUNTER(dc_rdma_packets_sent),
+    COUNTER(tag_eager_sends), COUNTER(tag_rndv_sends), COUNTER(tag_unexpected), COUNTER(tag_cma_reads),
+    COUNTER(tag_truncated), COUNTER(tag_cancelled), COUNTER(auth_rejected), COUNTER(udp_auth_dropped),
+    COUNTER(tag_rejected), COUNTER(tag_read_failed),
+    COUNTER(udp_timeout_retransmits), COUNTER(udp_timeout_wait_us),
 };
 #undef COUNTER
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))

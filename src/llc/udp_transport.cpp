@@ -1325,11 +1325,16 @@ bool UdpTransport::check_timers(Peer &p, uint64_t now)
     for (TxPacket &pkt : p.tx->unacked) {
         if (pkt.sacked)
             continue;
-        if (pkt.sent_us != 0 && now - pkt.sent_us >= rto_for(p, pkt.retries) && transmit(p, pkt)) {
+        // now was read before pump(p): a datagram pump sent in this call has
+        // sent_us > now and must not look 2^64 us old (unsigned wrap).
+        const uint64_t previous = pkt.sent_us;
+        if (previous != 0 && previous <= now && now - previous >= rto_for(p, pkt.retries) && transmit(p, pkt)) {
             p.recover_psn = p.next_psn;
             if (pkt.retries < 0xffff)
                 pkt.retries++;
             ctx_.counters().udp_retransmits++;
+            ctx_.counters().udp_timeout_retransmits++;
+            ctx_.counters().udp_timeout_wait_us += now - previous;
             did = true;
         }
         break;

@@ -65,10 +65,18 @@ TEST_P(UdpLoss, AllToAllEveryByteInOrder)
         } else if (!reorder) {
             EXPECT_EQ(st.udp_injected_drops, 0u);
         }
+        // The timer's share of the retransmissions, and how long it made the
+        // streams wait: each of those waited at least LLC_UDP_RTO_US (3000).
+        EXPECT_LE(st.udp_timeout_retransmits, st.udp_retransmits);
+        EXPECT_GE(st.udp_timeout_wait_us, st.udp_timeout_retransmits * 3000u);
+        EXPECT_EQ(st.udp_timeout_wait_us == 0, st.udp_timeout_retransmits == 0);
         if (getenv("LLC_TEST_VERBOSE"))
-            fprintf(stderr, "rank %d: udp msgs %llu packets %llu retransmits %llu dups %llu acks %llu drops %llu\n",
+            fprintf(stderr,
+                    "rank %d: udp msgs %llu packets %llu retransmits %llu (timer %llu, waited %llu us) dups %llu acks %llu "
+                    "drops %llu\n",
                     p.rank, (unsigned long long)st.udp_msgs, (unsigned long long)st.udp_packets_sent,
-                    (unsigned long long)st.udp_retransmits, (unsigned long long)st.udp_duplicates,
+                    (unsigned long long)st.udp_retransmits, (unsigned long long)st.udp_timeout_retransmits,
+                    (unsigned long long)st.udp_timeout_wait_us, (unsigned long long)st.udp_duplicates,
                     (unsigned long long)st.udp_acks_sent, (unsigned long long)st.udp_injected_drops);
     });
 }

@@ -313,6 +313,9 @@ typedef struct llc_stats {
     /* appended after the tagged records (doc/reliability.md) */
     uint64_t kvs_auth_rejected; /* node leaders (LLC_KVS=dist): KVS connections closed before proving they belong to the job (garbage, wrong secret, timeout) */
     uint64_t cma_read_failed;   /* shm single-copy messages (CmaRts) not delivered: the sender's descriptor named memory or a process that could not be read; the sender's send fails */
+    /* udp loss recovery: which path resent (appended after the KVS and CMA counters) */
+    uint64_t udp_timeout_retransmits; /* part of udp_retransmits sent by the retransmission timer (the rest: selective acks, recovery after a timeout) */
+    uint64_t udp_timeout_wait_us;     /* sum, over those, of the time since the datagram's previous transmission (the time the timer made the stream wait) */
 } llc_stats_t;
 /* Copy min(size, sizeof(llc_stats_t)) bytes of counters to out: a caller
  * built against an older header (a shorter struct) gets its own prefix. */
