@@ -854,7 +854,11 @@ void Context::receiver_tick()
     // is part of the cap: when rings are the limit, a much busier source
     // can still displace a quieter one (decide() evicts within the cap),
     // and the promotions held back for lack of a ring are counted.
-    size_t cap = rc_sources_held_ + rc_slots_.free_slots(RcDir::In);
+    // Slots counted anyway (sources found on tcp beyond the cap, e.g. after
+    // an eviction whose victim had not left yet) are not part of the cap:
+    // decide() must see the node over it and send the least busy back.
+    size_t over = std::min(rc_slots_.over_cap(RcDir::In), rc_sources_held_);
+    size_t cap = rc_sources_held_ - over + rc_slots_.free_slots(RcDir::In);
     std::vector<SwitchDecision> rc_moves = switch_policy_->decide(loads, cap);
     if (ring_pool_.rings() > 0) {
         // Sources ring-addressed now (DC RDMA) take their ring with them to tcp.

@@ -181,6 +181,12 @@ size_t RcSlots::free_slots(RcDir d) const
     return used >= cap_ ? 0 : cap_ - used;
 }
 
+size_t RcSlots::over_cap(RcDir d) const
+{
+    size_t used = in_use(d);
+    return used > cap_ ? used - cap_ : 0;
+}
+
 size_t RcSlots::high_water(RcDir d) const
 {
     return shared_ ? shared_->dir[int(d)].high_water.load(std::memory_order_relaxed) : private_high_[int(d)];

@@ -79,6 +79,7 @@ public:
 
     size_t held(RcDir d) const { return held_[int(d)]; }  // by this process
     size_t free_slots(RcDir d) const;                      // what try_take could get now
+    size_t over_cap(RcDir d) const;                        // slots held beyond the cap (take_anyway)
     size_t in_use(RcDir d) const;                          // node-wide (this process's when private)
     size_t high_water(RcDir d) const;                      // most in use at once (same scope)
     size_t cap() const { return cap_; } // per direction: the node's when shared, this process's share otherwise

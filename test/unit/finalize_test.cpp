@@ -106,15 +106,18 @@ TEST(Finalize, WaitsForALocalPeerThatFinalizesLater)
         ASSERT_EQ(llc_am_register(ctx, 0, on_msg, &r), LLC_OK);
         char byte = 'x';
         llc_iov_t iov{&byte, 1};
-        for (int d = 0; d < p.size; d++)
-            if (d != p.rank)
+        for (int d = 0; d < p.size; d++) {
+            if (d != p.rank) {
                 ASSERT_GE(llc_am_send(ctx, d, 0, nullptr, 0, &iov, 1, nullptr, nullptr), 0);
+            }
+        }
         progress_until(ctx, [&] { return r.n == p.size - 1; });
         double start = now_s();
         if (p.rank == 0)
             ::usleep(1500 * 1000); // "computing", no llc_progress, five times the limit
         finalize_ok(ctx);
-        if (p.rank != 0)
+        if (p.rank != 0) {
             EXPECT_GT(now_s() - start, 1.0) << "finalized before rank 0 did";
+        }
     });
 }

@@ -216,8 +216,9 @@ void race(JobOptions o, unsigned seed)
             llc_stats_t s;
             ASSERT_EQ(llc_get_stats(ctx, &s), LLC_OK);
             EXPECT_GT(s.tag_unexpected, 0u) << "some messages came before their receive";
-            if (p.size > 1) // (to itself, every send comes before its receive)
+            if (p.size > 1) { // (to itself, every send comes before its receive)
                 EXPECT_LT(s.tag_unexpected, uint64_t(kMessages)) << "some receives were posted first";
+            }
         }
         finalize_ok(ctx);
     });
