@@ -1103,6 +1103,13 @@ void Context::deliver(int src, const WireHeader &wire, const void *hdr, const vo
     h.fn(handle_, h.arg, src, hdr, wire.hdr_len, data, data_len);
 }
 
+char *Context::payload_destination(int src, const WireHeader &wire, const void *hdr)
+{
+    if (Kind(wire.kind) != Kind::Am || wire.handler != kTagData || !tagged_)
+        return nullptr;
+    return tagged_->data_destination(src, hdr, wire.hdr_len, wire.payload_len);
+}
+
 void Context::deliver_tagged_chunk(int src, const char *chunk, size_t len)
 {
     ShmTagHeader h;

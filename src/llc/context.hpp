@@ -83,6 +83,9 @@ public:
     void deliver(int src, const WireHeader &wire, const void *hdr, const void *data, size_t data_len);
     // The same for a message chunk of a shared-memory ring (a ShmTagHeader, then the payload).
     void deliver_tagged_chunk(int src, const char *chunk, size_t len);
+    // Where a record's payload from src may be received in place
+    // (StreamDecoder::Placer): a rendezvous Data record's posted receive buffer.
+    char *payload_destination(int src, const WireHeader &wire, const void *hdr);
     // A message from src that will never be delivered (a single-copy read
     // that failed): its sequence number is used up, in order (deliver does
     // this first).  Throws like deliver when it is out of order.

@@ -17,6 +17,8 @@ constexpr size_t kFirstPayloadBufferBytes = 64u << 20;
 
 char *StreamDecoder::payload_cursor()
 {
+    if (placed_)
+        return placed_ + have_;
     if (payload_.capacity() <= have_) { // full (or the first bytes): have_ < payload_len here
         const size_t total = size_t(wire_.payload_len);
         size_t want = have_ == 0 ? kFirstPayloadBufferBytes : 2 * have_;
@@ -67,6 +69,7 @@ void StreamDecoder::enter_stage_after(Stage done)
     }
     if (done == Stage::Aux && kind_streams_payload(Kind(wire_.kind)) && wire_.payload_len > 0) {
         stage_ = Stage::Payload; // buffer reserved lazily: in-place delivery needs none
+        placed_ = placer_ ? placer_(wire_, hdr_.data()) : nullptr;
         return;
     }
     deliver(kind_streams_payload(Kind(wire_.kind)) ? payload_.data() : nullptr);
@@ -76,6 +79,7 @@ void StreamDecoder::deliver(const char *payload)
 {
     stage_ = Stage::Header;
     have_ = 0;
+    placed_ = nullptr;
     WireHeader w = wire_;
     sink_(IncomingRecord{w, hdr_.data(), aux_.data(), payload});
     payload_.shrink_if_above(kKeepPayloadBufferBytes);
@@ -85,7 +89,7 @@ void StreamDecoder::payload_received(size_t n)
 {
     have_ += n;
     if (have_ == wire_.payload_len)
-        deliver(payload_.data());
+        deliver(placed_ ? placed_ : payload_.data());
 }
 
 size_t StreamDecoder::take_whole_record(const char *p, size_t n)

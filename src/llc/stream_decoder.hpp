@@ -23,8 +23,15 @@ struct IncomingRecord {
 class StreamDecoder {
 public:
     using Sink = std::function<void(const IncomingRecord &)>;
+    // Where a record's payload may be received in place (the buffer of a
+    // receive that waits for exactly this payload), or nullptr: the decoder
+    // then gathers it in its own buffer.  Asked once per record whose
+    // payload does not come whole in one piece, when its header, hdr and
+    // aux are complete; the sink is then called with payload == the place.
+    using Placer = std::function<char *(const WireHeader &, const void *hdr)>;
 
     explicit StreamDecoder(Sink sink) : sink_(std::move(sink)) {}
+    void set_placer(Placer placer) { placer_ = std::move(placer); }
 
     // Consume all n bytes, calling the sink for every completed record.
     // Throws Error(LLC_ERR_PEER) on a malformed record.
@@ -38,7 +45,10 @@ public:
     bool wants_payload() const { return stage_ == Stage::Payload; }
     size_t payload_missing() const { return size_t(wire_.payload_len) - have_; }
     char *payload_cursor();
-    size_t payload_room() const { return std::min(payload_missing(), payload_.capacity() - have_); }
+    size_t payload_room() const
+    {
+        return placed_ ? payload_missing() : std::min(payload_missing(), payload_.capacity() - have_);
+    }
     void payload_received(size_t n);
 
     bool at_record_boundary() const { return stage_ == Stage::Header && have_ == 0; }
@@ -58,6 +68,8 @@ private:
     size_t take_whole_record(const char *p, size_t n);
 
     Sink sink_;
+    Placer placer_;
+    char *placed_ = nullptr; // the current payload's place (Placer), else the payload_ buffer is used
     int source_ = -1;
     Stage stage_ = Stage::Header;
     size_t have_ = 0;

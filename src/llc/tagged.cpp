@@ -414,9 +414,26 @@ void Tagged::on_data(llc_context_t *, void *self, int src, const void *hdr, size
         return; // the receive keeps waiting for the right data
     }
     t->stop_awaiting(*r);
-    if (req->received)
+    if (req->received && data != r->buf) // (else received in place: data_destination)
         std::memcpy(r->buf, data, req->received);
+    else if (req->received)
+        t->ctx_.counters().tag_data_in_place++;
     t->finish(*r, req->status, true);
+}
+
+char *Tagged::data_destination(int src, const void *hdr, size_t hdr_len, uint64_t len)
+{
+    TagReply in;
+    if (hdr_len != sizeof(in))
+        return nullptr;
+    std::memcpy(&in, hdr, sizeof(in));
+    TreqState *r = tokens_.find(in.rreq);
+    if (!r || r->kind != TreqState::Recv || TreqState::Await(r->awaiting) != TreqState::AwaitData)
+        return nullptr;
+    const llc_treq_t *req = request_of(r);
+    if (req->src_rank != src || req->length != len || req->received != len || len == 0)
+        return nullptr; // on_data rejects it or copies a truncated prefix
+    return static_cast<char *>(r->buf);
 }
 
 void Tagged::on_fin(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t)

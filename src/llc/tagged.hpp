@@ -83,6 +83,12 @@ public:
         arrived(src, w, data, len, false);
     }
 
+    // Where a rendezvous Data record's payload from src (its TagReply in
+    // hdr) may be received in place: the buffer of the receive it names,
+    // when that receive waits for exactly len bytes of data from src and
+    // keeps all of them; else nullptr (the payload is gathered and copied).
+    char *data_destination(int src, const void *hdr, size_t hdr_len, uint64_t len);
+
     const TagMatcher &matcher() const { return matcher_; }
     const RequestTokens &tokens() const { return tokens_; }
 

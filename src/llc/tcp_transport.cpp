@@ -831,6 +831,11 @@ bool TcpTransport::auth_step(InConn &c)
     InConn *raw = &c;
     c.decoder = std::make_unique<StreamDecoder>([this, raw](const IncomingRecord &rec) { on_record(*raw, rec); });
     c.decoder->set_source(c.rank);
+    // A rendezvous payload for a posted receive is read from the socket
+    // straight into its buffer (read_in's direct reads): no staging copy.
+    c.decoder->set_placer([this, raw](const WireHeader &w, const void *hdr) {
+        return int(w.src) == raw->rank ? ctx_.payload_destination(raw->rank, w, hdr) : nullptr;
+    });
     c.auth.reset();
     pending_auth_--;
     return true;

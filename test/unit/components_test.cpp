@@ -8,7 +8,9 @@
 
 #include "test_util.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 using namespace llc;
@@ -65,6 +67,68 @@ TEST(Components, DecoderReassemblesRecordsSplitAnywhere)
         EXPECT_EQ(got[2].payload, pieces3[0]);
         EXPECT_EQ(got[2].seq, 2u);
         EXPECT_TRUE(d.at_record_boundary());
+    }
+}
+
+// A placer gives the payload of handler 63 a place of its own: the bytes go
+// there, however the stream is split and read (feed or the direct-read
+// cursor), and the sink is handed that place; other records are untouched.
+TEST(Components, DecoderReceivesAPayloadInThePlaceItIsGiven)
+{
+    std::string big(100000, 'q');
+    for (size_t i = 0; i < big.size(); i += 7)
+        big[i] = char('a' + i % 23);
+    const std::string small = "abcdefgh";
+    // (the messages point at these pieces until copied out)
+    const std::vector<std::string> halves = {big.substr(0, 50000), big.substr(50000)}, one = {small}, whole = {big};
+    std::vector<std::unique_ptr<OutgoingMessage>> msgs;
+    msgs.push_back(make_msg(63, 0, "h", halves));
+    msgs.push_back(make_msg(1, 1, "", one));
+    msgs.push_back(make_msg(63, 2, "h", whole));
+    std::string stream;
+    for (auto &m : msgs) {
+        std::string bytes(m->total_bytes(), '\0');
+        EXPECT_EQ(m->copy_out(&bytes[0], bytes.size()), bytes.size());
+        stream += bytes;
+    }
+    for (size_t chunk : {size_t(7), size_t(4096), size_t(70000)}) {
+        for (bool direct : {false, true}) {
+            std::vector<char> place(big.size() + 1, 0);
+            int placed = 0, in_place = 0, records = 0;
+            StreamDecoder d([&](const IncomingRecord &r) {
+                records++;
+                std::string payload(r.payload ? r.payload : "", size_t(r.wire.payload_len));
+                EXPECT_TRUE(payload == (r.wire.handler == 63 ? big : small)) << "handler " << r.wire.handler;
+                in_place += r.payload == place.data();
+            });
+            d.set_placer([&](const WireHeader &w, const void *) -> char * {
+                if (w.handler != 63)
+                    return nullptr;
+                placed++;
+                std::fill(place.begin(), place.end(), 0);
+                return place.data();
+            });
+            size_t off = 0;
+            while (off < stream.size()) {
+                if (direct && d.wants_payload()) { // as tcp's read_in: recv into the cursor
+                    char *dst = d.payload_cursor();
+                    size_t n = std::min({chunk, d.payload_room(), stream.size() - off});
+                    std::memcpy(dst, stream.data() + off, n);
+                    d.payload_received(n);
+                    off += n;
+                    continue;
+                }
+                size_t n = std::min(chunk, stream.size() - off);
+                d.feed(stream.data() + off, n);
+                off += n;
+            }
+            EXPECT_EQ(records, 3) << "chunk " << chunk;
+            // a payload that comes whole within one piece is delivered from that piece
+            EXPECT_EQ(in_place, placed) << "chunk " << chunk << (direct ? " direct" : "");
+            EXPECT_GT(placed, 0) << "chunk " << chunk;
+            EXPECT_EQ(place[big.size()], 0) << "wrote past the place";
+            EXPECT_TRUE(d.at_record_boundary());
+        }
     }
 }
 

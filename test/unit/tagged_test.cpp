@@ -128,10 +128,12 @@ size_t stream_size(std::mt19937_64 &rng)
 // Rank 0 streams kMessages messages with tags 0..2; rank 1 receives them
 // with receives posted at random points (before the messages, after, in
 // between), some with any tag and any source, and checks each one's bytes:
-// non-overtaking order makes receive j the match of message j.
-void race(JobOptions o, unsigned seed)
+// non-overtaking order makes receive j the match of message j.  in_place:
+// the transport reads rendezvous payloads straight into the posted buffers
+// (tcp), which the receiver's counters must show.
+void race(JobOptions o, unsigned seed, bool in_place = false)
 {
-    LLC_EXPECT_JOB_OK(o, [seed](TestProcess &p) {
+    LLC_EXPECT_JOB_OK(o, [seed, in_place](TestProcess &p) {
         constexpr int kMessages = 300;
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
@@ -219,6 +221,11 @@ void race(JobOptions o, unsigned seed)
             if (p.size > 1) { // (to itself, every send comes before its receive)
                 EXPECT_LT(s.tag_unexpected, uint64_t(kMessages)) << "some receives were posted first";
             }
+            if (in_place) {
+                EXPECT_GT(s.tag_data_in_place, 0u) << "rendezvous payloads read straight into the receive buffers";
+            } else {
+                EXPECT_EQ(s.tag_data_in_place, 0u);
+            }
         }
         finalize_ok(ctx);
     });
@@ -251,7 +258,7 @@ TEST(Tagged, RaceShmWithoutCma)
     o.env = {{"LLC_CMA", "0"}};
     race(o, 4);
 }
-TEST(Tagged, RaceTcp) { race(tcp_job(), 5); }
+TEST(Tagged, RaceTcp) { race(tcp_job(), 5, true); }
 TEST(Tagged, RaceUdpWithLoss)
 {
     JobOptions o = udp_job();

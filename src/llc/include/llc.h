@@ -316,6 +316,8 @@ typedef struct llc_stats {
     /* udp loss recovery: which path resent (appended after the KVS and CMA counters) */
     uint64_t udp_timeout_retransmits; /* part of udp_retransmits sent by the retransmission timer (the rest: selective acks, recovery after a timeout) */
     uint64_t udp_timeout_wait_us;     /* sum, over those, of the time since the datagram's previous transmission (the time the timer made the stream wait) */
+    /* appended after the udp counters */
+    uint64_t tag_data_in_place; /* rendezvous payloads read from a tcp socket straight into the posted receive buffer (no staging copy) */
 } llc_stats_t;
 /* Copy min(size, sizeof(llc_stats_t)) bytes of counters to out: a caller
  * built against an older header (a shorter struct) gets its own prefix. */
