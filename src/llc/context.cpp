@@ -1117,24 +1117,24 @@ void Context::deliver_tagged_chunk(int src, const char *chunk, size_t len)
         throw Error(LLC_ERR_PEER, "protocol error: a tagged message chunk of " + std::to_string(len) +
                                       " bytes from rank " + std::to_string(src));
     std::memcpy(&h, chunk, sizeof(h));
-    if (h.seq != uint32_t(next_recv_seq_[src]))
-        throw Error(LLC_ERR_PEER, "message order violated on the stream from rank " + std::to_string(src) +
-                                      ": expected sequence number " + std::to_string(next_recv_seq_[src]) +
-                                      " (low 32 bits), got " + std::to_string(h.seq));
-    next_recv_seq_[src]++;
+    take_sequence(src, h.seq, 0xffffffffu); // the chunk carries the low 32 bits
     size_t data_len = len - sizeof(h);
     stats_.msgs_received++;
     stats_.bytes_received += data_len;
     tagged_->arrived_eager(src, h.tag, h.source, chunk + sizeof(h), data_len);
 }
 
-void Context::skip_message(int src, const WireHeader &wire)
+void Context::skip_message(int src, const WireHeader &wire) { take_sequence(src, wire.seq, ~uint64_t(0)); }
+
+void Context::take_sequence(int src, uint64_t got, uint64_t bits)
 {
-    if (wire.seq != next_recv_seq_[src])
+    uint64_t &expected = next_recv_seq_[src];
+    if (((got ^ expected) & bits) != 0)
         throw Error(LLC_ERR_PEER, "message order violated on the stream from rank " + std::to_string(src) +
-                                      ": expected sequence number " + std::to_string(next_recv_seq_[src]) +
-                                      ", got " + std::to_string(wire.seq) + " (libllc bug)");
-    next_recv_seq_[src]++;
+                                      ": expected sequence number " + std::to_string(expected) +
+                                      (bits == ~uint64_t(0) ? "" : " (compared in its low bits)") + ", got " +
+                                      std::to_string(got) + " (libllc bug)");
+    expected++;
 }
 
 void Context::report_error(int status, const std::string &message)

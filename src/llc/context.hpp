@@ -129,6 +129,10 @@ public:
     void on_tcp_source_failed(int src); // src's accepted tcp connection broke
 
 private:
+    // The next message from src must carry the pair's next sequence number
+    // (in the bits of `bits`: a shm message chunk carries the low 32): use
+    // it up, or throw LLC_ERR_PEER naming both numbers.
+    void take_sequence(int src, uint64_t got, uint64_t bits);
     friend struct MemWalk; // mem_accounting.cpp counts the members
     void validate(const llc_init_params_t &params);
     void create_transports();
