@@ -1,5 +1,5 @@
 // settings.hpp - typed descriptors of environment settings, shared by libllc
-// (src/llc/settings.def) and libllccoll (src/coll/settings.def).
+// (src/llc/core/settings.def) and libllccoll (src/coll/settings.def).
 //
 // Each library declares each of its settings once, as a row of an X-macro
 // list; the rows become a constexpr array of Setting, and everything else

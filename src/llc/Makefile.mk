@@ -1,82 +1,84 @@
 ## libllc sources (included from the top-level Makefile.am)
 lib_LTLIBRARIES += src/llc/libllc.la
 include_HEADERS += src/llc/include/llc.h
+## sources include each other by their path under src/llc ("transport/shm/shm_ring.hpp")
+src_llc_libllc_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc
 src_llc_libllc_la_SOURCES = \
-	src/llc/am_protocol.hpp \
-	src/llc/bootstrap.cpp \
-	src/llc/bootstrap.hpp \
-	src/llc/tcp_hello.cpp \
-	src/llc/tcp_hello.hpp \
-	src/llc/kvs_wire.cpp \
-	src/llc/kvs_wire.hpp \
-	src/llc/udp_datagram.cpp \
-	src/llc/udp_datagram.hpp \
-	src/llc/byte_buffer.hpp \
-	src/llc/c_api.cpp \
-	src/llc/clock.hpp \
-	src/llc/config.cpp \
-	src/llc/config.hpp \
-	src/llc/settings_table.hpp \
-	src/llc/context.cpp \
-	src/llc/context.hpp \
-	src/llc/errors.cpp \
-	src/llc/errors.hpp \
-	src/llc/kvs.cpp \
-	src/llc/kvs.hpp \
-	src/llc/job_secret.cpp \
-	src/llc/job_secret.hpp \
-	src/llc/memory_mapping.hpp \
-	src/llc/node_map.cpp \
-	src/llc/node_map.hpp \
-	src/llc/node_map_segment.cpp \
-	src/llc/node_map_segment.hpp \
-	src/llc/node_segment.cpp \
-	src/llc/node_segment.hpp \
-	src/llc/outgoing_message.cpp \
-	src/llc/outgoing_message.hpp \
-	src/llc/progress_backoff.hpp \
-	src/llc/rc_slots.cpp \
-	src/llc/rc_slots.hpp \
-	src/llc/ring_pool.cpp \
-	src/llc/ring_pool.hpp \
-	src/llc/receive_history.cpp \
-	src/llc/receive_history.hpp \
-	src/llc/reg_cache.cpp \
-	src/llc/request_tokens.cpp \
-	src/llc/request_tokens.hpp \
-	src/llc/reg_cache.hpp \
-	src/llc/self_transport.cpp \
-	src/llc/self_transport.hpp \
-	src/llc/shm_ring.hpp \
-	src/llc/shm_name.hpp \
-	src/llc/shm_segment.cpp \
-	src/llc/shm_segment.hpp \
-	src/llc/shm_transport.cpp \
-	src/llc/shm_transport.hpp \
-	src/llc/stream_decoder.cpp \
-	src/llc/stream_decoder.hpp \
-	src/llc/string_hash.hpp \
-	src/llc/switch_asks.cpp \
-	src/llc/switch_asks.hpp \
-	src/llc/switch_policy.cpp \
-	src/llc/switch_policy.hpp \
-	src/llc/tag_matcher.cpp \
-	src/llc/tag_matcher.hpp \
-	src/llc/tagged.cpp \
-	src/llc/tagged.hpp \
-	src/llc/tcp_address.cpp \
-	src/llc/tcp_address.hpp \
-	src/llc/tcp_transport.cpp \
-	src/llc/tcp_transport.hpp \
-	src/llc/udp_handover.cpp \
-	src/llc/udp_handover.hpp \
-	src/llc/udp_node_socket.cpp \
-	src/llc/udp_node_socket.hpp \
-	src/llc/udp_ring_landing.cpp \
-	src/llc/udp_ring_landing.hpp \
-	src/llc/udp_transport.cpp \
-	src/llc/udp_transport.hpp \
-	src/llc/unique_fd.hpp
+	src/llc/wire/am_protocol.hpp \
+	src/llc/core/bootstrap.cpp \
+	src/llc/core/bootstrap.hpp \
+	src/llc/transport/tcp/tcp_hello.cpp \
+	src/llc/transport/tcp/tcp_hello.hpp \
+	src/llc/kvs/kvs_wire.cpp \
+	src/llc/kvs/kvs_wire.hpp \
+	src/llc/transport/udp/udp_datagram.cpp \
+	src/llc/transport/udp/udp_datagram.hpp \
+	src/llc/support/byte_buffer.hpp \
+	src/llc/core/c_api.cpp \
+	src/llc/core/clock.hpp \
+	src/llc/core/config.cpp \
+	src/llc/core/config.hpp \
+	src/llc/core/settings_table.hpp \
+	src/llc/core/context.cpp \
+	src/llc/core/context.hpp \
+	src/llc/core/errors.cpp \
+	src/llc/core/errors.hpp \
+	src/llc/kvs/kvs.cpp \
+	src/llc/kvs/kvs.hpp \
+	src/llc/auth/job_secret.cpp \
+	src/llc/auth/job_secret.hpp \
+	src/llc/support/memory_mapping.hpp \
+	src/llc/node/node_map.cpp \
+	src/llc/node/node_map.hpp \
+	src/llc/node/node_map_segment.cpp \
+	src/llc/node/node_map_segment.hpp \
+	src/llc/node/node_segment.cpp \
+	src/llc/node/node_segment.hpp \
+	src/llc/wire/outgoing_message.cpp \
+	src/llc/wire/outgoing_message.hpp \
+	src/llc/core/progress_backoff.hpp \
+	src/llc/hybrid/rc_slots.cpp \
+	src/llc/hybrid/rc_slots.hpp \
+	src/llc/hybrid/ring_pool.cpp \
+	src/llc/hybrid/ring_pool.hpp \
+	src/llc/hybrid/receive_history.cpp \
+	src/llc/hybrid/receive_history.hpp \
+	src/llc/transport/verbs/reg_cache.cpp \
+	src/llc/tagged/request_tokens.cpp \
+	src/llc/tagged/request_tokens.hpp \
+	src/llc/transport/verbs/reg_cache.hpp \
+	src/llc/transport/self/self_transport.cpp \
+	src/llc/transport/self/self_transport.hpp \
+	src/llc/transport/shm/shm_ring.hpp \
+	src/llc/transport/shm/shm_name.hpp \
+	src/llc/transport/shm/shm_segment.cpp \
+	src/llc/transport/shm/shm_segment.hpp \
+	src/llc/transport/shm/shm_transport.cpp \
+	src/llc/transport/shm/shm_transport.hpp \
+	src/llc/wire/stream_decoder.cpp \
+	src/llc/wire/stream_decoder.hpp \
+	src/llc/support/string_hash.hpp \
+	src/llc/hybrid/switch_asks.cpp \
+	src/llc/hybrid/switch_asks.hpp \
+	src/llc/hybrid/switch_policy.cpp \
+	src/llc/hybrid/switch_policy.hpp \
+	src/llc/tagged/tag_matcher.cpp \
+	src/llc/tagged/tag_matcher.hpp \
+	src/llc/tagged/tagged.cpp \
+	src/llc/tagged/tagged.hpp \
+	src/llc/transport/tcp/tcp_address.cpp \
+	src/llc/transport/tcp/tcp_address.hpp \
+	src/llc/transport/tcp/tcp_transport.cpp \
+	src/llc/transport/tcp/tcp_transport.hpp \
+	src/llc/hybrid/udp_handover.cpp \
+	src/llc/hybrid/udp_handover.hpp \
+	src/llc/transport/udp/udp_node_socket.cpp \
+	src/llc/transport/udp/udp_node_socket.hpp \
+	src/llc/hybrid/udp_ring_landing.cpp \
+	src/llc/hybrid/udp_ring_landing.hpp \
+	src/llc/transport/udp/udp_transport.cpp \
+	src/llc/transport/udp/udp_transport.hpp \
+	src/llc/support/unique_fd.hpp
 
 ## LLC_NET=verbs: RDMA device discovery (libibverbs, mlx5dv) and the fallback
 ## decision; compiled without verbs too (LLC_HAVE_VERBS unset: no devices).
@@ -87,41 +89,41 @@ src_llc_libllc_la_SOURCES = \
 ## verbs_qp_attr and verbs_objects need libibverbs (DC parts mlx5dv),
 ## verbs_transport both (LLC_VERBS_DATA_PATH); empty otherwise.
 src_llc_libllc_la_SOURCES += \
-	src/llc/net_selection.cpp \
-	src/llc/net_selection.hpp \
-	src/llc/verbs_address.cpp \
-	src/llc/verbs_address.hpp \
-	src/llc/verbs_credits.cpp \
-	src/llc/verbs_credits.hpp \
-	src/llc/verbs_devices.cpp \
-	src/llc/verbs_engine.cpp \
-	src/llc/verbs_engine.hpp \
-	src/llc/verbs_frame.cpp \
-	src/llc/verbs_frame.hpp \
-	src/llc/verbs_devices.hpp \
-	src/llc/verbs_handles.hpp \
-	src/llc/verbs_objects.cpp \
-	src/llc/verbs_objects.hpp \
-	src/llc/verbs_qp_attr.cpp \
-	src/llc/verbs_qp_attr.hpp \
-	src/llc/verbs_recv_pool.cpp \
-	src/llc/verbs_recv_pool.hpp \
-	src/llc/verbs_registrar.cpp \
-	src/llc/verbs_registrar.hpp \
-	src/llc/verbs_transport.cpp \
-	src/llc/verbs_transport.hpp
+	src/llc/core/net_selection.cpp \
+	src/llc/core/net_selection.hpp \
+	src/llc/transport/verbs/verbs_address.cpp \
+	src/llc/transport/verbs/verbs_address.hpp \
+	src/llc/transport/verbs/verbs_credits.cpp \
+	src/llc/transport/verbs/verbs_credits.hpp \
+	src/llc/transport/verbs/verbs_devices.cpp \
+	src/llc/transport/verbs/verbs_engine.cpp \
+	src/llc/transport/verbs/verbs_engine.hpp \
+	src/llc/transport/verbs/verbs_frame.cpp \
+	src/llc/transport/verbs/verbs_frame.hpp \
+	src/llc/transport/verbs/verbs_devices.hpp \
+	src/llc/transport/verbs/verbs_handles.hpp \
+	src/llc/transport/verbs/verbs_objects.cpp \
+	src/llc/transport/verbs/verbs_objects.hpp \
+	src/llc/transport/verbs/verbs_qp_attr.cpp \
+	src/llc/transport/verbs/verbs_qp_attr.hpp \
+	src/llc/transport/verbs/verbs_recv_pool.cpp \
+	src/llc/transport/verbs/verbs_recv_pool.hpp \
+	src/llc/transport/verbs/verbs_registrar.cpp \
+	src/llc/transport/verbs/verbs_registrar.hpp \
+	src/llc/transport/verbs/verbs_transport.cpp \
+	src/llc/transport/verbs/verbs_transport.hpp
 src_llc_libllc_la_LDFLAGS = -version-info 5:0:0
 src_llc_libllc_la_LIBADD = $(VERBS_LIBS) $(CRYPTO_LIBS)
 
 ## memory accounting, hashed peer table, build information
 src_llc_libllc_la_SOURCES += \
-	src/llc/build_info.cpp \
-	src/llc/build_info.hpp \
-	src/llc/lazy_array.hpp \
-	src/llc/mem_accounting.cpp \
-	src/llc/mem_accounting.hpp \
-	src/llc/mem_walk_udp.cpp \
-	src/llc/peer_table.hpp
+	src/llc/core/build_info.cpp \
+	src/llc/core/build_info.hpp \
+	src/llc/support/lazy_array.hpp \
+	src/llc/mem/mem_accounting.cpp \
+	src/llc/mem/mem_accounting.hpp \
+	src/llc/mem/mem_walk_udp.cpp \
+	src/llc/support/peer_table.hpp
 
 ## tools installed in $(bindir): llc_info (version, transports, environment
 ## of libllc and of the collectives in libllccoll) and llc_memmodel (per-node

@@ -1,9 +1,9 @@
 // bootstrap_fuzz.cpp - libFuzzer target: what the caller's bootstrap (PMI
-// under MPICH) hands back to libllc (src/llc/bootstrap.*): a value of any
+// under MPICH) hands back to libllc (src/llc/core/bootstrap.*): a value of any
 // bytes and any claimed length, read as the hex job secret (job_secret.*).
-#include "errors.hpp"
+#include "core/errors.hpp"
 #include "fake_bootstrap.hpp"
-#include "job_secret.hpp"
+#include "auth/job_secret.hpp"
 
 #include <cctype>
 #include <cstdint>

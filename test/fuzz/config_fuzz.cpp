@@ -1,10 +1,10 @@
-// config_fuzz.cpp - libFuzzer target: the settings reader (src/llc/config.*)
+// config_fuzz.cpp - libFuzzer target: the settings reader (src/llc/core/config.*)
 // through its public entry point, Config::from_environment(), with fuzzed
 // values for the variables it lists (env_vars()).
 //
 // Input: records of (variable index byte, value up to a 0 byte).
-#include "config.hpp"
-#include "errors.hpp"
+#include "core/config.hpp"
+#include "core/errors.hpp"
 
 #include <cstdint>
 #include <cstdlib>

@@ -1,10 +1,10 @@
 // hello_fuzz.cpp - libFuzzer target: the first bytes a tcp acceptor reads
-// from a stranger, the Hello record (src/llc/tcp_hello.*): its header
+// from a stranger, the Hello record (src/llc/transport/tcp/tcp_hello.*): its header
 // checks and the HMAC proof in its aux.  Also checks that a Hello made with
 // the job secret passes and one with a changed byte does not.
-#include "errors.hpp"
+#include "core/errors.hpp"
 #include "fake_bootstrap.hpp"
-#include "tcp_hello.hpp"
+#include "transport/tcp/tcp_hello.hpp"
 
 #include <cstdint>
 #include <cstdlib>

@@ -1,9 +1,9 @@
 // kvs_fuzz.cpp - libFuzzer target: the LLC_KVS=dist messages
-// (src/llc/kvs_wire.*): a server's input stream of requests, a client's
+// (src/llc/kvs/kvs_wire.*): a server's input stream of requests, a client's
 // reply, and a stored entry; the authenticated forms (a server's challenge,
 // a request behind its proof, a reply followed by its MAC); what parses must
 // encode back to the same bytes.
-#include "kvs_wire.hpp"
+#include "kvs/kvs_wire.hpp"
 
 #include <cstdint>
 #include <cstdlib>

@@ -1,8 +1,8 @@
 // stream_decoder_fuzz.cpp - libFuzzer target: the record stream of tcp, shm
-// and udp (src/llc/stream_decoder.*) fed in pieces of fuzzed sizes, with
+// and udp (src/llc/wire/stream_decoder.*) fed in pieces of fuzzed sizes, with
 // and without the direct payload reads that tcp makes.
-#include "errors.hpp"
-#include "stream_decoder.hpp"
+#include "core/errors.hpp"
+#include "wire/stream_decoder.hpp"
 
 #include "llc.h"
 

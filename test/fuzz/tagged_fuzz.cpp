@@ -18,8 +18,8 @@
 //                         header-size choice, 48 header bytes, payload length (2), payload
 //   3 progress            count
 //   4 cancel              req
-#include "context.hpp"
-#include "tagged.hpp"
+#include "core/context.hpp"
+#include "tagged/tagged.hpp"
 
 #include "llc.h"
 

@@ -1,11 +1,11 @@
 // udp_fuzz.cpp - libFuzzer target: datagrams as the udp transport reads them
-// (src/llc/udp_datagram.*): the header checks, the Data/Ack shape check,
+// (src/llc/transport/udp/udp_datagram.*): the header checks, the Data/Ack shape check,
 // and the stream bytes of accepted Data datagrams fed in order to one
 // StreamDecoder, as UdpTransport does for a peer.
 //
 // Input: datagrams, each a 2-byte little-endian length then its bytes.
-#include "errors.hpp"
-#include "udp_transport.hpp"
+#include "core/errors.hpp"
+#include "transport/udp/udp_transport.hpp"
 
 #include <cstdint>
 #include <cstdlib>

@@ -15,7 +15,7 @@
  *   VICTIM    rank to kill; default: the rank other than 0 whose KVS server
  *             owns the most entries "addr/<r>" when every rank is its own
  *             node (the owner of a key is fnv1a64(key) mod nodes, see
- *             src/llc/kvs.cpp)
+ *             src/llc/kvs/kvs.cpp)
  *   DELAY_US  the victim dies this long after the barrier (default: a
  *             random 0..2000 us, so that runs cover lookups before, during
  *             and after the death)

@@ -7,10 +7,10 @@
 #include "stranger_util.hpp"
 #include "test_util.hpp"
 
-#include "job_secret.hpp"
-#include "string_hash.hpp"
-#include "tcp_transport.hpp"
-#include "udp_transport.hpp"
+#include "auth/job_secret.hpp"
+#include "support/string_hash.hpp"
+#include "transport/tcp/tcp_transport.hpp"
+#include "transport/udp/udp_transport.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,10 +1,10 @@
 // components_test.cpp - internal building blocks tested in one process.
-#include "config.hpp"
-#include "errors.hpp"
-#include "outgoing_message.hpp"
-#include "progress_backoff.hpp"
-#include "shm_ring.hpp"
-#include "stream_decoder.hpp"
+#include "core/config.hpp"
+#include "core/errors.hpp"
+#include "wire/outgoing_message.hpp"
+#include "core/progress_backoff.hpp"
+#include "transport/shm/shm_ring.hpp"
+#include "wire/stream_decoder.hpp"
 
 #include "test_util.hpp"
 

@@ -6,9 +6,9 @@
 // refusals, unanswered asks, an empty pool, and promotion to tcp, every
 // message checked once, in order and intact.
 #include "numbered_stream.hpp"
-#include "switch_policy.hpp"
+#include "hybrid/switch_policy.hpp"
 #include "test_util.hpp"
-#include "udp_ring_landing.hpp"
+#include "hybrid/udp_ring_landing.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 // decoder_regress_test.cpp - inputs that test/fuzz/run found to crash a
 // decoder of outside bytes, replayed from test/fuzz/corpus/*/crash-* the way
 // the fuzz target fed them, plus the behaviour each fix promises.
-#include "bootstrap.hpp"
-#include "errors.hpp"
-#include "job_secret.hpp"
-#include "kvs_wire.hpp"
-#include "stream_decoder.hpp"
+#include "core/bootstrap.hpp"
+#include "core/errors.hpp"
+#include "auth/job_secret.hpp"
+#include "kvs/kvs_wire.hpp"
+#include "wire/stream_decoder.hpp"
 
 #include <gtest/gtest.h>
 

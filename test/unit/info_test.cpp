@@ -1,11 +1,11 @@
 // info_test.cpp - the environment tables (libllc's and libllccoll's) are
 // complete, build information, and the paper's memory model (errata applied)
 // reproduces its numbers.
-#include "build_info.hpp"
-#include "config.hpp"
-#include "errors.hpp"
+#include "core/build_info.hpp"
+#include "core/config.hpp"
+#include "core/errors.hpp"
 #include "llc_coll.h"
-#include "mem_accounting.hpp"
+#include "mem/mem_accounting.hpp"
 #include "mem_model.hpp"
 
 #include <gtest/gtest.h>
@@ -156,8 +156,8 @@ TEST(EnvTable, EveryVariableReadInSrcLlcIsListed)
 
     // settings.def declares each setting once; config.cpp stores the plain
     // ones through the X-macro and must apply every special one by hand.
-    std::string def = strip_comments(slurp(std::string(LLC_SRCDIR) + "/settings.def"));
-    std::string config = strip_comments(slurp(std::string(LLC_SRCDIR) + "/config.cpp"));
+    std::string def = strip_comments(slurp(std::string(LLC_SRCDIR) + "/core/settings.def"));
+    std::string config = strip_comments(slurp(std::string(LLC_SRCDIR) + "/core/config.cpp"));
     std::regex row(R"(\bLLC_SETTING(_SPECIAL)?\(\s*(LLC_[A-Z0-9_]+)\s*,)");
     std::set<std::string> declared;
     for (auto it = std::sregex_iterator(def.begin(), def.end(), row); it != std::sregex_iterator(); ++it) {

@@ -6,13 +6,13 @@
 // (random bytes, requests without or with a wrong proof, a replayed proof,
 // silence, too many at once) are closed and counted (kvs_auth_rejected),
 // nothing they send is stored or answered, and the job's lookups go on.
-#include "bootstrap.hpp"
-#include "clock.hpp"
-#include "config.hpp"
-#include "errors.hpp"
+#include "core/bootstrap.hpp"
+#include "core/clock.hpp"
+#include "core/config.hpp"
+#include "core/errors.hpp"
 #include "job_secret_util.hpp"
-#include "kvs.hpp"
-#include "kvs_wire.hpp"
+#include "kvs/kvs.hpp"
+#include "kvs/kvs_wire.hpp"
 #include "stranger_util.hpp"
 #include "test_util.hpp"
 #include "traffic.hpp"

@@ -1,6 +1,6 @@
 // mem_test.cpp - llc_mem_report: the counters follow the real allocations.
-#include "mem_accounting.hpp"
-#include "shm_segment.hpp"
+#include "mem/mem_accounting.hpp"
+#include "transport/shm/shm_segment.hpp"
 
 #include "test_util.hpp"
 

@@ -2,8 +2,8 @@
 // hybrid layer: the rows follow the real per-peer state, the datagrams in
 // flight and the routes; the container sizes the walk relies on match what
 // the allocator is asked for; the udp memory model uses the udp sizes.
-#include "am_protocol.hpp"
-#include "mem_accounting.hpp"
+#include "wire/am_protocol.hpp"
+#include "mem/mem_accounting.hpp"
 #include "mem_model.hpp"
 
 #include "test_util.hpp"

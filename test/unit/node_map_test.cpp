@@ -1,10 +1,10 @@
 // node_map_test.cpp - the rank -> node table held once per node: the leader's
 // read-only shared segment, its lifecycle, the private fallback, and that no
 // per-process table grows with the job size.
-#include "errors.hpp"
-#include "mem_accounting.hpp"
-#include "node_map.hpp"
-#include "node_map_segment.hpp"
+#include "core/errors.hpp"
+#include "mem/mem_accounting.hpp"
+#include "node/node_map.hpp"
+#include "node/node_map_segment.hpp"
 
 #include "test_util.hpp"
 

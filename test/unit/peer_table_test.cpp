@@ -1,7 +1,7 @@
 // peer_table_test.cpp - PeerTable: cap, lookups under churn, eviction order,
 // memory; LazyZeroArray: pages committed on first write.
-#include "lazy_array.hpp"
-#include "peer_table.hpp"
+#include "support/lazy_array.hpp"
+#include "support/peer_table.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -2,7 +2,7 @@
 // by its processes: the count's lifecycle and bounds, the private share
 // fallback, and in hybrid jobs that one busy receiver may use the slots of
 // its quiet neighbours while the node as a whole stays within the cap.
-#include "rc_slots.hpp"
+#include "hybrid/rc_slots.hpp"
 
 #include "numbered_stream.hpp"
 #include "test_util.hpp"

@@ -1,8 +1,8 @@
 // receive_history_test.cpp - one source's receive history as a pure unit:
 // the paper's number of periods, the short-term load, and the recurrence
 // predictor that reads the long history; and the policy acting on it.
-#include "receive_history.hpp"
-#include "switch_policy.hpp"
+#include "hybrid/receive_history.hpp"
+#include "hybrid/switch_policy.hpp"
 
 #include <gtest/gtest.h>
 

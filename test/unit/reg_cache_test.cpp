@@ -4,11 +4,11 @@
 // max_entries 0, failures, the tree's memory; and a randomized run against a
 // reference model.  No RDMA device is involved (VerbsRegistrar is only
 // compiled here, see the last test).
-#include "config.hpp"
-#include "errors.hpp"
-#include "reg_cache.hpp"
+#include "core/config.hpp"
+#include "core/errors.hpp"
+#include "transport/verbs/reg_cache.hpp"
 #ifdef LLC_HAVE_VERBS
-#include "verbs_registrar.hpp"
+#include "transport/verbs/verbs_registrar.hpp"
 #endif
 
 #include <gtest/gtest.h>

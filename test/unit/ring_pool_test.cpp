@@ -3,10 +3,10 @@
 // exhaustion, release on destruction, the private fallback, pages given back
 // on return, configuration errors, and in a hybrid job that a source is
 // promoted only with a ring for it.
-#include "ring_pool.hpp"
+#include "hybrid/ring_pool.hpp"
 
-#include "config.hpp"
-#include "errors.hpp"
+#include "core/config.hpp"
+#include "core/errors.hpp"
 #include "numbered_stream.hpp"
 #include "test_util.hpp"
 

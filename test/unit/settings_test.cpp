@@ -1,11 +1,11 @@
 // settings_test.cpp - tests generated from the settings tables
-// (src/llc/settings.def, src/coll/settings.def): every documented default is
+// (src/llc/core/settings.def, src/coll/settings.def): every documented default is
 // the real default, every allowed value is accepted, every bad value is
 // refused with a message naming the setting, the value and the allowed values.
 #include "coll_settings.hpp"
-#include "config.hpp"
-#include "errors.hpp"
-#include "settings_table.hpp"
+#include "core/config.hpp"
+#include "core/errors.hpp"
+#include "core/settings_table.hpp"
 
 #include <gtest/gtest.h>
 
@@ -101,7 +101,7 @@ TEST(Settings, DocumentedDefaultsAreTheDefaults)
         }                                                                                                 \
     }
 #define LLC_SETTING_SPECIAL(NAME, ...)
-#include "settings.def"
+#include "core/settings.def"
 #undef LLC_SETTING
 #undef LLC_SETTING_SPECIAL
     EXPECT_GT(checked, 30);

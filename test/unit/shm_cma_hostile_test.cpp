@@ -15,10 +15,10 @@
 // its ring like real ones.
 #include "test_util.hpp"
 
-#include "../../src/llc/am_protocol.hpp"
-#include "../../src/llc/context.hpp"
-#include "../../src/llc/outgoing_message.hpp"
-#include "../../src/llc/shm_transport.hpp"
+#include "../../src/llc/wire/am_protocol.hpp"
+#include "../../src/llc/core/context.hpp"
+#include "../../src/llc/wire/outgoing_message.hpp"
+#include "../../src/llc/transport/shm/shm_transport.hpp"
 
 #include <sys/mman.h>
 #include <sys/syscall.h>

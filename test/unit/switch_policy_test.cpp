@@ -1,8 +1,8 @@
 // switch_policy_test.cpp - the receiver-driven hybrid's policy as a pure
 // unit: cost model and the per-period decisions (the receive history is in
 // receive_history_test.cpp).
-#include "switch_asks.hpp"
-#include "switch_policy.hpp"
+#include "hybrid/switch_asks.hpp"
+#include "hybrid/switch_policy.hpp"
 
 #include <gtest/gtest.h>
 

@@ -10,9 +10,9 @@
 // they reach the tagged handlers through a transport like real ones.
 #include "test_util.hpp"
 
-#include "../../src/llc/context.hpp"
-#include "../../src/llc/request_tokens.hpp"
-#include "../../src/llc/tagged.hpp"
+#include "../../src/llc/core/context.hpp"
+#include "../../src/llc/tagged/request_tokens.hpp"
+#include "../../src/llc/tagged/tagged.hpp"
 
 #include <sys/uio.h>
 #include <unistd.h>

@@ -5,7 +5,7 @@
 #include "alloc_counter.hpp"
 #include "test_util.hpp"
 
-#include "../../src/llc/tag_matcher.hpp"
+#include "../../src/llc/tagged/tag_matcher.hpp"
 
 #include <random>
 

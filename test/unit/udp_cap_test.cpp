@@ -5,10 +5,10 @@
 // data is never evicted (the cap overflows instead); a failed peer stays
 // failed once its state is gone.
 #include "checked_messages.hpp"
-#include "string_hash.hpp"
+#include "support/string_hash.hpp"
 #include "job_secret_util.hpp"
 #include "test_util.hpp"
-#include "udp_transport.hpp"
+#include "transport/udp/udp_transport.hpp"
 
 #include <arpa/inet.h>
 #include <dirent.h>

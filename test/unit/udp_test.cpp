@@ -4,7 +4,7 @@
 #include "numbered_stream.hpp"
 #include "test_util.hpp"
 #include "traffic.hpp"
-#include "udp_transport.hpp"
+#include "transport/udp/udp_transport.hpp"
 
 #include <unistd.h>
 

@@ -3,12 +3,12 @@
 // rejection of truncated, over-long, wrong-magic, wrong-version and
 // out-of-range input, the KVS text form, and the address travelling through
 // AddressBook (both LLC_KVS modes) next to tcp and udp addresses.
-#include "bootstrap.hpp"
-#include "config.hpp"
-#include "errors.hpp"
-#include "kvs.hpp"
+#include "core/bootstrap.hpp"
+#include "core/config.hpp"
+#include "core/errors.hpp"
+#include "kvs/kvs.hpp"
 #include "test_util.hpp"
-#include "verbs_address.hpp"
+#include "transport/verbs/verbs_address.hpp"
 
 #include <string>
 

@@ -3,7 +3,7 @@
 // return, returns never overflow the initial grant, the receiver batches
 // returns, flushes when asked, and flags a sender that overran its credits;
 // and the two sides together never let more than the grant be in flight.
-#include "verbs_credits.hpp"
+#include "transport/verbs/verbs_credits.hpp"
 
 #include <gtest/gtest.h>
 

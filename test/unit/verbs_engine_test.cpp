@@ -10,9 +10,9 @@
 // traffic goes on; a failed post or a failed send completion fails the
 // engine with a message; stray frames are dropped.
 // What this does not test: the ibv/mlx5dv calls themselves (verbs_transport.cpp).
-#include "errors.hpp"
+#include "core/errors.hpp"
 #include "test_util.hpp"
-#include "verbs_engine.hpp"
+#include "transport/verbs/verbs_engine.hpp"
 #include "verbs_fake_fabric.hpp"
 
 #include <gtest/gtest.h>

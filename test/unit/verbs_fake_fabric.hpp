@@ -19,7 +19,7 @@
 // fail_completions, rc (rc_supported) and registrar_.fail.
 #pragma once
 
-#include "verbs_engine.hpp"
+#include "transport/verbs/verbs_engine.hpp"
 
 #include <cstddef>
 #include <cstdint>

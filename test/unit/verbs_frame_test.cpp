@@ -5,8 +5,8 @@
 // with its header and payload, in order; completions reported once per
 // message, when its last byte is copied; received frames of another job,
 // from a bad rank, too short, with a lying length or an unknown type refused.
-#include "stream_decoder.hpp"
-#include "verbs_frame.hpp"
+#include "wire/stream_decoder.hpp"
+#include "transport/verbs/verbs_frame.hpp"
 
 #include <gtest/gtest.h>
 

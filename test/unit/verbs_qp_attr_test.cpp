@@ -6,7 +6,7 @@
 // (LLC_HAVE_VERBS); no device.
 #ifdef LLC_HAVE_VERBS
 
-#include "verbs_qp_attr.hpp"
+#include "transport/verbs/verbs_qp_attr.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // (verbs_recv_pool.hpp): never more than the bound posted, a consumed buffer
 // is reposted exactly once (after its release, not before), refused
 // transitions change nothing, and the paper's sizes.
-#include "verbs_recv_pool.hpp"
+#include "transport/verbs/verbs_recv_pool.hpp"
 
 #include <gtest/gtest.h>
 

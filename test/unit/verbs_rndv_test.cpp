@@ -17,10 +17,10 @@
 // the send with an error and unpins; a failed registration falls back to
 // the copy path; RC promotion moves the READs to the RC QP.
 // Not tested: the ibv calls (verbs_transport.cpp), never run on hardware.
-#include "config.hpp"
-#include "errors.hpp"
+#include "core/config.hpp"
+#include "core/errors.hpp"
 #include "test_util.hpp"
-#include "verbs_engine.hpp"
+#include "transport/verbs/verbs_engine.hpp"
 #include "verbs_fake_fabric.hpp"
 
 #include <gtest/gtest.h>

@@ -5,11 +5,11 @@
 // the choice of a usable device (with a made-up device): the verbs transport
 // with the data path built, a refusal without; the fallback after a failure
 // to start.
-#include "config.hpp"
-#include "errors.hpp"
-#include "net_selection.hpp"
+#include "core/config.hpp"
+#include "core/errors.hpp"
+#include "core/net_selection.hpp"
 #include "test_util.hpp"
-#include "verbs_devices.hpp"
+#include "transport/verbs/verbs_devices.hpp"
 
 #include <fcntl.h>
 #include <malloc.h>

@@ -4,15 +4,15 @@
 // and with --sizes the per-peer structure sizes behind the memory model
 // (doc/memory.md), and the verbs section: whether libllc was built with
 // libibverbs, the RDMA devices found and what LLC_NET=verbs would do.
-#include "build_info.hpp"
-#include "config.hpp"
-#include "errors.hpp"
+#include "core/build_info.hpp"
+#include "core/config.hpp"
+#include "core/errors.hpp"
 #include "llc.h"
 #include "llc_coll.h"
-#include "mem_accounting.hpp"
-#include "net_selection.hpp"
+#include "mem/mem_accounting.hpp"
+#include "core/net_selection.hpp"
 #include "settings_doc.hpp"
-#include "verbs_devices.hpp"
+#include "transport/verbs/verbs_devices.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -2,7 +2,7 @@
 // size: the paper's baseline and designed models (errata applied) next to
 // libllc's own model built from the sizeof of its real structures.  See
 // doc/memory.md.
-#include "mem_accounting.hpp"
+#include "mem/mem_accounting.hpp"
 #include "mem_model.hpp"
 
 #include <cmath>

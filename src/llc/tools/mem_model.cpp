@@ -1,9 +1,9 @@
 // mem_model.cpp - see mem_model.hpp.  Equation numbers are the paper's (001).
 #include "mem_model.hpp"
 
-#include "mem_accounting.hpp"
-#include "receive_history.hpp"
-#include "ring_pool.hpp"
+#include "mem/mem_accounting.hpp"
+#include "hybrid/receive_history.hpp"
+#include "hybrid/ring_pool.hpp"
 
 #include <algorithm>
 #include <cmath>

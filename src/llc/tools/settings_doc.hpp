@@ -1,5 +1,5 @@
 // settings_doc.hpp - doc/settings.md, generated from the two settings tables
-// (src/llc/settings.def, src/coll/settings.def): llc_info --settings-markdown.
+// (src/llc/core/settings.def, src/coll/settings.def): llc_info --settings-markdown.
 #pragma once
 
 #include <string>

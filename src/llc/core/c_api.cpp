@@ -1,0 +1,220 @@
+// c_api.cpp - the extern "C" functions of llc.h: argument checks, exception to
+// status conversion, and the llc_context handle.
+#include "core/context.hpp"
+#include "core/errors.hpp"
+#include "llc.h"
+#include "mem/mem_accounting.hpp"
+#include "tagged/tagged.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+
+struct llc_context {
+    explicit llc_context(const llc_init_params_t &params) : impl(params, this) {}
+    llc::Context impl;
+};
+
+namespace {
+
+// Record the message of a failed call where llc_last_error finds it.
+int failed(llc_context_t *ctx, int status, const std::string &message)
+{
+    if (ctx)
+        ctx->impl.set_last_error(message);
+    else
+        llc::set_last_init_error(message);
+    return status;
+}
+
+// Run fn, converting exceptions to a status and recording the message.  The
+// success path builds nothing: llc_progress and the tagged calls run here.
+template <class Fn> int guarded(llc_context_t *ctx, Fn &&fn)
+{
+    try {
+        return fn();
+    } catch (const llc::Error &e) {
+        return failed(ctx, e.status(), e.what());
+    } catch (const std::bad_alloc &) {
+        return failed(ctx, LLC_ERR_NOMEM, "out of memory");
+    } catch (const std::exception &e) {
+        return failed(ctx, LLC_ERR_SYSTEM, std::string("internal error: ") + e.what());
+    } catch (...) {
+        return failed(ctx, LLC_ERR_SYSTEM, "internal error: unknown exception");
+    }
+}
+
+int null_context(const char *fn)
+{
+    llc::set_last_init_error(std::string(fn) + ": context is NULL");
+    return LLC_ERR_INVALID;
+}
+
+} // namespace
+
+llc::Context &llc::context_of(llc_context_t *handle) { return handle->impl; }
+
+extern "C" {
+
+int llc_init(const llc_init_params_t *params, llc_context_t **ctx)
+{
+    if (ctx)
+        *ctx = nullptr;
+    return guarded(nullptr, [&]() -> int {
+        if (!params || !ctx)
+            throw llc::Error(LLC_ERR_INVALID, "llc_init: params and ctx must not be NULL");
+        *ctx = new llc_context(*params);
+        return LLC_OK;
+    });
+}
+
+int llc_finalize(llc_context_t *ctx)
+{
+    if (!ctx)
+        return null_context("llc_finalize");
+    int rc = guarded(ctx, [&]() -> int {
+        ctx->impl.finalize();
+        return LLC_OK;
+    });
+    if (rc != LLC_ERR_STATE && ctx->impl.config().mem_report) {
+        // LLC_MEM_REPORT=1: what the context holds at the end, before teardown.
+        std::string text = llc::MemWalk::measure(ctx->impl).format(ctx->impl.rank());
+        std::fputs(text.c_str(), stderr);
+        std::fflush(stderr);
+    }
+    if (rc == LLC_ERR_STATE)
+        return rc; // called from a handler: the context stays alive
+    if (rc != LLC_OK)
+        llc::set_last_init_error(ctx->impl.last_error()); // the context is gone after this call
+    delete ctx;
+    return rc;
+}
+
+uint32_t llc_caps(const llc_context_t *ctx)
+{
+    return ctx ? LLC_CAP_AM | LLC_CAP_TAGGED : 0;
+}
+
+int llc_rank(const llc_context_t *ctx) { return ctx ? ctx->impl.rank() : -1; }
+int llc_size(const llc_context_t *ctx) { return ctx ? ctx->impl.size() : -1; }
+int llc_node_of(const llc_context_t *ctx, int rank) { return ctx ? ctx->impl.node_of(rank) : -1; }
+
+int llc_am_register(llc_context_t *ctx, unsigned id, llc_am_handler_t handler, void *arg)
+{
+    if (!ctx)
+        return null_context("llc_am_register");
+    return guarded(ctx, [&]() -> int {
+        ctx->impl.register_handler(id, handler, arg);
+        return LLC_OK;
+    });
+}
+
+int llc_am_send(llc_context_t *ctx, int dest, unsigned id, const void *hdr, size_t hdr_len,
+                const llc_iov_t *iov, int iovcnt, llc_completion_t cb, void *cb_arg)
+{
+    if (!ctx)
+        return null_context("llc_am_send");
+    return guarded(ctx, [&]() -> int { return ctx->impl.am_send(dest, id, hdr, hdr_len, iov, iovcnt, cb, cb_arg); });
+}
+
+int llc_progress(llc_context_t *ctx, int *progressed)
+{
+    if (progressed)
+        *progressed = 0;
+    if (!ctx)
+        return null_context("llc_progress");
+    return guarded(ctx, [&]() -> int { return ctx->impl.progress(progressed); });
+}
+
+const char *llc_strerror(int status) { return llc::status_text(status); }
+
+const char *llc_last_error(const llc_context_t *ctx)
+{
+    return ctx ? ctx->impl.last_error() : llc::last_init_error();
+}
+
+int llc_get_stats_sized(const llc_context_t *ctx, llc_stats_t *out, size_t size)
+{
+    if (!ctx || !out || size == 0)
+        return LLC_ERR_INVALID;
+    llc_stats_t all = ctx->impl.stats();
+    std::memcpy(out, &all, std::min(size, sizeof(all)));
+    return LLC_OK;
+}
+
+int llc_tsend(llc_context_t *ctx, int dest, uint32_t source, uint64_t tag, const void *buf, size_t len,
+              unsigned flags, llc_treq_t *req)
+{
+    if (!ctx)
+        return null_context("llc_tsend");
+    return guarded(ctx, [&]() -> int { return ctx->impl.tagged().send(dest, source, tag, buf, len, flags, req); });
+}
+
+int llc_trecv(llc_context_t *ctx, int source, uint64_t tag, uint64_t ignore, void *buf, size_t len, llc_treq_t *req)
+{
+    if (!ctx)
+        return null_context("llc_trecv");
+    return guarded(ctx, [&]() -> int { return ctx->impl.tagged().recv(source, tag, ignore, buf, len, req); });
+}
+
+int llc_tprobe(llc_context_t *ctx, int source, uint64_t tag, uint64_t ignore, int *found, llc_treq_t *info)
+{
+    if (!ctx)
+        return null_context("llc_tprobe");
+    return guarded(ctx, [&]() -> int {
+        bool f = ctx->impl.tagged().probe(source, tag, ignore, info);
+        if (found)
+            *found = f;
+        return LLC_OK;
+    });
+}
+
+int llc_tmprobe(llc_context_t *ctx, int source, uint64_t tag, uint64_t ignore, int *found, llc_tmsg_t **msg,
+                llc_treq_t *info)
+{
+    if (!ctx)
+        return null_context("llc_tmprobe");
+    return guarded(ctx, [&]() -> int {
+        if (!msg)
+            throw llc::Error(LLC_ERR_INVALID, "llc_tmprobe: msg is NULL");
+        *msg = ctx->impl.tagged().mprobe(source, tag, ignore, info);
+        if (found)
+            *found = *msg != nullptr;
+        return LLC_OK;
+    });
+}
+
+int llc_tmrecv(llc_context_t *ctx, llc_tmsg_t *msg, void *buf, size_t len, llc_treq_t *req)
+{
+    if (!ctx)
+        return null_context("llc_tmrecv");
+    return guarded(ctx, [&]() -> int { return ctx->impl.tagged().mrecv(msg, buf, len, req); });
+}
+
+int llc_tcancel(llc_context_t *ctx, llc_treq_t *req, int *cancelled)
+{
+    if (!ctx)
+        return null_context("llc_tcancel");
+    return guarded(ctx, [&]() -> int {
+        bool c = ctx->impl.tagged().cancel(req);
+        if (cancelled)
+            *cancelled = c;
+        return LLC_OK;
+    });
+}
+
+int llc_mem_report(const llc_context_t *ctx, llc_mem_entry_t *out, int max)
+{
+    if (!ctx || max < 0 || (max > 0 && !out))
+        return LLC_ERR_INVALID;
+    try {
+        return llc::MemWalk::measure(ctx->impl).export_to(out, max);
+    } catch (...) {
+        return LLC_ERR_NOMEM;
+    }
+}
+
+} // extern "C"

@@ -1,0 +1,466 @@
+// tagged.cpp - the tagged protocol: eager, request-to-send, pull, acknowledge.
+#include "tagged/tagged.hpp"
+
+#include "core/context.hpp"
+#include "core/errors.hpp"
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace llc {
+
+namespace {
+
+void start(llc_treq_t *req, TreqState::Kind kind, void *buf, uint64_t capacity)
+{
+    TreqState &r = state_of(req);
+    std::memset(&r, 0, sizeof(r));
+    r.kind = kind;
+    r.buf = buf;
+    r.capacity = capacity;
+    r.magic = TreqState::kMagic;
+    req->status = LLC_OK;
+}
+
+constexpr unsigned bit(TreqState::Await a) { return 1u << a; }
+
+std::string hex(uint64_t v)
+{
+    char b[24];
+    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+    return b;
+}
+
+} // namespace
+
+template <class T> bool Tagged::header_ok(const void *hdr, size_t hdr_len, int src, const char *what, T &out)
+{
+    if (hdr_len != sizeof(T)) {
+        reject(src, std::string("a tagged ") + what + " record with " + std::to_string(hdr_len) +
+                        " header bytes (not " + std::to_string(sizeof(T)) + ")");
+        return false;
+    }
+    std::memcpy(&out, hdr, sizeof(T));
+    return true;
+}
+
+void Tagged::reject(int src, const std::string &why)
+{
+    ctx_.counters().tag_rejected++;
+    rejects_.note(ctx_.rank(), "rank " + std::to_string(src), why);
+}
+
+void Tagged::await(TreqState &r, TreqState::Await what)
+{
+    r.token = tokens_.issue(&r);
+    r.awaiting = what;
+}
+
+void Tagged::stop_awaiting(TreqState &r)
+{
+    tokens_.release(r.token);
+    r.token = 0;
+    r.awaiting = TreqState::AwaitNone;
+}
+
+Tagged::Tagged(Context &ctx) : ctx_(ctx)
+{
+    ctx_.register_internal_handler(kTagEager, on_eager, this);
+    ctx_.register_internal_handler(kTagRts, on_rts, this);
+    ctx_.register_internal_handler(kTagCts, on_cts, this);
+    ctx_.register_internal_handler(kTagData, on_data, this);
+    ctx_.register_internal_handler(kTagFin, on_fin, this);
+    ctx_.register_internal_handler(kTagFail, on_fail, this);
+}
+
+int Tagged::send(int dest, uint32_t source, uint64_t tag, const void *buf, size_t len, unsigned flags,
+                 llc_treq_t *req)
+{
+    if (!req)
+        throw Error(LLC_ERR_INVALID, "llc_tsend: req is NULL");
+    if (dest < 0 || dest >= ctx_.size())
+        throw Error(LLC_ERR_INVALID, "llc_tsend: destination rank " + std::to_string(dest) +
+                                         " is out of range: valid ranks are 0.." + std::to_string(ctx_.size() - 1));
+    if (!buf && len > 0)
+        throw Error(LLC_ERR_INVALID, "llc_tsend: buf is NULL with a length of " + std::to_string(len));
+    if (flags & ~unsigned(LLC_TSEND_SYNC))
+        throw Error(LLC_ERR_INVALID, "llc_tsend: unknown flags " + std::to_string(flags));
+    start(req, TreqState::Send, const_cast<void *>(buf), len);
+    TreqState &r = state_of(req);
+    r.peer = dest;
+    bool sync = flags & LLC_TSEND_SYNC;
+    TagWire w{};
+    w.tag = tag;
+    w.source = source;
+    w.length = len;
+    if (len <= ctx_.config().tag_eager_bytes) {
+        if (!sync && ctx_.try_send_tagged_inline(dest, tag, source, buf, len)) {
+            ctx_.counters().tag_eager_sends++;
+            r.magic = 0;
+            return LLC_OK;
+        }
+        w.flags = sync ? kWireSync : 0;
+        if (sync) {
+            await(r, TreqState::AwaitFin);
+            w.sreq = r.token;
+        }
+        llc_iov_t iov{buf, len};
+        int rc = ctx_.send_am(dest, kTagEager, &w, sizeof(w), &iov, 1, on_send_done, req);
+        ctx_.counters().tag_eager_sends++;
+        r.pending = (rc == LLC_INPROGRESS ? 1 : 0) + (sync ? 1 : 0);
+    } else {
+        // Request-to-send: the receiver pulls the payload once a receive
+        // matches (which also makes it synchronous).
+        await(r, TreqState::AwaitReply);
+        w.sreq = r.token;
+        w.pid = int32_t(::getpid());
+        w.addr = uint64_t(uintptr_t(buf));
+        ctx_.send_am(dest, kTagRts, &w, sizeof(w), nullptr, 0, nullptr, nullptr);
+        ctx_.counters().tag_rndv_sends++;
+        r.pending = 1;
+    }
+    if (r.pending == 0) {
+        r.magic = 0;
+        return LLC_OK;
+    }
+    return LLC_INPROGRESS;
+}
+
+int Tagged::recv(int source, uint64_t tag, uint64_t ignore, void *buf, size_t len, llc_treq_t *req)
+{
+    if (!req)
+        throw Error(LLC_ERR_INVALID, "llc_trecv: req is NULL");
+    if (!buf && len > 0)
+        throw Error(LLC_ERR_INVALID, "llc_trecv: buf is NULL with a length of " + std::to_string(len));
+    if (source < LLC_ANY_SOURCE)
+        throw Error(LLC_ERR_INVALID, "llc_trecv: source label " + std::to_string(source) +
+                                         " is negative (LLC_ANY_SOURCE is -1)");
+    start(req, TreqState::Recv, buf, len);
+    TreqState &r = state_of(req);
+    r.tag = tag;
+    r.ignore = ignore;
+    r.source = source;
+    if (Unexpected *u = matcher_.find_unexpected(tag, ignore, source, true)) {
+        std::unique_ptr<Unexpected> owned(u);
+        if (deliver(r, u->env, u->flags, u->sreq, u->data.get(), u->rndv, u->pid, u->addr)) {
+            r.magic = 0;
+            return LLC_OK;
+        }
+        return LLC_INPROGRESS;
+    }
+    matcher_.post(r);
+    return LLC_INPROGRESS;
+}
+
+bool Tagged::probe(int source, uint64_t tag, uint64_t ignore, llc_treq_t *info)
+{
+    Unexpected *u = matcher_.find_unexpected(tag, ignore, source, false);
+    if (u && info)
+        set_results(info, u->env, 0);
+    return u != nullptr;
+}
+
+llc_tmsg_t *Tagged::mprobe(int source, uint64_t tag, uint64_t ignore, llc_treq_t *info)
+{
+    Unexpected *u = matcher_.find_unexpected(tag, ignore, source, true);
+    if (u && info)
+        set_results(info, u->env, 0);
+    return reinterpret_cast<llc_tmsg_t *>(u);
+}
+
+int Tagged::mrecv(llc_tmsg_t *msg, void *buf, size_t len, llc_treq_t *req)
+{
+    if (!msg || !req)
+        throw Error(LLC_ERR_INVALID, "llc_tmrecv: msg or req is NULL");
+    if (!buf && len > 0)
+        throw Error(LLC_ERR_INVALID, "llc_tmrecv: buf is NULL with a length of " + std::to_string(len));
+    std::unique_ptr<Unexpected> u(reinterpret_cast<Unexpected *>(msg));
+    start(req, TreqState::Recv, buf, len);
+    TreqState &r = state_of(req);
+    if (deliver(r, u->env, u->flags, u->sreq, u->data.get(), u->rndv, u->pid, u->addr)) {
+        r.magic = 0;
+        return LLC_OK;
+    }
+    return LLC_INPROGRESS;
+}
+
+bool Tagged::cancel(llc_treq_t *req)
+{
+    if (!req)
+        throw Error(LLC_ERR_INVALID, "llc_tcancel: req is NULL");
+    TreqState &r = state_of(req);
+    if (r.magic != TreqState::kMagic || r.kind != TreqState::Recv || !matcher_.unpost(r))
+        return false;
+    r.magic = 0;
+    req->status = LLC_ERR_CANCELED;
+    ctx_.counters().tag_cancelled++;
+    return true;
+}
+
+void Tagged::set_results(llc_treq_t *req, const TagEnvelope &env, size_t received)
+{
+    req->src_rank = env.src_rank;
+    req->source = env.source;
+    req->tag = env.tag;
+    req->length = size_t(env.length);
+    req->received = received;
+}
+
+bool Tagged::deliver(TreqState &r, const TagEnvelope &env, uint32_t flags, uint64_t sreq, const char *data, bool rndv,
+                     int32_t pid, uint64_t addr)
+{
+    llc_treq_t *req = request_of(&r);
+    size_t n = size_t(std::min<uint64_t>(env.length, r.capacity));
+    set_results(req, env, n);
+    if (env.length > r.capacity) {
+        req->status = LLC_ERR_TRUNCATE;
+        ctx_.counters().tag_truncated++;
+    }
+    if (!rndv) {
+        if (n)
+            std::memcpy(r.buf, data, n);
+        if (flags & kWireSync)
+            send_reply(env.src_rank, kTagFin, sreq, 0);
+        return true;
+    }
+    bool same_node = ctx_.node_of(env.src_rank) == ctx_.node_of(ctx_.rank());
+    int err = 0;
+    switch (same_node ? pull_by_cma(r, n, pid, addr, err) : Pull::NotPermitted) {
+    case Pull::Done:
+        ctx_.counters().tag_cma_reads++;
+        send_reply(env.src_rank, kTagFin, sreq, 0);
+        return true;
+    case Pull::Failed:
+        // The sender named memory (or a process) we cannot read: this
+        // receive and that send fail, nothing else does.
+        req->status = LLC_ERR_PEER;
+        req->received = 0;
+        ctx_.counters().tag_read_failed++;
+        reject(env.src_rank, "its request-to-send named " + std::to_string(env.length) + " bytes at " + hex(addr) +
+                                 " in process " + std::to_string(pid) + " that could not be read (" +
+                                 std::strerror(err) + "): the receive completes with LLC_ERR_PEER");
+        send_reply(env.src_rank, kTagFail, sreq, 0);
+        return true;
+    case Pull::NotPermitted:
+        break;
+    }
+    await(r, TreqState::AwaitData);
+    send_reply(env.src_rank, kTagCts, sreq, r.token); // the sender streams it (on_data)
+    return false;
+}
+
+Tagged::Pull Tagged::pull_by_cma(TreqState &r, size_t n, int32_t pid, uint64_t addr, int &errno_out)
+{
+    const Config &cfg = ctx_.config();
+    if (!cfg.cma_enabled || cfg.cma_simulate_eperm)
+        return Pull::NotPermitted;
+#ifdef HAVE_PROCESS_VM_READV
+    size_t done = 0;
+    while (done < n) {
+        struct iovec local = {static_cast<char *>(r.buf) + done, n - done};
+        struct iovec remote = {reinterpret_cast<void *>(uintptr_t(addr + done)), n - done};
+        ssize_t got = ::process_vm_readv(pid_t(pid), &local, 1, &remote, 1, 0);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 && done == 0 && (errno == EPERM || errno == ENOSYS))
+            return Pull::NotPermitted; // ptrace rules or a seccomp filter: the sender streams it instead
+        if (got <= 0) {
+            // EFAULT (an address or length the sender does not have), ESRCH
+            // (no such process), or the read stopped part-way
+            errno_out = got < 0 ? errno : EFAULT;
+            return Pull::Failed;
+        }
+        done += size_t(got);
+    }
+    return Pull::Done;
+#else
+    (void)r, (void)n, (void)pid, (void)addr, (void)errno_out;
+    return Pull::NotPermitted;
+#endif
+}
+
+void Tagged::send_reply(int dest, unsigned id, uint64_t sreq, uint64_t rreq)
+{
+    TagReply reply{sreq, rreq};
+    ctx_.send_am(dest, id, &reply, sizeof(reply), nullptr, 0, nullptr, nullptr);
+}
+
+TreqState *Tagged::awaiting_request(int src, uint64_t token, unsigned accepted, const char *what)
+{
+    TreqState *r = tokens_.find(token);
+    if (!r) {
+        reject(src, std::string("a tagged ") + what + " naming token " + hex(token) +
+                        ", no request of ours (forged, or the request has completed)");
+        return nullptr;
+    }
+    int peer = r->kind == TreqState::Send ? r->peer : request_of(r)->src_rank;
+    if (!(accepted & bit(TreqState::Await(r->awaiting))) || peer != src) {
+        reject(src, std::string("a tagged ") + what + " for a request of ours that does not wait for one from rank " +
+                        std::to_string(src));
+        return nullptr;
+    }
+    return r;
+}
+
+void Tagged::finish(TreqState &r, int status, bool call_back)
+{
+    // (A request holding a token cannot complete: each await ends in stop_awaiting first.)
+    llc_treq_t *req = request_of(&r);
+    r.magic = 0;
+    r.kind = TreqState::Free;
+    req->status = status;
+    if (call_back && req->cb)
+        req->cb(req);
+}
+
+void Tagged::send_event_done(TreqState &r, int status)
+{
+    llc_treq_t *req = request_of(&r);
+    if (status != LLC_OK && req->status == LLC_OK)
+        req->status = status;
+    if (--r.pending == 0)
+        finish(r, req->status, true);
+}
+
+void Tagged::on_send_done(void *req, int status)
+{
+    TreqState &r = state_of(static_cast<llc_treq_t *>(req));
+    if (r.magic == TreqState::kMagic && r.kind == TreqState::Send && r.pending > 0)
+        send_event_done(r, status);
+}
+
+void Tagged::arrived(int src, const TagWire &w, const void *data, size_t data_len, bool rndv)
+{
+    if (!rndv && data_len != w.length) {
+        reject(src, "a tagged message that declares " + std::to_string(w.length) + " bytes and carries " +
+                        std::to_string(data_len));
+        return;
+    }
+    TagEnvelope env{w.tag, w.source, src, w.length};
+    if (TreqState *r = matcher_.take_posted(env)) {
+        if (deliver(*r, env, w.flags, w.sreq, static_cast<const char *>(data), rndv, w.pid, w.addr))
+            finish(*r, request_of(r)->status, true);
+        return;
+    }
+    auto u = std::make_unique<Unexpected>();
+    u->env = env;
+    u->flags = w.flags;
+    u->sreq = w.sreq;
+    u->rndv = rndv;
+    u->pid = w.pid;
+    u->addr = w.addr;
+    if (!rndv && data_len) {
+        u->data.reset(new char[data_len]);
+        std::memcpy(u->data.get(), data, data_len);
+    }
+    matcher_.add_unexpected(std::move(u));
+    ctx_.counters().tag_unexpected++;
+}
+
+void Tagged::on_eager(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *data,
+                      size_t data_len)
+{
+    auto *t = static_cast<Tagged *>(self);
+    TagWire w;
+    if (t->header_ok(hdr, hdr_len, src, "eager", w))
+        t->arrived(src, w, data, data_len, false);
+}
+
+void Tagged::on_rts(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t)
+{
+    auto *t = static_cast<Tagged *>(self);
+    TagWire w;
+    if (t->header_ok(hdr, hdr_len, src, "request-to-send", w))
+        t->arrived(src, w, nullptr, 0, true);
+}
+
+void Tagged::on_cts(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t)
+{
+    auto *t = static_cast<Tagged *>(self);
+    TagReply in;
+    if (!t->header_ok(hdr, hdr_len, src, "clear-to-send", in))
+        return;
+    TreqState *r = t->awaiting_request(src, in.sreq, bit(TreqState::AwaitReply), "clear-to-send");
+    if (!r)
+        return;
+    t->stop_awaiting(*r);
+    TagReply out{0, in.rreq};
+    llc_iov_t iov{r->buf, size_t(r->capacity)};
+    int rc = t->ctx_.send_am(src, kTagData, &out, sizeof(out), &iov, 1, on_send_done, request_of(r));
+    if (rc == LLC_OK)
+        t->send_event_done(*r, LLC_OK); // copied out already: the send is complete
+}
+
+void Tagged::on_data(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *data,
+                     size_t data_len)
+{
+    auto *t = static_cast<Tagged *>(self);
+    TagReply in;
+    if (!t->header_ok(hdr, hdr_len, src, "data", in))
+        return;
+    TreqState *r = t->awaiting_request(src, in.rreq, bit(TreqState::AwaitData), "data");
+    if (!r)
+        return;
+    llc_treq_t *req = request_of(r);
+    if (data_len != req->length) {
+        t->reject(src, "tagged data of " + std::to_string(data_len) + " bytes for a message of " +
+                           std::to_string(req->length));
+        return; // the receive keeps waiting for the right data
+    }
+    t->stop_awaiting(*r);
+    if (req->received && data != r->buf) // (else received in place: data_destination)
+        std::memcpy(r->buf, data, req->received);
+    else if (req->received)
+        t->ctx_.counters().tag_data_in_place++;
+    t->finish(*r, req->status, true);
+}
+
+char *Tagged::data_destination(int src, const void *hdr, size_t hdr_len, uint64_t len)
+{
+    TagReply in;
+    if (hdr_len != sizeof(in))
+        return nullptr;
+    std::memcpy(&in, hdr, sizeof(in));
+    TreqState *r = tokens_.find(in.rreq);
+    if (!r || r->kind != TreqState::Recv || TreqState::Await(r->awaiting) != TreqState::AwaitData)
+        return nullptr;
+    const llc_treq_t *req = request_of(r);
+    if (req->src_rank != src || req->length != len || req->received != len || len == 0)
+        return nullptr; // on_data rejects it or copies a truncated prefix
+    return static_cast<char *>(r->buf);
+}
+
+void Tagged::on_fin(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t)
+{
+    auto *t = static_cast<Tagged *>(self);
+    TagReply in;
+    if (!t->header_ok(hdr, hdr_len, src, "acknowledgement", in))
+        return;
+    TreqState *r = t->awaiting_request(src, in.sreq, bit(TreqState::AwaitReply) | bit(TreqState::AwaitFin),
+                                       "acknowledgement");
+    if (!r)
+        return;
+    t->stop_awaiting(*r);
+    t->send_event_done(*r, LLC_OK);
+}
+
+void Tagged::on_fail(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t)
+{
+    auto *t = static_cast<Tagged *>(self);
+    TagReply in;
+    if (!t->header_ok(hdr, hdr_len, src, "read failure", in))
+        return;
+    TreqState *r = t->awaiting_request(src, in.sreq, bit(TreqState::AwaitReply), "read failure");
+    if (!r)
+        return;
+    t->stop_awaiting(*r);
+    t->send_event_done(*r, LLC_ERR_PEER);
+}
+
+} // namespace llc

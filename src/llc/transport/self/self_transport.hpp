@@ -1,0 +1,29 @@
+// self_transport.hpp - messages a process sends to itself: queued, delivered by
+// the next llc_progress (never inside llc_am_send).
+#pragma once
+
+#include "support/byte_buffer.hpp"
+#include "wire/outgoing_message.hpp"
+
+#include <deque>
+#include <memory>
+
+namespace llc {
+
+class Context;
+
+class SelfTransport {
+public:
+    explicit SelfTransport(Context &ctx) : ctx_(ctx) {}
+    int send(std::unique_ptr<OutgoingMessage> msg);
+    bool progress();
+    bool has_pending() const { return !queue_.empty(); }
+
+private:
+    friend struct MemWalk; // mem_accounting.cpp counts the members
+    Context &ctx_;
+    std::deque<std::unique_ptr<OutgoingMessage>> queue_;
+    ByteBuffer gather_;
+};
+
+} // namespace llc

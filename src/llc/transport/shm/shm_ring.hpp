@@ -1,0 +1,241 @@
+// shm_ring.hpp - single-producer single-consumer ring of byte chunks in
+// shared memory.
+//
+// The producer writes a message's bytes as chunks.  A chunk is a 16-byte
+// header {seal, len} followed by len bytes, padded to 16 bytes; chunks start
+// at 16-byte aligned positions, so a header never wraps (the payload may).
+// Positions count bytes ever written (64-bit, never wrap).  The producer
+// writes len and the payload, then stores seal = start position + 1 with
+// release: the chunk's own first word says it is ready, so a waiting
+// consumer reads one cache line, the one that also holds the start of the
+// data, instead of a shared head counter on a line of its own and then the
+// data (one cache-line transfer less per message).  A seal left from an
+// earlier lap holds an older position and never matches; and before it seals
+// a chunk the producer zeroes the word where the next chunk will start, so
+// that old payload bytes there (which could hold any value, a future
+// position included) are never taken for a seal.  That word needs room: the
+// producer always leaves one header's worth of space free.
+//
+// A chunk is either a piece of the byte stream (records, am_protocol.hpp,
+// reassembled by a StreamDecoder) or, with kMessageFlag set in its len, one
+// whole small message of its own format that never wraps: the fast path of
+// small tagged sends (ShmTagHeader), which skips the decoder.
+//
+// tail counts bytes consumed (only the consumer stores it, with release, so
+// the producer may reuse the space).  head counts bytes written; only the
+// producer touches it.  The producer keeps the last tail it read and reads
+// the shared one again only when that copy says the ring is too full.
+#pragma once
+
+#include "core/errors.hpp"
+#include "wire/outgoing_message.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace llc {
+
+constexpr size_t kCacheLine = 64;
+
+struct RingControl {
+    alignas(kCacheLine) std::atomic<uint64_t> head;
+    alignas(kCacheLine) std::atomic<uint64_t> tail;
+    // Set by the producer during llc_finalize once it has nothing more to send.
+    alignas(kCacheLine) std::atomic<uint32_t> sender_drained;
+    // Set by the producer when it enters llc_finalize: until then a consumer
+    // that finalizes first waits for it without a time limit (the producer
+    // may compute for as long as it likes before finalizing).
+    std::atomic<uint32_t> sender_finalizing;
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared-memory atomics must be lock-free");
+static_assert(sizeof(RingControl) % kCacheLine == 0, "ring control padding");
+
+class ShmRing {
+public:
+    static constexpr size_t kChunkAlign = 16;
+    static constexpr size_t kChunkHeader = 16; // seal (8 bytes), len (8 bytes)
+    static constexpr uint64_t kMessageFlag = uint64_t(1) << 63; // in len: a whole message chunk
+    // Space one chunk of n bytes takes, with the next chunk's zeroed seal.
+    static size_t footprint(size_t n) { return 2 * kChunkHeader + padded(n); }
+
+    ShmRing() = default;
+    // capacity: a power of two, at least 64 (the segment gives >= 4096).
+    ShmRing(RingControl *control, char *data, size_t capacity)
+        : control_(control), data_(data), capacity_(capacity), mask_(capacity - 1),
+          head_(control ? control->head.load(std::memory_order_relaxed) : 0),
+          tail_seen_(control ? control->tail.load(std::memory_order_acquire) : 0)
+    {
+    }
+
+    // Called once by the segment's owner before anyone else maps it (the
+    // data area of a new segment is zero: no seal matches position 0 + 1).
+    static void initialize(RingControl *control)
+    {
+        new (&control->head) std::atomic<uint64_t>(0);
+        new (&control->tail) std::atomic<uint64_t>(0);
+        new (&control->sender_drained) std::atomic<uint32_t>(0);
+        new (&control->sender_finalizing) std::atomic<uint32_t>(0);
+    }
+
+    RingControl *control() const { return control_; }
+
+    // Producer: write as much of the message's remaining bytes as fits, as
+    // one chunk.
+    size_t write_from(OutgoingMessage &msg)
+    {
+        uint64_t head = head_;
+        size_t space = space_for(head, footprint(msg.remaining()));
+        if (space < footprint(1))
+            return 0;
+        size_t want = std::min(space - 2 * kChunkHeader, msg.remaining());
+        if (want == 0)
+            return 0;
+        size_t pos = (size_t(head) + kChunkHeader) & mask_;
+        size_t first = std::min(want, capacity_ - pos);
+        size_t done = msg.copy_out(data_ + pos, first);
+        if (done == first && want > first)
+            done += msg.copy_out(data_, want - first);
+        if (done == 0)
+            return 0;
+        publish(head, done);
+        return done;
+    }
+
+    // Producer: copy the n spans (total bytes) as one chunk only if all fit
+    // now.  The fast path of small sends (no message object).
+    bool try_write_whole(const ConstSpan *spans, size_t n, size_t total)
+    {
+        uint64_t head = head_;
+        if (total == 0 || footprint(total) > capacity_ || space_for(head, footprint(total)) < footprint(total))
+            return false;
+        size_t pos = (size_t(head) + kChunkHeader) & mask_;
+        for (size_t i = 0; i < n; i++) {
+            const char *p = spans[i].data;
+            size_t len = spans[i].len;
+            size_t first = std::min(len, capacity_ - pos);
+            std::memcpy(data_ + pos, p, first);
+            if (len > first)
+                std::memcpy(data_, p + first, len - first);
+            pos = (pos + len) & mask_;
+        }
+        publish(head, total);
+        return true;
+    }
+
+    // Producer: copy the n spans (total bytes) as one message chunk
+    // (kMessageFlag) if they fit now without wrapping around the end of the
+    // ring; else false (the caller sends them as stream records).
+    bool try_write_message(const ConstSpan *spans, size_t n, size_t total)
+    {
+        uint64_t head = head_;
+        size_t pos = (size_t(head) + kChunkHeader) & mask_;
+        if (total == 0 || pos + total > capacity_ || space_for(head, footprint(total)) < footprint(total))
+            return false;
+        for (size_t i = 0; i < n; i++) {
+            std::memcpy(data_ + pos, spans[i].data, spans[i].len);
+            pos += spans[i].len;
+        }
+        publish(head, total, kMessageFlag);
+        return true;
+    }
+
+    // Consumer: pass the bytes of every sealed chunk to consume(ptr, len)
+    // (two spans for a payload that wraps), or of a message chunk to
+    // message(ptr, len), in ring order, then release the space.  Stops after
+    // one capacity's worth so that a busy producer cannot keep it here.  A
+    // chunk header that cannot have been written by a correct producer is a
+    // protocol error (LLC_ERR_PEER).
+    template <class Consume> size_t read_all(Consume &&consume)
+    {
+        return read_all(consume, [this](const char *, size_t) {
+            throw Error(LLC_ERR_PEER, "protocol error: a message chunk in a shared-memory ring of stream records "
+                                      "(ring of " + std::to_string(capacity_) + " bytes)");
+        });
+    }
+    template <class Consume, class Message> size_t read_all(Consume &&consume, Message &&message)
+    {
+        const uint64_t start = control_->tail.load(std::memory_order_relaxed);
+        uint64_t tail = start;
+        while (tail - start < capacity_) {
+            size_t pos = size_t(tail) & mask_;
+            if (seal_at(pos).load(std::memory_order_acquire) != tail + 1)
+                break;
+            uint64_t word;
+            std::memcpy(&word, data_ + pos + 8, sizeof(word));
+            const bool whole = word & kMessageFlag;
+            const uint64_t len = word & ~kMessageFlag;
+            size_t at = (pos + kChunkHeader) & mask_;
+            if (len == 0 || len > capacity_ - 2 * kChunkHeader || (whole && at + len > capacity_))
+                throw Error(LLC_ERR_PEER, "protocol error: shared-memory ring chunk of " + std::to_string(len) +
+                                              " bytes in a ring of " + std::to_string(capacity_) +
+                                              (whole ? " (a message chunk that wraps)" : ""));
+            // The space is released after the callbacks: what they are given stays put.
+            if (whole) {
+                message(static_cast<const char *>(data_ + at), size_t(len));
+            } else {
+                size_t first = std::min(size_t(len), capacity_ - at);
+                consume(static_cast<const char *>(data_ + at), first);
+                if (len > first)
+                    consume(static_cast<const char *>(data_), size_t(len) - first);
+            }
+            tail += kChunkHeader + padded(size_t(len));
+        }
+        if (tail == start)
+            return 0;
+        control_->tail.store(tail, std::memory_order_release);
+        return size_t(tail - start);
+    }
+
+    // Consumer: no sealed chunk waits.
+    bool empty() const
+    {
+        uint64_t tail = control_->tail.load(std::memory_order_relaxed);
+        return seal_at(size_t(tail) & mask_).load(std::memory_order_acquire) != tail + 1;
+    }
+
+private:
+    static size_t padded(size_t n) { return (n + kChunkAlign - 1) & ~(kChunkAlign - 1); }
+
+    std::atomic<uint64_t> &seal_at(size_t pos) const
+    {
+        return *reinterpret_cast<std::atomic<uint64_t> *>(data_ + pos);
+    }
+
+    // Producer: the next chunk's seal zeroed, len, then the seal (release),
+    // then head for the record.
+    void publish(uint64_t head, size_t len, uint64_t flags = 0)
+    {
+        size_t pos = size_t(head) & mask_;
+        uint64_t next = head + kChunkHeader + padded(len);
+        seal_at(size_t(next) & mask_).store(0, std::memory_order_relaxed);
+        uint64_t len64 = len | flags;
+        std::memcpy(data_ + pos + 8, &len64, sizeof(len64));
+        seal_at(pos).store(head + 1, std::memory_order_release);
+        head_ = next;
+        control_->head.store(head_, std::memory_order_relaxed);
+    }
+
+    // Producer: free bytes, from the remembered tail when that shows `want`
+    // fit, else from a fresh read of the shared tail.
+    size_t space_for(uint64_t head, size_t want)
+    {
+        size_t space = capacity_ - size_t(head - tail_seen_);
+        if (space >= want)
+            return space;
+        tail_seen_ = control_->tail.load(std::memory_order_acquire);
+        return capacity_ - size_t(head - tail_seen_);
+    }
+
+    RingControl *control_ = nullptr;
+    char *data_ = nullptr;
+    size_t capacity_ = 0;
+    size_t mask_ = 0;
+    uint64_t head_ = 0;      // producer's position (control_->head mirrors it)
+    uint64_t tail_seen_ = 0; // producer's copy of control_->tail (never ahead of it)
+};
+
+} // namespace llc

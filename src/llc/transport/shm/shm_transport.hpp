@@ -1,0 +1,112 @@
+// shm_transport.hpp - messages between processes on the same node, through
+// byte rings in shared memory, with single-copy (CMA) for large payloads.
+#pragma once
+
+#include "support/byte_buffer.hpp"
+#include "auth/job_secret.hpp"
+#include "wire/outgoing_message.hpp"
+#include "transport/shm/shm_segment.hpp"
+#include "wire/stream_decoder.hpp"
+#include "support/unique_fd.hpp"
+
+#include <poll.h>
+#include <sys/types.h>
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llc {
+
+class Context;
+
+class ShmTransport {
+public:
+    // Creates this process's segment (one ring per process in local_ranks).
+    ShmTransport(Context &ctx, const std::string &job_id, const std::vector<int> &local_ranks);
+    ~ShmTransport();
+    // After a fence: map the peers' segments.
+    void attach_peers();
+    // After the second fence: nobody needs our segment's name any more.
+    void unlink_own_segment() { own_.unlink(); }
+
+    int send(int dest, std::unique_ptr<OutgoingMessage> msg);
+    // Write an active message whole into dest's ring when nothing waits
+    // before it and it fits (no message object, no copy kept): true when
+    // sent.  False: the caller sends it through send().
+    bool try_send_inline(int dest, const WireHeader &wire, const void *hdr, const llc_iov_t *iov, int iovcnt);
+    // The same for a small tagged message, as one message chunk (ShmTagHeader + payload).
+    bool try_send_tagged(int dest, const ShmTagHeader &h, const void *buf, size_t len);
+    bool progress();
+    bool has_pending_sends() const;
+
+    // Finalize support.
+    void announce_finalizing(); // on entry to llc_finalize
+    void mark_drained_where_idle();
+    bool incoming_quiet() const;
+    // A local peer we wait for (not drained) is alive and has not entered
+    // llc_finalize yet: waiting for it is not a timeout.
+    bool awaits_a_peer_not_finalizing() const;
+
+private:
+    friend struct MemWalk; // mem_accounting.cpp counts the members
+    struct Peer {
+        int rank = -1;
+        uint32_t local_index = 0;
+        pid_t pid = 0;
+        ShmSegment segment; // the peer's segment (we write into our slot there)
+        ShmRing tx;
+        ShmRing rx;
+        std::unique_ptr<StreamDecoder> decoder;
+        std::deque<std::unique_ptr<OutgoingMessage>> queue;   // AM records, in order
+        std::deque<std::unique_ptr<OutgoingMessage>> control; // Ack/Nack, between records
+        bool cma_usable = true;
+        bool broken = false;
+        bool exited = false; // gone after finalizing: not a failure, not watched any more
+        bool contacted = false; // we sent to it or read from it (check_liveness)
+        UniqueFd pidfd;      // readable once the process has exited (pidfd_open); -1: use process_gone()
+        std::string failure;
+        ByteBuffer cma_buffer;
+    };
+
+    Peer &peer_for(int rank);
+    // The peer's ring takes a record now: not failed, nothing queued before it.
+    Peer *inline_ready(int dest, size_t payload_len);
+    bool advance_sends(Peer &peer);
+    // Feed every sealed chunk of the peer's ring to its decoder: true if any.
+    bool read_ring(Peer &peer);
+    OutgoingMessage *next_to_write(Peer &peer) const;
+    void on_record(Peer &peer, const IncomingRecord &rec);
+    // A CmaRts whose descriptor names memory or a process that cannot be
+    // read fails that message alone (not delivered, cma_read_failed, the
+    // sender's send fails); a malformed descriptor is a protocol error
+    // naming the peer (doc/reliability.md).
+    void receive_cma(Peer &peer, const IncomingRecord &rec);
+    void on_cma_reply(Peer &peer, const IncomingRecord &rec);
+    int read_remote(pid_t pid, const CmaSegment *segs, uint32_t nsegs, char *dst, size_t len) const;
+    RejectLog cma_rejects_{"single-copy (CMA) messages whose descriptor named memory or a process that could not be read were",
+                           "cma_read_failed"};
+    void fail_peer(Peer &peer, int status, const std::string &message);
+    // Every kLivenessPeriodUs (see shm_transport.cpp): a peer whose process
+    // has exited without finalizing fails if something of ours depends on it
+    // (what it wrote before is read first); otherwise later sends to it fail.
+    bool check_liveness();
+
+    Context &ctx_;
+    std::vector<int> local_ranks_;                  // the node's ranks, ascending (m entries)
+    uint32_t my_local_index_ = 0;
+    ShmSegment own_;
+    // Local peers (not self) in local_ranks_ order: the peer of local index i
+    // is peers_[i - (i > my_local_index_)].  A rank is found by binary search
+    // in local_ranks_: no table of the job's size.
+    std::vector<std::unique_ptr<Peer>> peers_;
+    std::string job_id_;
+    std::vector<struct pollfd> watch_fds_; // check_liveness, reserved for all peers
+    std::vector<Peer *> watch_peers_;
+    std::vector<Peer *> gone_;
+    uint32_t liveness_tick_ = 0;
+    uint64_t next_liveness_us_ = 0;
+};
+
+} // namespace llc

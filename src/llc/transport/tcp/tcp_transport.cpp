@@ -1,0 +1,998 @@
+// tcp_transport.cpp - lazy connections, non-blocking writev queues, reassembly.
+#include "transport/tcp/tcp_transport.hpp"
+
+#include "core/clock.hpp"
+#include "core/context.hpp"
+#include "kvs/kvs.hpp"
+#include "core/errors.hpp"
+#include "transport/tcp/tcp_address.hpp"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace llc {
+
+namespace {
+constexpr size_t kStagingBytes = 64 * 1024;
+constexpr size_t kDirectReadMin = 64 * 1024;
+constexpr size_t kReadBudgetPerCall = 8u << 20;
+constexpr int kMaxIovPerWrite = 64;
+constexpr uint64_t kAckDrainIntervalUs = 1000; // a sender reads StreamAcks at most this often
+constexpr size_t kAcksPerRead = 128; // per recv when draining (5 KiB of stack)
+// With LLC_TCP_PEER_TIMEOUT_MS at least this, StreamAcks are written with
+// MSG_MORE: the kernel only appends them to the socket (no transmission on
+// the receiver's critical path) and sends what it holds within its 200 ms
+// cork ceiling, even if the process has gone off computing by then.
+constexpr uint64_t kCorkedAcksMinTimeoutMs = 1000;
+// Accepted connections still authenticating: beyond this many the oldest is
+// closed (a stranger cannot hold more descriptors than this).
+constexpr size_t kMaxPendingAuth = 128;
+// incoming_quiet: an unauthenticated connection younger than this may be a
+// peer of the job that is about to send (its Goodbye too); older ones are
+// strangers as far as finalize is concerned.
+constexpr uint64_t kAuthQuietGraceUs = 1000000;
+const char kMacLabelAccept[] = "llc-tcp-accept-1";
+
+// Part of the timeout messages for a peer that read nothing (the
+// application-level check) or whose kernel acknowledged nothing
+// (TCP_USER_TIMEOUT, ETIMEDOUT).
+std::string timeout_advice(uint64_t timeout_ms)
+{
+    return "(LLC_TCP_PEER_TIMEOUT_MS=" + std::to_string(timeout_ms) +
+           "; raise it if processes may spend longer without calling into MPI/llc_progress)";
+}
+
+// ETIMEDOUT on a socket with TCP_USER_TIMEOUT: "<who>: ... ; the host ...".
+std::string kernel_timeout_message(const std::string &who, uint64_t timeout_ms)
+{
+    return "the kernel gave up on the connection with " + who + ": nothing acknowledged for " +
+           std::to_string(timeout_ms) + " ms " + timeout_advice(timeout_ms) +
+           "; the host is unreachable, or the process stopped or died";
+}
+
+// A connection closed by its acceptor before it proved itself (our Hello was
+// rejected, most likely: see tcp_transport.hpp).
+std::string unproven_close_message(const std::string &who)
+{
+    return who + " closed the connection before proving that it belongs to this job: it rejected our hello "
+                 "(it does not know this job's secret, or we do not: not a process of this job, a stale address?), "
+                 "or it died";
+}
+
+} // namespace
+
+TcpTransport::TcpTransport(Context &ctx) : ctx_(ctx), secret_(ctx.bootstrap(), ctx.rank(), "llc-secret-tcp")
+{
+    listener_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!listener_.valid())
+        throw_errno(LLC_ERR_SYSTEM, "socket() for the tcp listener", errno);
+    int one = 1;
+    ::setsockopt(listener_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_ANY);
+    sa.sin_port = 0;
+    if (::bind(listener_.get(), reinterpret_cast<sockaddr *>(&sa), sizeof(sa)) != 0)
+        throw_errno(LLC_ERR_SYSTEM, "bind() of the tcp listener to 0.0.0.0", errno);
+    if (::listen(listener_.get(), SOMAXCONN) != 0)
+        throw_errno(LLC_ERR_SYSTEM, "listen() on the tcp listener", errno);
+    socklen_t len = sizeof(sa);
+    if (::getsockname(listener_.get(), reinterpret_cast<sockaddr *>(&sa), &len) != 0)
+        throw_errno(LLC_ERR_SYSTEM, "getsockname() of the tcp listener", errno);
+    my_addr_ = choose_publish_address(ctx_.config().tcp_addr) + ":" + std::to_string(ntohs(sa.sin_port));
+}
+
+TcpTransport::~TcpTransport() = default;
+
+void TcpTransport::publish_address() { ctx_.addresses().publish(AddrKind::Tcp, my_addr_); }
+
+// ---------------------------------------------------------------- sending
+
+TcpTransport::OutConn &TcpTransport::out_conn(int dest)
+{
+    auto found = out_.find(dest);
+    if (found != out_.end()) {
+        found->second->last_use = ++use_clock_;
+        return *found->second;
+    }
+    if (!finalizing_)
+        make_room();
+    auto c = std::make_unique<OutConn>();
+    c->rank = dest;
+    c->last_use = ++use_clock_;
+    c->addr = ctx_.addresses().lookup(dest, AddrKind::Tcp); // on every (re)connect
+    // The Hello proves that we belong to the job (see tcp_transport.hpp).
+    c->auth = std::make_unique<OutConn::Auth>();
+    random_bytes(c->auth->nonce_c.data(), kNonceBytes);
+    std::string hello_aux = make_hello_aux(secret_, c->auth->nonce_c, ctx_.rank(), dest, my_addr_);
+    c->queue.push_back(OutgoingMessage::make_control(Kind::Hello, ctx_.rank(), 0, hello_aux.data(), hello_aux.size()));
+    if (finalizing_) {
+        // A handler sends during finalize to a rank whose connection was
+        // evicted: the new one needs its Goodbye too (as an open one has it,
+        // with this send behind it), or the peer would wait for it.
+        c->owed_limit = c->queue.front()->remaining();
+        c->queue.push_back(OutgoingMessage::make_control(Kind::Goodbye, ctx_.rank(), 0));
+    }
+    start_connect(*c);
+    OutConn &conn = *c;
+    out_live_.push_back(&conn);
+    try {
+        out_.emplace(dest, std::move(c));
+    } catch (...) {
+        out_live_.pop_back();
+        throw;
+    }
+    ctx_.counters().tcp_conns = open_count();
+    return conn;
+}
+
+// ------------------------------------------------- eviction (the cap)
+//
+// See tcp_transport.hpp.  Only a connection whose peer has read (and so
+// delivered) every byte we wrote may go: its Close is the only thing the
+// receiver still reads from it, so a message on a new connection to the
+// same rank cannot overtake anything.  The victim is the least recently
+// sent-to idle connection (LRU).
+
+bool TcpTransport::idle(const OutConn &c) const
+{
+    return !finalizing_ && c.state == OutConn::State::Connected && !c.auth && c.queue.empty() &&
+           c.bytes_acked == c.bytes_written && c.ack_have == 0;
+}
+
+size_t TcpTransport::open_count() const
+{
+    size_t n = 0;
+    for (const OutConn *c : out_live_)
+        n += is_open(*c) ? 1 : 0;
+    return n;
+}
+
+TcpTransport::OutConn *TcpTransport::lru_idle(const OutConn *except)
+{
+    OutConn *best = nullptr;
+    for (OutConn *c : out_live_)
+        if (c != except && idle(*c) && (!best || c->last_use < best->last_use))
+            best = c;
+    return best;
+}
+
+// Called before a new connection is opened.
+void TcpTransport::make_room()
+{
+    if (open_count() < ctx_.config().max_contexts)
+        return;
+    OutConn *victim = lru_idle(nullptr);
+    if (!victim) {
+        // Acknowledgements are read lazily: look at the ones waiting on the
+        // quiet connections (not read within the last millisecond, so that
+        // a stream of new destinations costs at most one recv per
+        // connection and millisecond), then look again.
+        uint64_t now = 0;
+        for (OutConn *c : out_live_)
+            if (c->queue.empty() && acks_due(*c, now))
+                read_acks(*c);
+        victim = lru_idle(nullptr);
+    }
+    if (victim)
+        evict(*victim);
+    else
+        ctx_.counters().tcp_cap_overflows++; // none idle: go above the cap, progress trims it later
+}
+
+// Above the cap (after overflows): evict idle connections until back at it.
+void TcpTransport::trim(size_t open)
+{
+    const size_t cap = ctx_.config().max_contexts;
+    while (open > cap) {
+        OutConn *victim = lru_idle(nullptr);
+        if (!victim)
+            break;
+        evict(*victim);
+        open--;
+    }
+}
+
+void TcpTransport::evict(OutConn &c)
+{
+    auto it = out_.find(c.rank);
+    if (it == out_.end() || it->second.get() != &c)
+        return; // not ours to evict (cannot happen)
+    closing_.push_back(std::move(it->second)); // the pointer in out_live_ stays valid
+    out_.erase(it);
+    c.evicted = true;
+    c.state = OutConn::State::Closing;
+    ctx_.counters().tcp_evictions++;
+    // The receiver checks that it has read everything before the Close.
+    c.queue.push_back(OutgoingMessage::make_control(Kind::Close, ctx_.rank(), c.bytes_written));
+    flush(c); // the send buffer is empty (all acknowledged): the 40 bytes go at once
+    if (c.state == OutConn::State::Closing && c.queue.empty())
+        finish_close(c);
+    ctx_.counters().tcp_conns = open_count();
+}
+
+// The Close record is written: close our end.  No StreamAck can be waiting
+// unread (everything was acknowledged and the receiver acknowledges nothing
+// after it), so the kernel sends a FIN, not a reset.
+void TcpTransport::finish_close(OutConn &c)
+{
+    c.fd.reset();
+    c.state = OutConn::State::Closed;
+}
+
+void TcpTransport::start_connect(OutConn &c)
+{
+    std::string who = "rank " + std::to_string(c.rank) + " at " + c.addr;
+    sockaddr_in sa;
+    if (!parse_ip_port(c.addr, sa)) {
+        fail_out(c, LLC_ERR_BOOTSTRAP, "rank " + std::to_string(c.rank) + " published a malformed tcp address \"" + c.addr + "\"");
+        return;
+    }
+    c.fd.reset(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!c.fd.valid()) {
+        fail_out(c, LLC_ERR_SYSTEM, errno_message("socket() to connect to " + who, errno));
+        return;
+    }
+    int one = 1;
+    ::setsockopt(c.fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    c.connect_deadline_us = monotonic_us() + ctx_.config().connect_timeout_ms * 1000;
+    if (::connect(c.fd.get(), reinterpret_cast<sockaddr *>(&sa), sizeof(sa)) == 0) {
+        c.state = OutConn::State::Connected;
+        set_user_timeout(c.fd.get());
+    } else if (errno == EINPROGRESS || errno == EINTR) {
+        c.state = OutConn::State::Connecting;
+    } else {
+        fail_out(c, LLC_ERR_PEER, errno_message("cannot connect to " + who, errno));
+    }
+}
+
+int TcpTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)
+{
+    OutConn &c = out_conn(dest);
+    if (c.state == OutConn::State::Failed)
+        throw Error(c.failure_status, c.failure);
+    OutgoingMessage *m = msg.get();
+    c.queue.push_back(std::move(msg));
+    if (c.state == OutConn::State::Connected && c.queue.size() == 1)
+        flush(c);
+    if (c.state == OutConn::State::Failed)
+        throw Error(c.failure_status, c.failure); // m was dropped: no callback
+    if (c.queue.empty() || c.queue.back().get() != m)
+        return LLC_OK; // fully written to the socket
+    if (m->payload_len() <= ctx_.config().copy_max) {
+        m->own_payload();
+        return LLC_OK;
+    }
+    m->owes_callback = true;
+    return LLC_INPROGRESS;
+}
+
+bool TcpTransport::flush(OutConn &c)
+{
+    bool did = false;
+    while (!c.queue.empty()) {
+        struct iovec iov[kMaxIovPerWrite];
+        int n = 0;
+        for (auto &m : c.queue) {
+            n += m->fill_iovec(iov + n, kMaxIovPerWrite - n);
+            if (n == kMaxIovPerWrite)
+                break;
+        }
+        msghdr mh{};
+        mh.msg_iov = iov;
+        mh.msg_iovlen = size_t(n);
+        ssize_t w = ::sendmsg(c.fd.get(), &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            std::string who = "rank " + std::to_string(c.rank) + " (host " + c.addr + ")";
+            if (c.auth && (errno == ECONNRESET || errno == EPIPE))
+                fail_out(c, LLC_ERR_PEER, unproven_close_message(who));
+            else if (errno == ETIMEDOUT)
+                fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who, ctx_.config().tcp_peer_timeout_ms));
+            else
+                fail_out(c, LLC_ERR_PEER,
+                         errno_message("connection to " + who + " broke while sending", errno) +
+                             "; the process probably died");
+            return true;
+        }
+        did = true;
+        bool owed_before = owes_ack(c);
+        c.bytes_written += uint64_t(w);
+        if (!owed_before && owes_ack(c))
+            c.waiting_since_us = monotonic_us(); // the peer owes an acknowledgement from now on
+        size_t left = size_t(w);
+        while (left > 0) {
+            OutgoingMessage &m = *c.queue.front();
+            size_t take = std::min(left, m.remaining());
+            m.advance(take);
+            left -= take;
+            if (m.fully_written()) {
+                ctx_.defer_completion(m, LLC_OK);
+                c.queue.pop_front();
+            }
+        }
+    }
+    return did;
+}
+
+void TcpTransport::fail_out(OutConn &c, int status, const std::string &message)
+{
+    c.state = OutConn::State::Failed;
+    c.fd.reset();
+    c.failure_status = status;
+    c.failure = message;
+    for (auto &m : c.queue)
+        ctx_.defer_completion(*m, LLC_ERR_PEER);
+    c.queue.clear();
+    ctx_.report_error(status, message);
+}
+
+bool TcpTransport::check_out(OutConn &c, short revents)
+{
+    switch (c.state) {
+    case OutConn::State::Failed:
+    case OutConn::State::Closed:
+        return false;
+    case OutConn::State::Closing: {
+        if (!(revents & (POLLOUT | POLLERR | POLLHUP)))
+            return false;
+        flush(c);
+        if (c.state == OutConn::State::Closing && c.queue.empty())
+            finish_close(c);
+        return true;
+    }
+    case OutConn::State::Connecting: {
+        std::string who = "rank " + std::to_string(c.rank) + " at " + c.addr;
+        if (revents & (POLLOUT | POLLERR | POLLHUP)) {
+            int err = 0;
+            socklen_t len = sizeof(err);
+            if (::getsockopt(c.fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+                err = errno;
+            if (err != 0) {
+                fail_out(c, LLC_ERR_PEER, errno_message("cannot connect to " + who, err));
+                return true;
+            }
+            c.state = OutConn::State::Connected;
+            set_user_timeout(c.fd.get());
+            flush(c);
+            return true;
+        }
+        if (monotonic_us() > c.connect_deadline_us) {
+            fail_out(c, LLC_ERR_TIMEOUT,
+                     "connecting to " + who + " timed out after " + std::to_string(ctx_.config().connect_timeout_ms) +
+                         " ms (LLC_CONNECT_TIMEOUT_MS); is the process alive and the address reachable?");
+            return true;
+        }
+        return false;
+    }
+    case OutConn::State::Connected: {
+        bool did = false;
+        // Only StreamAck records come back on a connection we initiated
+        // (polled for when due); otherwise the peer closed or reset it.
+        if (revents & (POLLIN | POLLRDHUP | POLLERR | POLLHUP)) {
+            did = read_acks(c);
+            if (c.state == OutConn::State::Failed)
+                return true;
+        }
+        if (!c.queue.empty() && (revents & POLLOUT))
+            did |= flush(c);
+        return did;
+    }
+    }
+    return false;
+}
+
+// Whether the acknowledgements on c should be read now (and so polled for).
+bool TcpTransport::acks_due(const OutConn &c, uint64_t &now) const
+{
+    if (c.state != OutConn::State::Connected || !owes_ack(c))
+        return false;
+    if (now == 0)
+        now = monotonic_us();
+    return now - c.last_drain_us >= kAckDrainIntervalUs;
+}
+
+// Read the StreamAck records waiting on an outbound socket.  Also the place
+// where EOF or an error on it is noticed.
+bool TcpTransport::read_acks(OutConn &c)
+{
+    auto who = [&c] { return "rank " + std::to_string(c.rank) + " (host " + c.addr + ")"; };
+    alignas(8) char buf[sizeof(WireHeader) * kAcksPerRead];
+    c.last_drain_us = monotonic_us();
+    bool did = false;
+    if (c.auth) {
+        did = read_proof(c); // the first bytes back
+        if (c.auth || c.state == OutConn::State::Failed)
+            return did;
+    }
+    for (;;) {
+        size_t have = c.ack_have;
+        std::memcpy(buf, c.ack_buf, have);
+        ssize_t n = ::recv(c.fd.get(), buf + have, sizeof(buf) - have, MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return did;
+            if (errno == ETIMEDOUT)
+                fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who(), ctx_.config().tcp_peer_timeout_ms));
+            else
+                fail_out(c, LLC_ERR_PEER,
+                         errno_message("connection to " + who() + " broke", errno) + "; the process probably died");
+            return true;
+        }
+        if (n == 0) {
+            fail_out(c, LLC_ERR_PEER, who() + " closed the connection unexpectedly; the process probably died");
+            return true;
+        }
+        did = true;
+        size_t total = have + size_t(n), off = 0;
+        for (; off + sizeof(WireHeader) <= total; off += sizeof(WireHeader)) {
+            WireHeader w;
+            std::memcpy(&w, buf + off, sizeof(w));
+            if (w.magic != kWireMagic || w.version != kWireVersion || w.kind != uint8_t(Kind::StreamAck) ||
+                w.src != c.rank || w.hdr_len != 0 || w.aux_len != 0 || w.payload_len != 0 ||
+                w.seq < c.bytes_acked || w.seq > c.bytes_written) {
+                fail_out(c, LLC_ERR_PEER,
+                         "protocol error: " + who() +
+                             " sent something other than a valid stream acknowledgement on a send-only connection");
+                return true;
+            }
+            if (w.seq > c.bytes_acked) {
+                c.bytes_acked = w.seq;
+                c.waiting_since_us = c.last_drain_us;
+            }
+        }
+        c.ack_have = uint32_t(total - off);
+        std::memcpy(c.ack_buf, buf + off, c.ack_have);
+        if (size_t(n) < sizeof(buf) - have)
+            return did; // short read: nothing more is waiting
+    }
+}
+
+bool TcpTransport::check_liveness(OutConn &c, uint64_t now)
+{
+    if (c.state != OutConn::State::Connected || !owes_ack(c))
+        return false;
+    uint64_t limit_ms = ctx_.config().tcp_peer_timeout_ms;
+    if (now <= c.waiting_since_us || now - c.waiting_since_us <= limit_ms * 1000)
+        return false;
+    // Acknowledgements are read lazily: look at the ones waiting first.
+    if (read_acks(c) && c.state == OutConn::State::Failed)
+        return true;
+    if (!owes_ack(c) || now <= c.waiting_since_us ||
+        now - c.waiting_since_us <= limit_ms * 1000)
+        return false;
+    uint64_t waited_ms = (now - c.waiting_since_us) / 1000;
+    fail_out(c, LLC_ERR_PEER,
+             "rank " + std::to_string(c.rank) + " (host " + c.addr + ") has read none of the " +
+                 std::to_string(std::min(c.bytes_written, c.owed_limit) - c.bytes_acked) +
+                 " bytes outstanding to it for " + std::to_string(waited_ms) + " ms " + timeout_advice(limit_ms) +
+                 "; the process probably stopped or died");
+    return true;
+}
+
+void TcpTransport::set_user_timeout(int fd) const
+{
+    // The kernel aborts the connection when data it sent stays
+    // unacknowledged (host down, network partitioned) this long.
+    unsigned int ms = unsigned(ctx_.config().tcp_peer_timeout_ms);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
+}
+
+// -------------------------------------------------------------- receiving
+
+bool TcpTransport::accept_all()
+{
+    bool did = false;
+    for (;;) {
+        sockaddr_in sa{};
+        socklen_t len = sizeof(sa);
+        int fd = ::accept4(listener_.get(), reinterpret_cast<sockaddr *>(&sa), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                ctx_.report_error(LLC_ERR_SYSTEM, errno_message("accept() on the tcp listener", errno));
+            return did;
+        }
+        auto c = std::make_unique<InConn>();
+        c->fd.reset(fd);
+        set_user_timeout(fd);
+        c->from = format_ip_port(sa);
+        c->auth = std::make_unique<InConn::Auth>(); // the decoder comes with the authenticated Hello
+        c->auth->accepted_us = monotonic_us();
+        in_.push_back(std::move(c));
+        pending_auth_++;
+        did = true;
+        if (pending_auth_ > kMaxPendingAuth) {
+            for (auto &old : in_)
+                if (old->auth && !old->closed) {
+                    reject(*old, "more than " + std::to_string(kMaxPendingAuth) +
+                                     " connections waiting to authenticate: the oldest is closed");
+                    break;
+                }
+        }
+    }
+}
+
+std::string TcpTransport::describe(const InConn &c) const
+{
+    if (c.rank >= 0)
+        return "rank " + std::to_string(c.rank) + " (host " + c.addr + ")";
+    return "an unidentified process at " + c.from;
+}
+
+void TcpTransport::on_record(InConn &c, const IncomingRecord &rec)
+{
+    const WireHeader &w = rec.wire;
+    switch (Kind(w.kind)) {
+    case Kind::Hello: // only as the first record, read by the handshake (auth_step)
+        throw Error(LLC_ERR_PEER, "protocol error: a second hello from " + describe(c));
+    case Kind::Am:
+        if (c.rank < 0 || w.src != c.rank)
+            throw Error(LLC_ERR_PEER, "protocol error: message before hello or with a wrong source from " + describe(c));
+        ctx_.note_arrival(c.rank, Context::Arrival::Tcp, w.payload_len);
+        ctx_.deliver(c.rank, w, rec.hdr, rec.payload, size_t(w.payload_len));
+        break;
+    case Kind::Goodbye:
+        c.goodbye = true;
+        break;
+    case Kind::Close:
+        if (c.rank < 0 || w.src != c.rank)
+            throw Error(LLC_ERR_PEER, "protocol error: close before hello or with a wrong source from " + describe(c));
+        c.close_seen = true; // acted on by read_in once the bytes read are counted
+        c.close_offset = w.seq;
+        break;
+    case Kind::Switch:
+        if (c.rank < 0 || w.src != c.rank)
+            throw Error(LLC_ERR_PEER, "protocol error: switch marker before hello or with a wrong source from " + describe(c));
+        ctx_.on_switch_marker(c.rank);
+        break;
+    default:
+        throw Error(LLC_ERR_PEER, "protocol error: unexpected record kind " + std::to_string(w.kind) + " from " + describe(c));
+    }
+}
+
+void TcpTransport::close_in(InConn &c, int status, const std::string &message)
+{
+    c.closed = true;
+    c.fd.reset();
+    c.landing = nullptr;
+    if (status != LLC_OK) {
+        if (c.rank >= 0)
+            ctx_.on_tcp_source_failed(c.rank); // its ring, if any, goes back after this progress call
+        ctx_.report_error(status, message);
+    }
+}
+
+bool TcpTransport::read_in(InConn &c)
+{
+    bool did = false;
+    size_t budget = kReadBudgetPerCall;
+    if (c.auth) {
+        did = read_auth(c);
+        if (c.auth || c.closed)
+            return did;
+    }
+    while (!c.closed && budget > 0) {
+        ssize_t n;
+        size_t asked;
+        StreamDecoder &d = *c.decoder;
+        if (d.wants_payload() && d.payload_missing() >= kDirectReadMin) {
+            char *dst = d.payload_cursor();
+            asked = d.payload_room();
+            n = ::recv(c.fd.get(), dst, asked, MSG_DONTWAIT);
+            if (n > 0) {
+                c.bytes_read += uint64_t(n);
+                d.payload_received(size_t(n));
+            }
+        } else {
+            // A source holding a ring lands its records there (the ring is
+            // returned only between progress calls, after a new epoch).
+            if (c.rank >= 0 && c.landing_epoch != ctx_.landing_epoch()) {
+                c.landing = ctx_.landing_for(c.rank, c.landing_bytes);
+                c.landing_epoch = ctx_.landing_epoch();
+            }
+            asked = c.landing ? c.landing_bytes : kStagingBytes;
+            char *buf = c.landing ? c.landing : staging_.reserve(kStagingBytes);
+            n = ::recv(c.fd.get(), buf, asked, MSG_DONTWAIT);
+            if (n > 0) {
+                c.bytes_read += uint64_t(n);
+                if (c.landing)
+                    ctx_.counters().ring_bytes_landed += uint64_t(n);
+                d.feed(buf, size_t(n));
+            }
+        }
+        if (n > 0) {
+            did = true;
+            if (c.close_seen) {
+                close_evicted(c);
+                return true;
+            }
+            if (size_t(n) < asked)
+                break; // the socket is drained (a short read): no recv just to see EAGAIN
+            budget -= std::min(budget, size_t(n));
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        int err = n < 0 ? errno : 0;
+        if (c.goodbye)
+            close_in(c, LLC_OK, "");
+        else if (err == ETIMEDOUT)
+            close_in(c, LLC_ERR_PEER, kernel_timeout_message(describe(c), ctx_.config().tcp_peer_timeout_ms));
+        else if (err == 0)
+            close_in(c, LLC_ERR_PEER, describe(c) + " closed the connection unexpectedly; the process probably died");
+        else
+            close_in(c, LLC_ERR_PEER,
+                     errno_message(describe(c) + "'s connection broke", err) + "; the process probably died");
+        return true;
+    }
+    return did;
+}
+
+// The sender evicted this connection (a Close record): it is the last
+// record, and everything before it has been delivered.  Close our end; the
+// EOF that follows is not a failure.
+void TcpTransport::close_evicted(InConn &c)
+{
+    const uint64_t expected = c.close_offset + sizeof(WireHeader);
+    if (c.bytes_read != expected || !c.decoder->at_record_boundary()) {
+        close_in(c, LLC_ERR_PEER,
+                 "protocol error: " + describe(c) + " closed its connection after " + std::to_string(c.close_offset) +
+                     " stream bytes, but " + std::to_string(c.bytes_read) +
+                     " were read including the close record (expected " + std::to_string(expected) + ")");
+        return;
+    }
+    ctx_.counters().tcp_closes_received++;
+    close_in(c, LLC_OK, "");
+}
+
+// Tell the sender how much of its stream has been read (see tcp_transport.hpp).
+void TcpTransport::send_ack(InConn &c)
+{
+    if (c.ack_unsent == 0) {
+        c.ack_out = make_wire_header(Kind::StreamAck, ctx_.rank(), 0, c.bytes_read);
+        c.ack_unsent = sizeof(WireHeader);
+        c.bytes_acked = c.bytes_read;
+    }
+    const char *p = reinterpret_cast<const char *>(&c.ack_out) + (sizeof(WireHeader) - c.ack_unsent);
+    for (;;) {
+        int more = ctx_.config().tcp_peer_timeout_ms >= kCorkedAcksMinTimeoutMs ? MSG_MORE : 0;
+        ssize_t w = ::send(c.fd.get(), p, c.ack_unsent, MSG_NOSIGNAL | MSG_DONTWAIT | more);
+        if (w >= 0) {
+            c.ack_unsent -= uint32_t(w);
+            return;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            c.ack_broken = true; // the read side sees the reset or EOF and reports it
+        return;
+    }
+}
+
+// ---------------------------------------------------------- authentication
+//
+// See tcp_transport.hpp.  Connector side first, then the acceptor's.
+
+// The acceptor's proof, the first bytes on the way back.  True if something
+// was read or the connection failed; c.auth is reset once the proof checked out.
+bool TcpTransport::read_proof(OutConn &c)
+{
+    std::string who = "rank " + std::to_string(c.rank) + " at " + c.addr;
+    OutConn::Auth &a = *c.auth;
+    bool did = false;
+    while (a.have < sizeof(TcpAuthProof)) {
+        ssize_t n = ::recv(c.fd.get(), a.buf + a.have, sizeof(TcpAuthProof) - a.have, MSG_DONTWAIT);
+        if (n > 0) {
+            a.have += uint32_t(n);
+            did = true;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return did;
+        if (n == 0 || errno == ECONNRESET)
+            fail_out(c, LLC_ERR_PEER, unproven_close_message(who));
+        else if (errno == ETIMEDOUT)
+            fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who, ctx_.config().tcp_peer_timeout_ms));
+        else
+            fail_out(c, LLC_ERR_PEER, errno_message("the connection to " + who + " broke", errno) +
+                                          "; the process probably died");
+        return true;
+    }
+    TcpAuthProof pr;
+    std::memcpy(&pr, a.buf, sizeof(pr));
+    bool ok = pr.magic == kTcpAuthMagic && pr.version == kTcpAuthVersion && pr.rank == c.rank;
+    try {
+        if (ok) {
+            Mac expect = secret_.mac(MacInput(kMacLabelAccept)
+                                         .add(a.nonce_c.data(), kNonceBytes)
+                                         .add_int(c.rank)
+                                         .add_int(ctx_.rank()));
+            ok = same_bytes(expect.data(), pr.mac, kMacBytes);
+        }
+    } catch (const Error &e) {
+        fail_out(c, e.status(), "authenticating the connection to " + who + ": " + e.what());
+        return true;
+    }
+    if (!ok) {
+        fail_out(c, LLC_ERR_PEER,
+                 "the process at " + c.addr + " (the address rank " + std::to_string(c.rank) +
+                     " published) failed to prove that it is rank " + std::to_string(c.rank) +
+                     " of this job (wrong job secret or rank in its answer)");
+        return true;
+    }
+    c.auth.reset();
+    return true;
+}
+
+void TcpTransport::reject(InConn &c, const std::string &why)
+{
+    if (c.auth) {
+        c.auth.reset();
+        pending_auth_--;
+    }
+    c.closed = true;
+    c.fd.reset();
+    ctx_.counters().auth_rejected++;
+    rejects_.note(ctx_.rank(), c.from, why);
+}
+
+void TcpTransport::expire_auth(uint64_t now)
+{
+    const uint64_t limit_us = ctx_.config().tcp_auth_timeout_ms * 1000;
+    for (auto &c : in_)
+        if (c->auth && !c->closed && now - c->auth->accepted_us > limit_us)
+            reject(*c, "did not authenticate within " + std::to_string(ctx_.config().tcp_auth_timeout_ms) +
+                           " ms (LLC_TCP_AUTH_TIMEOUT_MS)");
+}
+
+// Exact-size reads until the Hello has checked out (see tcp_transport.hpp).
+bool TcpTransport::read_auth(InConn &c)
+{
+    bool did = false;
+    while (c.auth && !c.closed) {
+        InConn::Auth &a = *c.auth;
+        char *dst = a.stage == InConn::Auth::Stage::HelloHeader ? reinterpret_cast<char *>(&a.hello) : a.buf;
+        ssize_t n = ::recv(c.fd.get(), dst + a.have, a.need - a.have, MSG_DONTWAIT);
+        if (n > 0) {
+            did = true;
+            a.have += uint32_t(n);
+            if (a.have == a.need && !auth_step(c))
+                return true;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return did;
+        reject(c, n == 0 ? "closed before authenticating" : errno_message("broke before authenticating", errno));
+        return true;
+    }
+    return did;
+}
+
+// One piece of the Hello is complete; false if the connection was rejected.
+bool TcpTransport::auth_step(InConn &c)
+{
+    InConn::Auth &a = *c.auth;
+    const WireHeader &w = a.hello;
+    if (a.stage == InConn::Auth::Stage::HelloHeader) {
+        if (!hello_header_ok(w, ctx_.size(), ctx_.rank())) {
+            reject(c, "its first bytes are not an llc hello record");
+            return false;
+        }
+        a.stage = InConn::Auth::Stage::HelloAux;
+        a.have = 0;
+        a.need = w.aux_len;
+        return true;
+    }
+    const char *nonce_c = a.buf;
+    const char *addr = a.buf + kHelloProofBytes;
+    const size_t addr_len = w.aux_len - kHelloProofBytes;
+    if (!hello_proof_ok(secret_, w, a.buf, ctx_.rank())) {
+        reject(c, "failed to prove that it belongs to this job (wrong HMAC in its hello: another job's secret, or none)");
+        return false;
+    }
+    // Our proof, the first bytes back (the socket's send buffer is empty).
+    TcpAuthProof pr{};
+    pr.magic = kTcpAuthMagic;
+    pr.version = kTcpAuthVersion;
+    pr.rank = ctx_.rank();
+    Mac mine = secret_.mac(MacInput(kMacLabelAccept).add(nonce_c, kNonceBytes).add_int(ctx_.rank()).add_int(w.src));
+    std::memcpy(pr.mac, mine.data(), kMacBytes);
+    ssize_t sent;
+    do
+        sent = ::send(c.fd.get(), &pr, sizeof(pr), MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (sent < 0 && errno == EINTR);
+    if (sent != ssize_t(sizeof(pr))) {
+        reject(c, "authenticated, but our proof could not be sent back (the connection broke at once)");
+        return false;
+    }
+    // Authenticated: the rank is known from here on, and only from here.
+    c.rank = w.src;
+    c.addr.assign(addr, addr_len);
+    c.bytes_read = sizeof(WireHeader) + w.aux_len; // the Hello is the first record of the counted stream
+    InConn *raw = &c;
+    c.decoder = std::make_unique<StreamDecoder>([this, raw](const IncomingRecord &rec) { on_record(*raw, rec); });
+    c.decoder->set_source(c.rank);
+    // A rendezvous payload for a posted receive is read from the socket
+    // straight into its buffer (read_in's direct reads): no staging copy.
+    c.decoder->set_placer([this, raw](const WireHeader &w, const void *hdr) {
+        return int(w.src) == raw->rank ? ctx_.payload_destination(raw->rank, w, hdr) : nullptr;
+    });
+    c.auth.reset();
+    pending_auth_--;
+    return true;
+}
+
+// --------------------------------------------------------------- progress
+
+void TcpTransport::build_pollset(uint64_t &now)
+{
+    if (!closing_.empty()) {
+        // Evicted connections are gone once their Close is written (or
+        // failed); progress is not iterating over out_live_ here.
+        auto done = [](const OutConn *c) { return c->evicted && c->state != OutConn::State::Closing; };
+        out_live_.erase(std::remove_if(out_live_.begin(), out_live_.end(), done), out_live_.end());
+        closing_.erase(std::remove_if(closing_.begin(), closing_.end(),
+                                      [&done](const std::unique_ptr<OutConn> &c) { return done(c.get()); }),
+                       closing_.end());
+    }
+    pollset_.clear();
+    pollset_.push_back({listener_.get(), POLLIN, 0});
+    for (OutConn *c : out_live_) {
+        short events = 0;
+        if (c->state == OutConn::State::Connecting || c->state == OutConn::State::Closing)
+            events = POLLOUT;
+        else if (c->state == OutConn::State::Connected)
+            events = short(POLLRDHUP | (c->auth || acks_due(*c, now) ? POLLIN : 0) | // the proof: once
+                           (c->queue.empty() ? 0 : POLLOUT));
+        pollset_.push_back({c->fd.valid() ? c->fd.get() : -1, events, 0});
+    }
+    for (auto &c : in_)
+        pollset_.push_back({c->closed ? -1 : c->fd.get(), POLLIN, 0});
+}
+
+bool TcpTransport::progress(int extra_fd, bool *extra_ready)
+{
+    uint64_t now = 0; // read when needed
+    build_pollset(now);
+    if (extra_fd >= 0)
+        pollset_.push_back({extra_fd, POLLIN, 0});
+    int ready = ::poll(pollset_.data(), nfds_t(pollset_.size()), 0);
+    if (ready < 0) {
+        if (extra_ready)
+            *extra_ready = true; // not known: let the caller look
+        if (errno == EINTR)
+            return false;
+        throw_errno(LLC_ERR_SYSTEM, "poll() on the tcp sockets", errno);
+    }
+    if (extra_fd >= 0) {
+        if (extra_ready)
+            *extra_ready = (pollset_.back().revents & (POLLIN | POLLERR)) != 0;
+        pollset_.pop_back();
+    }
+    bool did = false;
+    size_t idx = 1;
+    // Handlers (run from read_in) may open new out connections: iterate over
+    // the ones that were polled only.
+    size_t nout = out_live_.size();
+    for (size_t i = 0; i < nout; i++)
+        did |= check_out(*out_live_[i], pollset_[idx++].revents);
+    size_t nin = in_.size();
+    for (size_t i = 0; i < nin; i++, idx++) {
+        InConn &c = *in_[i];
+        if (c.closed || !(pollset_[idx].revents & (POLLIN | POLLERR | POLLHUP)))
+            continue;
+        try {
+            did |= read_in(c);
+        } catch (const Error &e) {
+            close_in(c, e.status(), e.what());
+            did = true;
+        }
+    }
+    // Liveness (see tcp_transport.hpp): acknowledge what was read, then
+    // check the peers that owe us acknowledgements.
+    for (size_t i = 0; i < nin; i++) {
+        InConn &c = *in_[i];
+        if (!c.closed && !c.auth && !c.ack_broken && (c.ack_unsent > 0 || c.bytes_read != c.bytes_acked))
+            send_ack(c);
+    }
+    for (size_t i = 0; i < nout; i++) {
+        OutConn &c = *out_live_[i];
+        if (c.state == OutConn::State::Connected && owes_ack(c)) {
+            if (now == 0)
+                now = monotonic_us();
+            did |= check_liveness(c, now);
+        }
+    }
+    if (pending_auth_ > 0) {
+        if (now == 0)
+            now = monotonic_us();
+        expire_auth(now);
+    }
+    // Above the cap after overflows: evict what has become idle since.
+    size_t open = open_count();
+    if (!finalizing_ && open > ctx_.config().max_contexts) {
+        trim(open);
+        open = open_count();
+    }
+    ctx_.counters().tcp_conns = open;
+    if (pollset_[0].revents & POLLIN)
+        did |= accept_all();
+    in_.erase(std::remove_if(in_.begin(), in_.end(), [](const std::unique_ptr<InConn> &c) { return c->closed; }),
+              in_.end());
+    return did;
+}
+
+void TcpTransport::wait_for_activity(uint64_t us, int extra_fd, int extra_fd2)
+{
+    uint64_t now = 0;
+    build_pollset(now);
+    for (int fd : {extra_fd, extra_fd2})
+        if (fd >= 0)
+            pollset_.push_back({fd, POLLIN, 0});
+    timespec ts{time_t(us / 1000000), long(us % 1000000) * 1000};
+    ::ppoll(pollset_.data(), nfds_t(pollset_.size()), &ts, nullptr);
+}
+
+bool TcpTransport::has_pending_sends() const
+{
+    for (const OutConn *c : out_live_)
+        if (c->state != OutConn::State::Failed && !c->queue.empty())
+            return true;
+    return false;
+}
+
+void TcpTransport::say_goodbye()
+{
+    finalizing_ = true; // no more evictions: the Goodbye goes on the open connections
+    for (OutConn *c : out_live_) {
+        if (!is_open(*c))
+            continue;
+        uint64_t offset = c->bytes_written;
+        for (const auto &m : c->queue)
+            offset += m->remaining();
+        c->owed_limit = offset; // liveness waits for the data before the Goodbye only
+        c->queue.push_back(OutgoingMessage::make_control(Kind::Goodbye, ctx_.rank(), 0));
+        if (c->state == OutConn::State::Connected && c->queue.size() == 1)
+            flush(*c);
+    }
+}
+
+bool TcpTransport::incoming_quiet() const
+{
+    uint64_t now = 0;
+    for (const auto &c : in_) {
+        if (c->closed || c->goodbye)
+            continue;
+        if (c->auth) {
+            // Maybe a peer about to send (see kAuthQuietGraceUs), maybe a stranger.
+            if (now == 0)
+                now = monotonic_us();
+            if (now - c->auth->accepted_us >= kAuthQuietGraceUs)
+                continue;
+        }
+        return false;
+    }
+    pollfd p{listener_.get(), POLLIN, 0};
+    return ::poll(&p, 1, 0) <= 0; // a connection waiting to be accepted is not quiet
+}
+
+} // namespace llc

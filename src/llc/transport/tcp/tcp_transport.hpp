@@ -1,0 +1,250 @@
+// tcp_transport.hpp - messages to processes on other nodes over TCP.
+//
+// Every process listens on an ephemeral port and publishes "ip:port" as
+// llc-tcp-<rank>.  A process connects lazily on its first send to a peer and
+// only ever sends on connections it initiated; it only receives on
+// connections it accepted.  So each ordered pair has exactly one stream and
+// simultaneous connects need no tie-breaking.
+//
+// Liveness: the kernel of a stopped or hung process still acknowledges TCP,
+// so the sender cannot learn from TCP alone that nobody reads its data.  The
+// receiver therefore writes StreamAck records back on the accepted socket
+// (the only thing ever sent in that direction), each carrying the number of
+// stream bytes it has read so far: one at the end of every progress call
+// that read something from that connection, as the udp transport does, so a
+// receiver that reads its data and then computes for a long time leaves
+// nothing unacknowledged behind (with LLC_TCP_PEER_TIMEOUT_MS >= 1 s they are
+// written with MSG_MORE: the kernel sends them within its 200 ms cork
+// ceiling, without a transmission per message).  The sender does not poll for them on
+// every call: it reads them at most once a millisecond while it has
+// unacknowledged bytes (and always before declaring a peer dead), so a
+// ping-pong does not pay for them on its critical path.  A sender whose
+// bytes written are not all acknowledged and whose acknowledged count has
+// not advanced for LLC_TCP_PEER_TIMEOUT_MS fails the connection with
+// LLC_ERR_PEER.  The Goodbye record itself is not counted: a peer that
+// enters finalize late has read everything before it, and finalize has its
+// own bound (LLC_FINALIZE_TIMEOUT_MS).  Both sockets also carry TCP_USER_TIMEOUT =
+// LLC_TCP_PEER_TIMEOUT_MS once connected, so that a host that stopped
+// answering at the TCP level (powered off, partitioned) is noticed in the
+// same time instead of after the kernel's retransmission limit.
+//
+// The cap (LLC_MAX_CONTEXTS): at most that many outgoing connections are
+// open (connecting or connected).  Opening one more evicts the least
+// recently used idle one first: nothing queued and every byte written
+// acknowledged by a StreamAck, so the receiver has already delivered all of
+// it.  Eviction writes a Close record (seq = stream bytes before it) and
+// closes the socket; the receiver checks the count, closes its end and does
+// not take the EOF for a failure.  A later send to that rank connects again;
+// per-pair order holds because nothing on the old stream was left unread.
+// When no connection is idle the cap is exceeded (tcp_cap_overflows) and the
+// excess is evicted by progress once some are idle.  No eviction once
+// finalize has begun (the Goodbye is on the open connections).
+//
+// Authentication (doc/reliability.md): only processes that know the job's
+// secret (job_secret.hpp) get in, and both ends of every connection prove it
+// in their first record, with HMAC-SHA256 (K: the job secret):
+//   connector -> acceptor  Hello record (the first of the stream): src =
+//                          rank_c, aux = nonce_c (fresh, random) | HMAC(K,
+//                          "connect" | nonce_c | rank_c | rank_a | addr) | addr
+//   acceptor  -> connector TcpAuthProof, the first bytes back (before any
+//                          StreamAck): rank_a, HMAC(K, "accept" | nonce_c |
+//                          rank_a | rank_c)
+// The connector does not wait for the proof before writing its stream: a
+// send still needs no progress from the sender once connected, as before
+// (a handshake that waited for the acceptor's answer made a process that
+// sent and then stopped calling llc_progress, e.g. to enter a bootstrap
+// fence, leave its message unsent).  The proof is checked when it arrives,
+// like the StreamAcks it precedes (and their liveness check covers its
+// absence); a wrong one fails the connection.  Until the Hello checks out,
+// the acceptor reads exact-size pieces only (no decoder, no allocation
+// driven by the stranger); anything wrong closes the connection, counts it
+// (auth_rejected) and prints at most one warning line a minute: never an
+// error.  Unauthenticated connections are closed after
+// LLC_TCP_AUTH_TIMEOUT_MS, and the oldest beyond kMaxPendingAuth.  The rank
+// of an accepted connection comes only from its authenticated Hello; garbage
+// after that is a fatal protocol error naming that rank.
+#pragma once
+
+#include "support/byte_buffer.hpp"
+#include "auth/job_secret.hpp"
+#include "wire/outgoing_message.hpp"
+#include "wire/stream_decoder.hpp"
+#include "transport/tcp/tcp_hello.hpp"
+#include "support/unique_fd.hpp"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace llc {
+
+class Context;
+
+// The authentication records (host byte order, like the stream's records).
+constexpr uint32_t kTcpAuthMagic = 0x41434c4c; // "LLCA" in little-endian memory order
+constexpr uint8_t kTcpAuthVersion = 1;
+struct TcpAuthProof {
+    uint32_t magic;
+    uint8_t version;
+    uint8_t zero;
+    uint16_t zero2;
+    int32_t rank; // the acceptor's
+    uint32_t zero3;
+    uint8_t mac[kMacBytes];
+};
+static_assert(sizeof(TcpAuthProof) == 48, "auth record layout");
+
+class TcpTransport {
+public:
+    explicit TcpTransport(Context &ctx); // creates the listening socket
+    ~TcpTransport();
+    void publish_address();              // bootstrap put (before the init fence)
+
+    int send(int dest, std::unique_ptr<OutgoingMessage> msg);
+    // extra_fd (if >= 0, the hybrid's udp socket) joins the one poll() of
+    // this call; *extra_ready tells whether it has input or an error.
+    bool progress(int extra_fd = -1, bool *extra_ready = nullptr);
+    // Block up to `us` microseconds until a socket is ready (idle backoff).
+    // extra_fd, extra_fd2 (if >= 0) are polled for input too (the udp
+    // socket; its hand-over socket with LLC_UDP_SHARED_RECV=1).
+    void wait_for_activity(uint64_t us, int extra_fd = -1, int extra_fd2 = -1);
+    // Start connecting to dest now (hybrid promotion overlaps it with the drain).
+    void connect_early(int dest) { out_conn(dest); }
+    bool has_pending_sends() const;
+
+    // Finalize support.
+    void say_goodbye();
+    bool incoming_quiet() const;
+
+private:
+    friend struct MemWalk; // mem_accounting.cpp counts the members
+    struct OutConn {
+        // Closing: evicted, the Close record not fully written yet (owned by
+        // closing_); Closed: evicted and closed, dropped at the next pollset.
+        enum class State { Connecting, Connected, Failed, Closing, Closed };
+        int rank = -1;
+        std::string addr;
+        UniqueFd fd;
+        State state = State::Connecting;
+        uint64_t connect_deadline_us = 0;
+        std::deque<std::unique_ptr<OutgoingMessage>> queue;
+        int failure_status = 0;
+        std::string failure;
+        // liveness (see the comment at the top)
+        uint64_t bytes_written = 0;   // stream bytes handed to the kernel
+        uint64_t bytes_acked = 0;     // highest StreamAck count received
+        uint64_t waiting_since_us = 0; // bytes_written > bytes_acked and no advance since then
+        uint64_t last_drain_us = 0;   // acknowledgements last read
+        uint64_t owed_limit = UINT64_MAX; // stream offset of our Goodbye: it is not waited for
+        uint32_t ack_have = 0;        // bytes of a partly received StreamAck in ack_buf
+        uint64_t last_use = 0;        // use_clock_ at the last send (LRU eviction)
+        bool evicted = false;         // owned by closing_, no longer in out_
+        alignas(8) char ack_buf[sizeof(WireHeader)];
+        // Until the acceptor has proven itself (then reset).
+        struct Auth {
+            Nonce nonce_c{};
+            uint32_t have = 0; // bytes of the proof in buf
+            alignas(8) char buf[sizeof(TcpAuthProof)];
+        };
+        std::unique_ptr<Auth> auth;
+    };
+    struct InConn {
+        UniqueFd fd;
+        int rank = -1;         // known after the Hello record
+        std::string addr;      // the peer's published address (from Hello)
+        std::string from;      // the socket's remote address, until Hello
+        std::unique_ptr<StreamDecoder> decoder;
+        bool goodbye = false;
+        bool closed = false;
+        bool close_seen = false;      // the sender evicted the connection (Close record)
+        uint64_t close_offset = 0;    // the stream bytes the Close record says precede it
+        // liveness: StreamAck records written back on this socket
+        bool ack_broken = false;      // writing one failed: the read side reports it
+        uint32_t ack_unsent = 0;      // bytes of ack_out not yet written (a partial write)
+        uint64_t bytes_read = 0;      // stream bytes read so far
+        uint64_t bytes_acked = 0;     // count carried by the last StreamAck
+        WireHeader ack_out{};
+        // The ring leased for this source (the hybrid's ring pool), read into
+        // instead of staging_; asked of the Context again when its landing
+        // epoch changes (a ring leased or returned).
+        char *landing = nullptr;
+        size_t landing_bytes = 0;
+        uint64_t landing_epoch = UINT64_MAX;
+        // Until the connector has proven itself (then reset; c.rank is set
+        // from the authenticated Hello only).
+        struct Auth {
+            enum class Stage { HelloHeader, HelloAux } stage = Stage::HelloHeader;
+            uint32_t have = 0, need = sizeof(WireHeader);
+            uint64_t accepted_us = 0;
+            WireHeader hello{};
+            alignas(8) char buf[kHelloProofBytes + kMaxHelloAddrBytes];
+        };
+        std::unique_ptr<Auth> auth;
+    };
+
+    OutConn &out_conn(int dest);
+    // The cap (see the comment at the top).
+    static bool is_open(const OutConn &c)
+    {
+        return c.state == OutConn::State::Connecting || c.state == OutConn::State::Connected;
+    }
+    bool idle(const OutConn &c) const;
+    size_t open_count() const;
+    OutConn *lru_idle(const OutConn *except);
+    void evict(OutConn &c);
+    void make_room();
+    void trim(size_t open);
+    void finish_close(OutConn &c);
+    void start_connect(OutConn &c);
+    bool flush(OutConn &c);
+    void fail_out(OutConn &c, int status, const std::string &message);
+    bool check_out(OutConn &c, short revents);
+    // Bytes written that the peer has not acknowledged yet (the Goodbye excepted).
+    static bool owes_ack(const OutConn &c) { return std::min(c.bytes_written, c.owed_limit) > c.bytes_acked; }
+    bool acks_due(const OutConn &c, uint64_t &now) const;
+    bool read_acks(OutConn &c);
+    bool check_liveness(OutConn &c, uint64_t now);
+    void send_ack(InConn &c);
+    void set_user_timeout(int fd) const;
+    bool accept_all();
+    bool read_in(InConn &c);
+    void close_in(InConn &c, int status, const std::string &message);
+    void close_evicted(InConn &c);
+    void on_record(InConn &c, const IncomingRecord &rec);
+    std::string describe(const InConn &c) const;
+    void build_pollset(uint64_t &now); // now: 0, or set when the clock is read
+    // Authentication (see the comment at the top).
+    bool read_proof(OutConn &c);
+    bool read_auth(InConn &c);
+    bool auth_step(InConn &c);
+    void reject(InConn &c, const std::string &why);
+    void expire_auth(uint64_t now);
+
+    Context &ctx_;
+    UniqueFd listener_;
+    std::string my_addr_;
+    // rank -> connection, an entry per destination sent to (created on first
+    // send; evicted when idle beyond LLC_MAX_CONTEXTS, kept if failed).
+    std::unordered_map<int, std::unique_ptr<OutConn>> out_;
+    // The same connections, in creation order, and the evicted ones until
+    // they are closed (removed when the pollset is next built: handlers may
+    // evict while progress iterates over it).
+    std::vector<OutConn *> out_live_;
+    std::vector<std::unique_ptr<OutConn>> closing_; // evicted connections, until removed from out_live_
+    uint64_t use_clock_ = 0; // ticks on every send (LRU order)
+    bool finalizing_ = false;
+    std::vector<std::unique_ptr<InConn>> in_;
+    std::vector<pollfd> pollset_;
+    ByteBuffer staging_;
+    JobSecret secret_;
+    RejectLog rejects_{"tcp connections that did not prove they belong to this job were", "auth_rejected"};
+    size_t pending_auth_ = 0; // accepted connections not authenticated yet
+};
+
+} // namespace llc
