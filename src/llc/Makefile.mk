@@ -37,6 +37,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/wire/outgoing_message.cpp \
 	src/llc/wire/outgoing_message.hpp \
 	src/llc/core/progress_backoff.hpp \
+	src/llc/hybrid/net_router.cpp \
+	src/llc/hybrid/net_router.hpp \
 	src/llc/hybrid/rc_slots.cpp \
 	src/llc/hybrid/rc_slots.hpp \
 	src/llc/hybrid/ring_pool.cpp \
@@ -66,6 +68,7 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/tagged/tag_matcher.hpp \
 	src/llc/tagged/tagged.cpp \
 	src/llc/tagged/tagged.hpp \
+	src/llc/transport/net_events.hpp \
 	src/llc/transport/tcp/tcp_address.cpp \
 	src/llc/transport/tcp/tcp_address.hpp \
 	src/llc/transport/tcp/tcp_transport.cpp \

@@ -87,6 +87,35 @@ TEST(RcSlots, OneCountForTheWholeNode)
     EXPECT_EQ(b.in_use(kOut), 0u) << "the leader's slots were given back too; the mapping stays valid";
 }
 
+// What a receiver may hold now (the cap its switch policy decides within):
+// its own slots plus the node's free ones, and after take_anyway beyond the
+// node's cap, less the excess, so that the policy sends sources back.
+TEST(RcSlots, MayHoldLeavesOutSlotsBeyondTheCap)
+{
+    std::string job = unique_job("mayhold");
+    auto node = node_of(3, 2, job);
+    RcSlots &a = *node[0], &b = *node[1];
+    EXPECT_EQ(a.may_hold(kIn), 3u) << "nothing held: the whole node's cap";
+    EXPECT_TRUE(a.try_take(kIn));
+    EXPECT_TRUE(b.try_take(kIn));
+    EXPECT_EQ(a.may_hold(kIn), 2u) << "its own slot and the one free";
+    EXPECT_EQ(b.may_hold(kIn), 2u);
+    EXPECT_TRUE(a.try_take(kIn));
+    EXPECT_EQ(a.may_hold(kIn), 2u) << "full: what it holds";
+    EXPECT_EQ(b.may_hold(kIn), 1u);
+    a.take_anyway(kIn); // a late grant: the node holds 4 of 3
+    EXPECT_EQ(a.in_use(kIn), 4u);
+    EXPECT_EQ(a.may_hold(kIn), 2u) << "3 held, 1 beyond the cap";
+    b.take_anyway(kIn);
+    b.take_anyway(kIn); // 6 of 3: b holds 3, 3 beyond the cap
+    EXPECT_EQ(b.may_hold(kIn), 0u);
+    EXPECT_EQ(a.may_hold(kIn), 0u);
+    EXPECT_EQ(a.may_hold(kOut), 3u) << "the directions are counted apart";
+    for (int i = 0; i < 3; i++)
+        b.give(kIn);
+    EXPECT_EQ(a.may_hold(kIn), 3u) << "back at the cap: all a holds";
+}
+
 TEST(RcSlots, PrivateShareWithoutSharing)
 {
     std::string job = unique_job("private");

@@ -181,10 +181,11 @@ size_t RcSlots::free_slots(RcDir d) const
     return used >= cap_ ? 0 : cap_ - used;
 }
 
-size_t RcSlots::over_cap(RcDir d) const
+size_t RcSlots::may_hold(RcDir d) const
 {
+    size_t room = held_[int(d)] + cap_;
     size_t used = in_use(d);
-    return used > cap_ ? used - cap_ : 0;
+    return room > used ? room - used : 0;
 }
 
 size_t RcSlots::high_water(RcDir d) const

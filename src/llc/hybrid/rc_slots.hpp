@@ -79,7 +79,10 @@ public:
 
     size_t held(RcDir d) const { return held_[int(d)]; }  // by this process
     size_t free_slots(RcDir d) const;                      // what try_take could get now
-    size_t over_cap(RcDir d) const;                        // slots held beyond the cap (take_anyway)
+    // How many this process may hold now: what it holds plus what the node
+    // has free, less what the node holds beyond its cap (take_anyway), at
+    // least 0.  The receiver's policy decides within it.
+    size_t may_hold(RcDir d) const;
     size_t in_use(RcDir d) const;                          // node-wide (this process's when private)
     size_t high_water(RcDir d) const;                      // most in use at once (same scope)
     size_t cap() const { return cap_; } // per direction: the node's when shared, this process's share otherwise

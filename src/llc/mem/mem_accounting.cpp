@@ -2,6 +2,7 @@
 #include "mem/mem_accounting.hpp"
 
 #include "core/context.hpp"
+#include "hybrid/net_router.hpp"
 #include "kvs/kvs.hpp"
 #include "transport/self/self_transport.hpp"
 #include "transport/shm/shm_transport.hpp"
@@ -217,6 +218,7 @@ MemWalk::StructSizes MemWalk::struct_sizes()
     s.self_transport = sizeof(SelfTransport);
     s.tcp_transport = sizeof(TcpTransport);
     s.shm_transport = sizeof(ShmTransport);
+    s.net_router = sizeof(NetRouter);
     s.tcp_out_conn = sizeof(TcpTransport::OutConn);
     s.tcp_in_conn = sizeof(TcpTransport::InConn);
     s.stream_decoder = sizeof(StreamDecoder);
@@ -240,9 +242,9 @@ MemWalk::StructSizes MemWalk::struct_sizes()
     s.udp_header = sizeof(UdpHeader);
     s.udp_rx_buffer = UdpTransport::kRxBufBytes;
     s.udp_free_buffers = UdpTransport::kKeepFreeBuffers;
-    s.hybrid_route = PeerTable<Context::Route>::slot_bytes();
-    s.hybrid_source = PeerTable<Context::Source>::slot_bytes();
-    s.hybrid_table_per_cap = sizeof(int32_t) + PeerTable<Context::Route>::ghost_bytes();
+    s.hybrid_route = PeerTable<NetRouter::Route>::slot_bytes();
+    s.hybrid_source = PeerTable<NetRouter::Source>::slot_bytes();
+    s.hybrid_table_per_cap = sizeof(int32_t) + PeerTable<NetRouter::Route>::ghost_bytes();
     return s;
 }
 

@@ -116,6 +116,7 @@ struct MemWalk {
         size_t context;          // Context object (includes the handler table)
         size_t handler_table;    // the handler slots inside Context
         size_t self_transport, tcp_transport, shm_transport;
+        size_t net_router;       // NetRouter (with any inter-node transport)
         size_t tcp_out_conn;     // TcpTransport::OutConn
         size_t tcp_in_conn;      // TcpTransport::InConn
         size_t stream_decoder;   // StreamDecoder (one per incoming stream)

@@ -3,6 +3,7 @@
 #include "mem/mem_accounting.hpp"
 
 #include "core/context.hpp"
+#include "hybrid/net_router.hpp"
 #include "wire/stream_decoder.hpp"
 #include "transport/udp/udp_transport.hpp"
 
@@ -65,25 +66,29 @@ void MemWalk::measure_udp(MemRegistry &r, const UdpTransport &u)
 void MemWalk::measure_hybrid(MemRegistry &r, const Context &c)
 {
     using M = MemComponent;
+    const NetRouter *router = c.router_.get();
+    if (!router)
+        return;
+    r.add(M::Context, sizeof(NetRouter));
     // The capped tables (LLC_MAX_CONTEXTS): bucket heads and predictor ghosts
     // sized by the cap, slots made on demand (at most the cap, more only after
     // an overflow).  Only where they are used: hybrid with remote peers; the
     // sources with the receiver driver.
-    const bool hybrid = c.config_.net == Config::Net::Hybrid && c.udp_;
+    const bool hybrid = router->hybrid_;
     if (hybrid)
-        r.add(M::HybridRoutes, c.routes_.memory_bytes() - sizeof(c.routes_), c.routes_.size());
+        r.add(M::HybridRoutes, router->routes_.memory_bytes() - sizeof(router->routes_), router->routes_.size());
     // receiver-driven: per recently heard source, its receive history; the policy object
-    if (hybrid && c.switch_policy_) {
-        r.add(M::HybridRoutes, c.sources_.memory_bytes() - sizeof(c.sources_), c.sources_.size());
-        c.sources_.for_each([&](int, const Context::Source &s) {
+    if (hybrid && router->switch_policy_) {
+        r.add(M::HybridRoutes, router->sources_.memory_bytes() - sizeof(router->sources_), router->sources_.size());
+        router->sources_.for_each([&](int, const NetRouter::Source &s) {
             r.add(M::ReceiveHistory, s.history.heap_bytes(), 1);
         });
     }
-    if (c.switch_policy_)
-        r.add(M::HybridRoutes, sizeof(*c.switch_policy_));
+    if (router->switch_policy_)
+        r.add(M::HybridRoutes, sizeof(*router->switch_policy_));
     // The node's RC slot count: one page per node, counted by the leader that
     // created it (the others' mappings of it are not in their totals).
-    const RcSlots &slots = c.rc_slots_;
+    const RcSlots &slots = router->rc_slots_;
     if (slots.created_here())
         r.add(M::HybridRoutes, slots.mapped_bytes(), 1);
     r.add(M::Context, heap_bytes(slots.name()));
@@ -91,15 +96,15 @@ void MemWalk::measure_hybrid(MemRegistry &r, const Context &c)
         r.add_note(slots.describe());
     // The ring pool: the rings held here (their pages are this process's
     // doing while it holds them) and the header, counted by its creator.
-    const RingPool &pool = c.ring_pool_;
+    const RingPool &pool = router->ring_pool_;
     if (pool.rings() > 0) {
-        r.add(M::RingPool, uint64_t(c.rings_.size()) * pool.ring_bytes(), c.rings_.size());
+        r.add(M::RingPool, uint64_t(router->rings_.size()) * pool.ring_bytes(), router->rings_.size());
         if (pool.created_here() || !pool.shared())
             r.add(M::RingPool, pool.header_bytes());
-        r.add(M::Context, heap_bytes(pool.name()) + heap_bytes(c.rings_) + heap_bytes(c.rings_retiring_));
+        r.add(M::Context, heap_bytes(pool.name()) + heap_bytes(router->rings_) + heap_bytes(router->rings_retiring_));
         r.add_note(pool.describe());
     }
-    c.routes_.for_each([&](int, const Context::Route &route) {
+    router->routes_.for_each([&](int, const NetRouter::Route &route) {
         if (const auto *held = route.held.get()) {
             r.add(M::HybridRoutes, sizeof(*held) + heap_bytes(*held));
             add_queue(r, *held);

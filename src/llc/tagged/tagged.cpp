@@ -291,21 +291,26 @@ void Tagged::send_reply(int dest, unsigned id, uint64_t sreq, uint64_t rreq)
     ctx_.send_am(dest, id, &reply, sizeof(reply), nullptr, 0, nullptr, nullptr);
 }
 
-TreqState *Tagged::awaiting_request(int src, uint64_t token, unsigned accepted, const char *what)
+TreqState *Tagged::request_awaiting(int src, uint64_t token, unsigned accepted)
 {
     TreqState *r = tokens_.find(token);
-    if (!r) {
+    if (!r)
+        return nullptr;
+    int peer = r->kind == TreqState::Send ? r->peer : request_of(r)->src_rank;
+    return (accepted & bit(TreqState::Await(r->awaiting))) && peer == src ? r : nullptr;
+}
+
+TreqState *Tagged::awaiting_request(int src, uint64_t token, unsigned accepted, const char *what)
+{
+    if (TreqState *r = request_awaiting(src, token, accepted))
+        return r;
+    if (!tokens_.find(token))
         reject(src, std::string("a tagged ") + what + " naming token " + hex(token) +
                         ", no request of ours (forged, or the request has completed)");
-        return nullptr;
-    }
-    int peer = r->kind == TreqState::Send ? r->peer : request_of(r)->src_rank;
-    if (!(accepted & bit(TreqState::Await(r->awaiting))) || peer != src) {
+    else
         reject(src, std::string("a tagged ") + what + " for a request of ours that does not wait for one from rank " +
                         std::to_string(src));
-        return nullptr;
-    }
-    return r;
+    return nullptr;
 }
 
 void Tagged::finish(TreqState &r, int status, bool call_back)
@@ -427,11 +432,11 @@ char *Tagged::data_destination(int src, const void *hdr, size_t hdr_len, uint64_
     if (hdr_len != sizeof(in))
         return nullptr;
     std::memcpy(&in, hdr, sizeof(in));
-    TreqState *r = tokens_.find(in.rreq);
-    if (!r || r->kind != TreqState::Recv || TreqState::Await(r->awaiting) != TreqState::AwaitData)
+    TreqState *r = request_awaiting(src, in.rreq, bit(TreqState::AwaitData));
+    if (!r || r->kind != TreqState::Recv)
         return nullptr;
     const llc_treq_t *req = request_of(r);
-    if (req->src_rank != src || req->length != len || req->received != len || len == 0)
+    if (req->length != len || req->received != len || len == 0)
         return nullptr; // on_data rejects it or copies a truncated prefix
     return static_cast<char *>(r->buf);
 }

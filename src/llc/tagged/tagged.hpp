@@ -116,6 +116,8 @@ private:
     // of 1 << TreqState::Await) from src; else nullptr, the record counted
     // and dropped (reject).
     TreqState *awaiting_request(int src, uint64_t token, unsigned accepted, const char *what);
+    // The same without a word: nullptr for anything else.
+    TreqState *request_awaiting(int src, uint64_t token, unsigned accepted);
     void await(TreqState &r, TreqState::Await what);
     void stop_awaiting(TreqState &r);
     void reject(int src, const std::string &why);

@@ -90,7 +90,7 @@ std::vector<ModelTerm> llc_model(double nodes, const ModelParams &p, bool capped
     auto add = [&](const char *name, double per_process_fixed, double per_process_n_coeff, double per_peer, double peers) {
         t.push_back({name, m * (per_process_fixed + per_process_n_coeff * n + per_peer * peers), m * per_process_n_coeff});
     };
-    add("context", double(s.context - s.handler_table + s.self_transport + s.tcp_transport + s.shm_transport), 0, 0, 0);
+    add("context", double(s.context - s.handler_table + s.self_transport + s.tcp_transport + s.net_router + s.shm_transport), 0, 0, 0);
     add("handler_table", double(s.handler_table), 0, 0, 0);
     t.push_back(rank_table_term(n, m, s));
     // Sequence numbers: two lazily committed n-entry arrays (LazyZeroArray).
@@ -148,7 +148,7 @@ std::vector<ModelTerm> llc_udp_model(double nodes, const ModelParams &p)
     auto add = [&](const char *name, double per_process, double n_coeff_per_process) {
         t.push_back({name, m * per_process, m * n_coeff_per_process});
     };
-    add("context", double(s.context - s.handler_table + s.self_transport + (inter ? s.udp_transport : 0) +
+    add("context", double(s.context - s.handler_table + s.self_transport + (inter ? s.udp_transport + s.net_router : 0) +
                           s.shm_transport),
         0);
     add("handler_table", double(s.handler_table), 0);

@@ -541,7 +541,7 @@ void TcpTransport::on_record(InConn &c, const IncomingRecord &rec)
     case Kind::Am:
         if (c.rank < 0 || w.src != c.rank)
             throw Error(LLC_ERR_PEER, "protocol error: message before hello or with a wrong source from " + describe(c));
-        ctx_.note_arrival(c.rank, Context::Arrival::Tcp, w.payload_len);
+        events_->note_arrival(c.rank, NetEvents::Arrival::Tcp, w.payload_len);
         ctx_.deliver(c.rank, w, rec.hdr, rec.payload, size_t(w.payload_len));
         break;
     case Kind::Goodbye:
@@ -556,7 +556,7 @@ void TcpTransport::on_record(InConn &c, const IncomingRecord &rec)
     case Kind::Switch:
         if (c.rank < 0 || w.src != c.rank)
             throw Error(LLC_ERR_PEER, "protocol error: switch marker before hello or with a wrong source from " + describe(c));
-        ctx_.on_switch_marker(c.rank);
+        events_->on_switch_marker(c.rank);
         break;
     default:
         throw Error(LLC_ERR_PEER, "protocol error: unexpected record kind " + std::to_string(w.kind) + " from " + describe(c));
@@ -570,7 +570,7 @@ void TcpTransport::close_in(InConn &c, int status, const std::string &message)
     c.landing = nullptr;
     if (status != LLC_OK) {
         if (c.rank >= 0)
-            ctx_.on_tcp_source_failed(c.rank); // its ring, if any, goes back after this progress call
+            events_->on_tcp_source_failed(c.rank); // its ring, if any, goes back after this progress call
         ctx_.report_error(status, message);
     }
 }
@@ -599,9 +599,9 @@ bool TcpTransport::read_in(InConn &c)
         } else {
             // A source holding a ring lands its records there (the ring is
             // returned only between progress calls, after a new epoch).
-            if (c.rank >= 0 && c.landing_epoch != ctx_.landing_epoch()) {
-                c.landing = ctx_.landing_for(c.rank, c.landing_bytes);
-                c.landing_epoch = ctx_.landing_epoch();
+            if (c.rank >= 0 && c.landing_epoch != events_->landing_epoch()) {
+                c.landing = events_->landing_for(c.rank, c.landing_bytes);
+                c.landing_epoch = events_->landing_epoch();
             }
             asked = c.landing ? c.landing_bytes : kStagingBytes;
             char *buf = c.landing ? c.landing : staging_.reserve(kStagingBytes);

@@ -67,6 +67,7 @@
 
 #include "support/byte_buffer.hpp"
 #include "auth/job_secret.hpp"
+#include "transport/net_events.hpp"
 #include "wire/outgoing_message.hpp"
 #include "wire/stream_decoder.hpp"
 #include "transport/tcp/tcp_hello.hpp"
@@ -105,6 +106,8 @@ public:
     explicit TcpTransport(Context &ctx); // creates the listening socket
     ~TcpTransport();
     void publish_address();              // bootstrap put (before the init fence)
+    // The router's events (net_events.hpp): given once, before any progress.
+    void subscribe(NetEvents &events) { events_ = &events; }
 
     int send(int dest, std::unique_ptr<OutgoingMessage> msg);
     // extra_fd (if >= 0, the hybrid's udp socket) joins the one poll() of
@@ -227,6 +230,7 @@ private:
     void expire_auth(uint64_t now);
 
     Context &ctx_;
+    NetEvents *events_ = nullptr; // the router (subscribe)
     UniqueFd listener_;
     std::string my_addr_;
     // rank -> connection, an entry per destination sent to (created on first

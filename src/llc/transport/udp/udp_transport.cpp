@@ -285,7 +285,7 @@ bool UdpTransport::evictable(const Peer &p, uint64_t now) const
     uint64_t last = std::max(p.last_heard_us, p.last_tx_us);
     if (now < last || now - last < evict_idle_us_)
         return false;
-    return ctx_.udp_state_droppable(p.rank);
+    return events_->udp_state_droppable(p.rank);
 }
 
 // Called by the table just before the Peer is destroyed.  The peer is told
@@ -627,7 +627,7 @@ void UdpTransport::on_switch_ask(const UdpHeader &h, const sockaddr_in &from)
         ctx_.counters().rc_requests_refused++;
         v = SwitchVerdict::Refused; // not a ring we could address
     } else {
-        v = ctx_.on_switch_request(h.src, h.ack, h.psn);
+        v = events_->on_switch_request(h.src, h.ack, h.psn);
     }
     uint64_t point = 0;
     Peer *p = find(h.src);
@@ -653,12 +653,12 @@ void UdpTransport::on_switch_ask(const UdpHeader &h, const sockaddr_in &from)
 UdpRingLanding *UdpTransport::landing_of(Peer &p)
 {
     Peer::Ring &r = p.rings();
-    if (r.looked_up && r.landing_epoch == ctx_.landing_epoch())
+    if (r.looked_up && r.landing_epoch == events_->landing_epoch())
         return r.landing.get();
     size_t bytes = 0;
-    char *base = ctx_.udp_landing_for(p.rank, bytes);
+    char *base = events_->udp_landing_for(p.rank, bytes);
     r.looked_up = true;
-    r.landing_epoch = ctx_.landing_epoch();
+    r.landing_epoch = events_->landing_epoch();
     if (r.landing && r.landing->base() == base)
         return r.landing.get();
     unland(p);
@@ -973,7 +973,7 @@ void UdpTransport::on_record(Peer &p, const IncomingRecord &rec)
                                       " in the udp stream from " + describe(p));
     switch (Kind(w.kind)) {
     case Kind::Am:
-        ctx_.note_arrival(p.rank, Context::Arrival::Udp, w.payload_len);
+        events_->note_arrival(p.rank, NetEvents::Arrival::Udp, w.payload_len);
         ctx_.deliver(p.rank, w, rec.hdr, rec.payload, size_t(w.payload_len));
         break;
     case Kind::Goodbye:
@@ -981,7 +981,7 @@ void UdpTransport::on_record(Peer &p, const IncomingRecord &rec)
         p.goodbye_rx_us = monotonic_us();
         break;
     case Kind::SwitchAck:
-        ctx_.on_switch_ack(p.rank);
+        events_->on_switch_ack(p.rank);
         break;
     default:
         throw Error(LLC_ERR_PEER, "protocol error: unexpected record kind " + std::to_string(w.kind) +
@@ -1050,7 +1050,7 @@ void UdpTransport::on_datagram(const char *buf, size_t len, const sockaddr_in &f
     if (h.type == uint8_t(UdpType::SwitchAnswer)) {
         uint64_t want = 0;
         if (asks_.answered(h.src, h.psn, &want))
-            ctx_.on_switch_answer(h.src, h.psn, SwitchVerdict(h.ack), want, h.sack);
+            events_->on_switch_answer(h.src, h.psn, SwitchVerdict(h.ack), want, h.sack);
         return;
     }
     if (!udp_data_or_ack_shape_ok(h, len)) {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "auth/job_secret.hpp"
+#include "transport/net_events.hpp"
 #include "wire/outgoing_message.hpp"
 #include "support/peer_table.hpp"
 #include "hybrid/switch_asks.hpp"
@@ -97,6 +98,8 @@ public:
     UdpTransport(Context &ctx, const std::vector<int> &local_ranks);
     ~UdpTransport();
     void publish_address();               // bootstrap put (before the init fence)
+    // The router's events (net_events.hpp): given once, before any progress.
+    void subscribe(NetEvents &events) { events_ = &events; }
     // After the first init fence, before the KVS commit: with
     // LLC_UDP_SHARED_RECV=1 the node leader passes its socket to the node's
     // other processes, which take it (and its address) over.
@@ -341,6 +344,7 @@ private:
     uint32_t random();
 
     Context &ctx_;
+    NetEvents *events_ = nullptr; // the router (subscribe)
     std::unique_ptr<UdpNodeSocket> node_; // LLC_UDP_SHARED_RECV=1 with other processes on the node
     UniqueFd sock_;
     std::string my_addr_;
