@@ -9,8 +9,6 @@
 #include "transport/self/self_transport.hpp"
 #include "transport/shm/shm_transport.hpp"
 #include "tagged/tagged.hpp"
-#include "transport/tcp/tcp_transport.hpp"
-#include "transport/udp/udp_transport.hpp"
 #include "transport/verbs/verbs_transport.hpp"
 
 #include <sched.h>
@@ -20,7 +18,6 @@
 #include <atomic>
 #include <cstdio>
 #include <optional>
-#include <poll.h>
 
 namespace llc {
 
@@ -135,28 +132,19 @@ void Context::create_transports()
                 }
             }
 #endif
-            if (verbs_) {
-                // every inter-node message goes over verbs
-            } else if (config_.net != Config::Net::Udp) {
-                tcp_ = std::make_unique<TcpTransport>(*this);
-                tcp_->publish_address();
-            }
-            if (!verbs_ && config_.net != Config::Net::Tcp) {
-                udp_ = std::make_unique<UdpTransport>(*this, local_ranks);
-                udp_->publish_address();
-            }
+            // Without verbs: the socket transports LLC_NET asks for, under
+            // the router (hybrid/net_router.hpp), which also creates the
+            // node's shared slot count and ring pool.
+            if (!verbs_)
+                router_ = std::make_unique<NetRouter>(*this, local_ranks);
         }
-        // The inter-node router (hybrid/net_router.hpp) over the socket
-        // transports; it creates the node's shared slot count and ring pool.
-        if (tcp_ || udp_)
-            router_ = std::make_unique<NetRouter>(*this, tcp_.get(), udp_.get(), int(local_ranks.size()));
     } catch (const Error &e) {
         failure = e;
     }
     boot_.fence();
-    if (!failure && udp_) {
+    if (!failure && router_) {
         try {
-            udp_->attach_node_socket(); // LLC_UDP_SHARED_RECV=1: the node leader's socket, passed to the others
+            router_->attach_node_socket(); // LLC_UDP_SHARED_RECV=1: the node leader's socket, passed to the others
         } catch (const Error &e) {
             failure = e;
         }
@@ -188,8 +176,6 @@ void Context::create_transports()
     node_map_.release_name();
     if (router_)
         router_->release_names();
-    if (udp_)
-        udp_->release_node_names();
     if (shm_)
         shm_->unlink_own_segment();
     if (failure)
@@ -403,18 +389,8 @@ int Context::progress(int *progressed)
     bool did = self_->progress();
     if (shm_)
         did |= shm_->progress();
-    // hybrid: one poll() covers the tcp sockets and the udp socket, so an
-    // idle udp socket costs no recvfrom() per progress call
-    bool udp_ready = true;
-    if (tcp_) {
-        did |= tcp_->progress(udp_ ? udp_->fd() : -1, udp_ ? &udp_ready : nullptr);
-        router_->after_tcp_progress();
-    }
-    if (udp_) {
-        did |= udp_->progress(udp_ready);
-        did |= router_->progress(monotonic_us());
-        stats_.udp_peers = udp_->peer_count();
-    }
+    if (router_)
+        did |= router_->progress();
 #ifdef LLC_VERBS_DATA_PATH
     if (verbs_)
         did |= verbs_->progress();
@@ -447,24 +423,8 @@ int Context::progress(int *progressed)
 
 void Context::idle_sleep()
 {
-    if (udp_ && !udp_->prepare_sleep())
-        return; // a neighbour has handed a datagram over already
-    struct Woken {
-        UdpTransport *udp;
-        ~Woken()
-        {
-            if (udp)
-                udp->finish_sleep();
-        }
-    } woken{udp_.get()};
-    if (tcp_) {
-        tcp_->wait_for_activity(config_.sleep_us, udp_ ? udp_->fd() : -1, udp_ ? udp_->handover_fd() : -1);
-        return;
-    }
-    if (udp_) {
-        pollfd p[2] = {{udp_->fd(), POLLIN, 0}, {udp_->handover_fd(), POLLIN, 0}};
-        timespec ts{time_t(config_.sleep_us / 1000000), long(config_.sleep_us % 1000000) * 1000};
-        ::ppoll(p, p[1].fd >= 0 ? 2 : 1, &ts, nullptr);
+    if (router_) {
+        router_->idle_wait(config_.sleep_us);
         return;
     }
     timespec ts{time_t(config_.sleep_us / 1000000), long(config_.sleep_us % 1000000) * 1000};
@@ -474,7 +434,7 @@ void Context::idle_sleep()
 bool Context::sends_pending() const
 {
     return self_->has_pending() || (shm_ && shm_->has_pending_sends()) ||
-           (tcp_ && tcp_->has_pending_sends()) || (udp_ && udp_->has_pending_sends()) || (router_ && router_->holds_sends()) ||
+           (router_ && router_->has_pending_sends()) ||
 #ifdef LLC_VERBS_DATA_PATH
            (verbs_ && verbs_->has_pending_sends()) ||
 #endif
@@ -483,8 +443,7 @@ bool Context::sends_pending() const
 
 bool Context::incoming_quiet() const
 {
-    return (!shm_ || shm_->incoming_quiet()) && (!tcp_ || tcp_->incoming_quiet()) &&
-           (!udp_ || udp_->incoming_quiet())
+    return (!shm_ || shm_->incoming_quiet()) && (!router_ || router_->incoming_quiet())
 #ifdef LLC_VERBS_DATA_PATH
            && (!verbs_ || verbs_->incoming_quiet())
 #endif
@@ -525,10 +484,8 @@ void Context::finalize()
     }
     if (shm_)
         shm_->announce_finalizing();
-    if (tcp_)
-        tcp_->say_goodbye(); // queued behind any data still pending
-    if (udp_)
-        udp_->say_goodbye();
+    if (router_)
+        router_->say_goodbye(); // queued behind any data still pending
 #ifdef LLC_VERBS_DATA_PATH
     if (verbs_)
         verbs_->say_goodbye();
@@ -548,7 +505,7 @@ void Context::finalize()
             continue;
         }
         if (monotonic_us() > deadline) {
-            std::string udp_state = udp_ ? udp_->pending_report() : std::string();
+            std::string udp_state = router_ ? router_->pending_report() : std::string();
             std::string state_name = "udp";
 #ifdef LLC_VERBS_DATA_PATH
             if (verbs_) {

@@ -24,8 +24,6 @@ class NetRouter;
 class Tagged;
 class SelfTransport;
 class ShmTransport;
-class TcpTransport;
-class UdpTransport;
 class VerbsTransport;
 
 class Context {
@@ -139,14 +137,9 @@ private:
     ProgressBackoff backoff_;
 
     std::unique_ptr<AddressBook> kvs_; // declared before the transports: destroyed after them
-    // The inter-node router over tcp and udp (net_router.hpp); declared
-    // before the transports (destroyed after them: no transport reads into
-    // one of its rings when the rings go back).
-    std::unique_ptr<NetRouter> router_;
     std::unique_ptr<SelfTransport> self_;
     std::unique_ptr<ShmTransport> shm_;
-    std::unique_ptr<TcpTransport> tcp_;
-    std::unique_ptr<UdpTransport> udp_;
+    std::unique_ptr<NetRouter> router_;     // tcp and/or udp, and which carries what (net_router.hpp)
     std::unique_ptr<VerbsTransport> verbs_; // LLC_NET=verbs with a usable device (verbs_transport.hpp)
     std::unique_ptr<Tagged> tagged_;        // tagged point-to-point (tagged.hpp); after the transports: destroyed first
 };

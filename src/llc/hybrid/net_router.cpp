@@ -2,20 +2,33 @@
 // the sender- and receiver-driven policies, the cap on its tables, DC RDMA.
 #include "hybrid/net_router.hpp"
 
+#include "core/clock.hpp"
 #include "core/context.hpp"
 #include "core/errors.hpp"
 #include "transport/tcp/tcp_transport.hpp"
 #include "transport/udp/udp_transport.hpp"
 
+#include <poll.h>
+#include <time.h>
+
 #include <algorithm>
 
 namespace llc {
 
-NetRouter::NetRouter(Context &ctx, TcpTransport *tcp, UdpTransport *udp, int local_procs)
-    : ctx_(ctx), config_(ctx.config()), stats_(ctx.counters()), rank_(ctx.rank()), tcp_(tcp), udp_(udp),
-      hybrid_(config_.net == Config::Net::Hybrid && udp)
+NetRouter::NetRouter(Context &ctx, const std::vector<int> &local_ranks)
+    : ctx_(ctx), config_(ctx.config()), stats_(ctx.counters()), rank_(ctx.rank()),
+      hybrid_(config_.net == Config::Net::Hybrid)
 {
+    if (config_.net != Config::Net::Udp) {
+        tcp_ = std::make_unique<TcpTransport>(ctx);
+        tcp_->publish_address();
+    }
+    if (config_.net != Config::Net::Tcp) {
+        udp_ = std::make_unique<UdpTransport>(ctx, local_ranks);
+        udp_->publish_address();
+    }
     const NodeMap &nodes = ctx.node_map();
+    const int local_procs = int(local_ranks.size());
     // The node's RC-class slots: shared by its processes (the leader creates the count now).
     if (config_.net == Config::Net::Hybrid && config_.max_rc_per_node > 0)
         rc_slots_ = RcSlots(size_t(config_.max_rc_per_node), nodes.my_node(), rank_, nodes.leader(), local_procs,
@@ -48,6 +61,14 @@ NetRouter::NetRouter(Context &ctx, TcpTransport *tcp, UdpTransport *udp, int loc
         udp_->subscribe(*this);
 }
 
+NetRouter::~NetRouter() = default;
+
+void NetRouter::attach_node_socket()
+{
+    if (udp_)
+        udp_->attach_node_socket();
+}
+
 void NetRouter::attach()
 {
     rc_slots_.attach();   // the leader's slot count (falls back to a private share, never fails)
@@ -58,6 +79,8 @@ void NetRouter::release_names()
 {
     rc_slots_.release_name();
     ring_pool_.release_name();
+    if (udp_)
+        udp_->release_node_names();
 }
 
 int NetRouter::send(int dest, std::unique_ptr<OutgoingMessage> msg)
@@ -85,12 +108,65 @@ int NetRouter::send(int dest, std::unique_ptr<OutgoingMessage> msg)
     return udp_->send(dest, std::move(msg));
 }
 
-bool NetRouter::progress(uint64_t now_us)
+bool NetRouter::progress()
 {
-    bool did = advance_switches();
-    hybrid_tick(now_us);
+    bool did = false;
+    // hybrid: one poll() covers the tcp sockets and the udp socket, so an
+    // idle udp socket costs no recvfrom() per progress call
+    bool udp_ready = true;
+    if (tcp_) {
+        did |= tcp_->progress(udp_ ? udp_->fd() : -1, udp_ ? &udp_ready : nullptr);
+        return_retired_rings(); // retired while tcp read: it no longer reads into them
+    }
+    if (udp_) {
+        did |= udp_->progress(udp_ready);
+        did |= advance_switches();
+        hybrid_tick(monotonic_us());
+        stats_.udp_peers = udp_->peer_count();
+    }
     return did;
 }
+
+void NetRouter::idle_wait(uint64_t us)
+{
+    if (udp_ && !udp_->prepare_sleep())
+        return; // a neighbour has handed a datagram over already
+    struct Woken {
+        UdpTransport *udp;
+        ~Woken()
+        {
+            if (udp)
+                udp->finish_sleep();
+        }
+    } woken{udp_.get()};
+    if (tcp_) {
+        tcp_->wait_for_activity(us, udp_ ? udp_->fd() : -1, udp_ ? udp_->handover_fd() : -1);
+        return;
+    }
+    pollfd p[2] = {{udp_->fd(), POLLIN, 0}, {udp_->handover_fd(), POLLIN, 0}};
+    timespec ts{time_t(us / 1000000), long(us % 1000000) * 1000};
+    ::ppoll(p, p[1].fd >= 0 ? 2 : 1, &ts, nullptr);
+}
+
+bool NetRouter::has_pending_sends() const
+{
+    return (tcp_ && tcp_->has_pending_sends()) || (udp_ && udp_->has_pending_sends()) || held_count_ > 0;
+}
+
+bool NetRouter::incoming_quiet() const
+{
+    return (!tcp_ || tcp_->incoming_quiet()) && (!udp_ || udp_->incoming_quiet());
+}
+
+void NetRouter::say_goodbye()
+{
+    if (tcp_)
+        tcp_->say_goodbye(); // queued behind any data still pending
+    if (udp_)
+        udp_->say_goodbye();
+}
+
+std::string NetRouter::pending_report() const { return udp_ ? udp_->pending_report() : std::string(); }
 
 // ------------------------------------------------------------------ switching
 //

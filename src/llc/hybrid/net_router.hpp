@@ -1,8 +1,11 @@
-// net_router.hpp - which socket transport carries each inter-node message.
+// net_router.hpp - the inter-node socket transports, and which of them
+// carries each inter-node message.
 //
-// The router sits between the Context and the two socket transports: the
-// connected class, tcp (the paper's RC), and the connectionless class, udp
-// (the paper's DC).  With LLC_NET=tcp or udp it sends everything one way.
+// The router owns the two socket transports and sits between them and the
+// Context: the connected class, tcp (the paper's RC), and the connectionless
+// class, udp (the paper's DC).  LLC_NET chooses which exist; with
+// LLC_NET=tcp or udp it sends everything one way.  It runs their progress
+// (one poll() for both), their idle wait and their goodbyes.
 // With LLC_NET=hybrid it decides per peer (doc/libllc.md, "Hybrid"):
 //   * the sender driver promotes busy destinations to tcp and demotes quiet
 //     ones (sender_tick);
@@ -30,6 +33,7 @@
 
 #include <deque>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -41,26 +45,37 @@ class UdpTransport;
 
 class NetRouter final : public NetEvents {
 public:
-    // tcp, udp: the transports LLC_NET created (either may be null, not
-    // both); the router subscribes to their events.  local_procs: the
-    // processes of this node (the node-shared slot count and ring pool are
-    // sized for them).  Creates the node's shared state (leader) now: call
-    // before the first bootstrap fence, attach() after it.
-    NetRouter(Context &ctx, TcpTransport *tcp, UdpTransport *udp, int local_procs);
+    // Creates the transports LLC_NET asks for (tcp, udp or both) and
+    // publishes their addresses, and subscribes to their events.
+    // local_ranks: the processes of this node (the node-shared slot count,
+    // ring pool and udp socket are for them).  Creates the node's shared
+    // state (leader) now: call before the first bootstrap fence, then
+    // attach_node_socket() and attach() after it, release_names() after the
+    // second.  Throws Error.
+    NetRouter(Context &ctx, const std::vector<int> &local_ranks);
     NetRouter(const NetRouter &) = delete;
     NetRouter &operator=(const NetRouter &) = delete;
-    ~NetRouter() = default;
+    ~NetRouter();
 
-    void attach();        // the leader's slot count and ring pool (after the first fence; never fails)
-    void release_names(); // after the second fence
+    void attach_node_socket(); // LLC_UDP_SHARED_RECV=1: the node leader's udp socket (throws Error)
+    void attach();             // the leader's slot count and ring pool (never fails)
+    void release_names();
+
+    // Progress of both transports (one poll() covers the tcp sockets and
+    // the udp socket), then the switches and the policy.  True if anything
+    // moved.
+    bool progress();
+    // Block up to `us` microseconds until a socket is ready (idle backoff).
+    void idle_wait(uint64_t us);
+    bool has_pending_sends() const;
+    bool incoming_quiet() const;
+    // Finalize: a Goodbye behind the data on every connection and stream.
+    void say_goodbye();
+    // Per-peer state of the udp stream for a finalize that gave up ("" without udp).
+    std::string pending_report() const;
 
     // Send msg to dest (another node) on the path its route has now.
     int send(int dest, std::unique_ptr<OutgoingMessage> msg);
-    // After the udp transport's progress: finish switches whose old path has
-    // drained, and run the policy once a period.  True if sends were released.
-    bool progress(uint64_t now_us);
-    // After the tcp transport's progress: rings retired during it go back.
-    void after_tcp_progress() { return_retired_rings(); }
     // Finalize: no new switches; those under way still finish.
     void freeze() { policy_frozen_ = true; }
     bool switching() const { return switching_count_ > 0; }
@@ -150,9 +165,7 @@ private:
     const Config &config_;
     llc_stats_t &stats_; // the context's counters
     const int rank_;
-    TcpTransport *const tcp_;
-    UdpTransport *const udp_;
-    const bool hybrid_; // LLC_NET=hybrid with udp
+    const bool hybrid_; // LLC_NET=hybrid (tcp and udp)
 
     PeerTable<Route> routes_{1, {}, 0, true}; // sized by the constructor (hybrid only)
     uint32_t hybrid_ticks_ = 0;      // policy periods so far (both drivers)
@@ -167,8 +180,6 @@ private:
     // Receiver-driven: the node's ring pool (ring_pool.hpp) and the ring of
     // each source on tcp or asked to move there, held until its tcp stream
     // has drained (Switch marker), the request was refused, or it failed.
-    // The Context destroys the router after the transports: no transport
-    // reads into a ring when it goes back.
     RingPool ring_pool_;
     std::unordered_map<int, RingLease> rings_;
     std::vector<int> rings_retiring_; // returned at the end of the tcp progress call
@@ -177,6 +188,10 @@ private:
     size_t history_periods_ = ReceiveHistory::kRecent; // per source: LLC_HYBRID_HISTORY_PERIODS, or the paper's count for the job size
     std::unique_ptr<SwitchPolicy> switch_policy_; // set when this process is a receiver-driven hybrid
     uint64_t period_ = 0;
+    // The transports: declared last, destroyed first (nothing reads into a
+    // ring when the rings go back).
+    std::unique_ptr<TcpTransport> tcp_;
+    std::unique_ptr<UdpTransport> udp_;
 };
 
 } // namespace llc

@@ -167,7 +167,8 @@ MemRegistry MemWalk::measure(const Context &c)
         add_queue(r, s->queue_);
     }
 
-    if (const TcpTransport *t = c.tcp_.get()) {
+    const NetRouter *router = c.router_.get();
+    if (const TcpTransport *t = router ? router->tcp_.get() : nullptr) {
         r.add(M::Context, sizeof(TcpTransport) + heap_bytes(t->my_addr_));
         r.add(M::TcpRankTable, heap_bytes(t->out_) + heap_bytes(t->out_live_) + heap_bytes(t->closing_), t->out_.size());
         for (const TcpTransport::OutConn *oc : t->out_live_) {
@@ -204,7 +205,7 @@ MemRegistry MemWalk::measure(const Context &c)
         }
     }
 
-    if (const UdpTransport *u = c.udp_.get())
+    if (const UdpTransport *u = router ? router->udp_.get() : nullptr)
         measure_udp(r, *u);
     measure_hybrid(r, c);
     return r;
