@@ -70,7 +70,7 @@ mkdir -p "$out/raw"
 out=$(cd "$out" && pwd)
 exe=$(mktemp -d /tmp/llc-burst-bin.XXXXXX)/burst
 log "building $exe"
-cc -O2 -Wall -Wextra -I"$llc_prefix/include" -I"$TOP/test/unit" "$HERE/burst.c" -o "$exe" \
+cc -O2 -Wall -Wextra -I"$llc_prefix/include" -I"$TOP/test/unit/common" "$HERE/burst.c" -o "$exe" \
     -L"$llc_prefix/lib" -Wl,-rpath,"$llc_prefix/lib" -lllc
 
 if ! "$NETNS" addr h0 >/dev/null 2>&1 || ! "$NETNS" addr h1 >/dev/null 2>&1; then

@@ -2,78 +2,85 @@
 if HAVE_GTEST
 check_PROGRAMS += test/unit/llc_unit_tests
 TESTS += test/unit/llc_unit_tests
+# The tests of src/llc/X are in test/unit/X (the transports' in transport/X, the
+# whole library through its C API in api/, src/coll's in coll/); the helpers
+# they share, the fork harness and its own test in common/.  The list keeps
+# its order: it is the link order, which is the order GoogleTest registers and
+# runs the tests in.
 test_unit_llc_unit_tests_SOURCES = \
-	test/unit/main.cpp \
-	test/unit/test_bootstrap.cpp \
-	test/unit/test_bootstrap.hpp \
-	test/unit/test_util.hpp \
-	test/unit/traffic.cpp \
-	test/unit/traffic.hpp \
-	test/unit/numbered_stream.cpp \
-	test/unit/numbered_stream.hpp \
-	test/unit/checked_messages.cpp \
-	test/unit/checked_messages.hpp \
-	test/unit/harness_test.cpp \
-	test/unit/init_test.cpp \
-	test/unit/self_test.cpp \
-	test/unit/pingpong_test.cpp \
-	test/unit/tagged_test.cpp \
-	test/unit/tagged_hostile_test.cpp \
-	test/unit/alloc_counter.cpp \
-	test/unit/alloc_counter.hpp \
-	test/unit/ordering_test.cpp \
-	test/unit/errors_test.cpp \
-	test/unit/cma_test.cpp \
-	test/unit/finalize_test.cpp \
-	test/unit/components_test.cpp \
-	test/unit/udp_test.cpp \
-	test/unit/switch_policy_test.cpp \
-	test/unit/receive_history_test.cpp \
-	test/unit/hybrid_switch_test.cpp \
-	test/unit/hybrid_cap_test.cpp \
-	test/unit/dc_rdma_test.cpp \
-	test/unit/rc_slots_test.cpp \
-	test/unit/ring_pool_test.cpp \
-	test/unit/hybrid_receiver_test.cpp \
-	test/unit/udp_cap_test.cpp \
-	test/unit/udp_shared_recv_test.cpp \
-	test/unit/tcp_liveness_test.cpp \
-	test/unit/tcp_evict_test.cpp \
-	test/unit/auth_test.cpp \
-	test/unit/stranger_util.hpp \
-	test/unit/shm_cma_hostile_test.cpp \
-	test/unit/coll_args_test.cpp \
-	test/unit/job_secret_util.hpp \
-	test/unit/mem_test.cpp \
-	test/unit/mem_udp_test.cpp \
-	test/unit/node_map_test.cpp \
-	test/unit/peer_table_test.cpp \
-	test/unit/reg_cache_test.cpp \
-	test/unit/info_test.cpp \
-	test/unit/settings_test.cpp \
-	test/unit/kvs_test.cpp \
-	test/unit/decoder_regress_test.cpp \
-	test/unit/verbs_test.cpp \
-	test/unit/verbs_address_test.cpp \
-	test/unit/verbs_credits_test.cpp \
-	test/unit/verbs_engine_test.cpp \
-	test/unit/verbs_fake_fabric.cpp \
-	test/unit/verbs_fake_fabric.hpp \
-	test/unit/verbs_frame_test.cpp \
-	test/unit/verbs_qp_attr_test.cpp \
-	test/unit/verbs_recv_pool_test.cpp \
-	test/unit/verbs_rndv_test.cpp \
+	test/unit/common/main.cpp \
+	test/unit/common/test_bootstrap.cpp \
+	test/unit/common/test_bootstrap.hpp \
+	test/unit/common/test_util.hpp \
+	test/unit/common/traffic.cpp \
+	test/unit/common/traffic.hpp \
+	test/unit/common/numbered_stream.cpp \
+	test/unit/common/numbered_stream.hpp \
+	test/unit/common/checked_messages.cpp \
+	test/unit/common/checked_messages.hpp \
+	test/unit/common/harness_test.cpp \
+	test/unit/core/init_test.cpp \
+	test/unit/transport/self/self_test.cpp \
+	test/unit/api/pingpong_test.cpp \
+	test/unit/tagged/tagged_test.cpp \
+	test/unit/tagged/tagged_hostile_test.cpp \
+	test/unit/common/alloc_counter.cpp \
+	test/unit/common/alloc_counter.hpp \
+	test/unit/api/ordering_test.cpp \
+	test/unit/core/errors_test.cpp \
+	test/unit/transport/shm/cma_test.cpp \
+	test/unit/api/finalize_test.cpp \
+	test/unit/wire/stream_decoder_test.cpp \
+	test/unit/transport/shm/shm_ring_test.cpp \
+	test/unit/core/config_backoff_test.cpp \
+	test/unit/transport/udp/udp_test.cpp \
+	test/unit/hybrid/switch_policy_test.cpp \
+	test/unit/hybrid/receive_history_test.cpp \
+	test/unit/hybrid/hybrid_switch_test.cpp \
+	test/unit/hybrid/hybrid_cap_test.cpp \
+	test/unit/hybrid/dc_rdma_test.cpp \
+	test/unit/hybrid/rc_slots_test.cpp \
+	test/unit/hybrid/ring_pool_test.cpp \
+	test/unit/hybrid/hybrid_receiver_test.cpp \
+	test/unit/transport/udp/udp_cap_test.cpp \
+	test/unit/transport/udp/udp_shared_recv_test.cpp \
+	test/unit/transport/tcp/tcp_liveness_test.cpp \
+	test/unit/transport/tcp/tcp_evict_test.cpp \
+	test/unit/auth/auth_test.cpp \
+	test/unit/common/stranger_util.hpp \
+	test/unit/transport/shm/shm_cma_hostile_test.cpp \
+	test/unit/coll/coll_args_test.cpp \
+	test/unit/common/job_secret_util.hpp \
+	test/unit/mem/mem_test.cpp \
+	test/unit/mem/mem_udp_test.cpp \
+	test/unit/node/node_map_test.cpp \
+	test/unit/support/peer_table_test.cpp \
+	test/unit/transport/verbs/reg_cache_test.cpp \
+	test/unit/core/info_test.cpp \
+	test/unit/core/settings_test.cpp \
+	test/unit/kvs/kvs_test.cpp \
+	test/unit/wire/decoder_regress_test.cpp \
+	test/unit/transport/verbs/verbs_test.cpp \
+	test/unit/transport/verbs/verbs_address_test.cpp \
+	test/unit/transport/verbs/verbs_credits_test.cpp \
+	test/unit/transport/verbs/verbs_engine_test.cpp \
+	test/unit/common/verbs_fake_fabric.cpp \
+	test/unit/common/verbs_fake_fabric.hpp \
+	test/unit/transport/verbs/verbs_frame_test.cpp \
+	test/unit/transport/verbs/verbs_qp_attr_test.cpp \
+	test/unit/transport/verbs/verbs_recv_pool_test.cpp \
+	test/unit/transport/verbs/verbs_rndv_test.cpp \
 	src/llc/tools/mem_model.cpp
 test_unit_llc_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc -I$(top_srcdir)/src/llc/tools \
-	-I$(top_srcdir)/src/coll/include -I$(top_srcdir)/src/coll \
+	-I$(top_srcdir)/src/coll/include -I$(top_srcdir)/src/coll -I$(top_srcdir)/test/unit \
 	-DLLC_SRCDIR='"$(abs_top_srcdir)/src/llc"' -DLLC_COLL_SRCDIR='"$(abs_top_srcdir)/src/coll"'
 test_unit_llc_unit_tests_LDADD = src/llc/libllc.la src/coll/libllccoll.la $(GTEST_LIBS) $(CRYPTO_LIBS)
 endif
 
 ## llc_info and llc_memmodel, run as programs
-TESTS += test/unit/tools_test.sh
+TESTS += test/unit/tools/tools_test.sh
 
 # Two-process libllc smoke/latency tool with a file bootstrap (no MPI, no gtest).
 noinst_PROGRAMS += test/unit/llc_pair
-test_unit_llc_pair_SOURCES = test/unit/llc_pair.c test/unit/llc_file_bootstrap.h
+test_unit_llc_pair_SOURCES = test/unit/common/llc_pair.c test/unit/common/llc_file_bootstrap.h
 test_unit_llc_pair_LDADD = src/llc/libllc.la

@@ -1,0 +1,188 @@
+// test_util.hpp - helpers shared by the libllc tests: payload patterns,
+// bounded progress loops, context setup.
+#pragma once
+
+#include "llc.h"
+#include "common/test_bootstrap.hpp"
+
+#include <gtest/gtest.h>
+#include <time.h>
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace llctest {
+
+// text contains needle (error messages in assertions)
+inline bool contains(const std::string &text, const std::string &needle) { return text.find(needle) != std::string::npos; }
+
+// An active-message handler that counts the messages it gets (arg: int *).
+inline void count_message(llc_context_t *, void *arg, int, const void *, size_t, const void *, size_t)
+{
+    ++*static_cast<int *>(arg);
+}
+
+// Sum over the job of one value per process (a bootstrap put/fence/get round).
+inline uint64_t job_sum(TestProcess &p, const char *key, uint64_t mine)
+{
+    EXPECT_EQ(TestProcess::put(&p, key, &mine, sizeof(mine)), 0);
+    EXPECT_EQ(TestProcess::fence(&p), 0);
+    uint64_t total = 0;
+    for (int r = 0; r < p.size; r++) {
+        uint64_t v = 0;
+        size_t len = sizeof(v);
+        EXPECT_EQ(TestProcess::get(&p, r, key, &v, &len), 0);
+        total += v;
+    }
+    return total;
+}
+
+// llc_mem_report's rows by name (the second call must fill as many rows as
+// the first one counted).
+inline std::map<std::string, llc_mem_entry_t> mem_report(llc_context_t *ctx)
+{
+    std::map<std::string, llc_mem_entry_t> out;
+    int count = llc_mem_report(ctx, nullptr, 0);
+    std::vector<llc_mem_entry_t> entries(size_t(count > 0 ? count : 0));
+    EXPECT_EQ(llc_mem_report(ctx, entries.data(), count), count);
+    for (const auto &e : entries)
+        out[e.name] = e;
+    return out;
+}
+
+// The items of one row of llc_mem_report (a failure when there is no such row).
+inline uint64_t mem_items(llc_context_t *ctx, const std::string &row)
+{
+    const auto rows = mem_report(ctx);
+    const auto it = rows.find(row);
+    if (it != rows.end())
+        return it->second.items;
+    ADD_FAILURE() << "no " << row << " row";
+    return 0;
+}
+
+inline uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+// Deterministic content: byte i of a payload with `seed`.
+inline void fill_pattern(char *buf, size_t len, uint64_t seed)
+{
+    uint64_t state = mix64(seed);
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        std::memcpy(buf + i, &state, 8);
+    }
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    for (; i < len; i++)
+        buf[i] = char(state >> (8 * (i % 8)));
+}
+
+inline bool check_pattern(const void *data, size_t len, uint64_t seed)
+{
+    std::vector<char> expect(len);
+    fill_pattern(expect.data(), len, seed);
+    return len == 0 || std::memcmp(expect.data(), data, len) == 0;
+}
+
+inline double now_s()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+// Call llc_progress until pred() holds; fail (and return false) on an error
+// or after timeout_s.
+template <class Pred> bool progress_until(llc_context_t *ctx, Pred pred, double timeout_s = 30)
+{
+    double end = now_s() + timeout_s;
+    while (!pred()) {
+        int rc = llc_progress(ctx, nullptr);
+        if (rc != LLC_OK) {
+            ADD_FAILURE() << "llc_progress: " << llc_strerror(rc) << ": " << llc_last_error(ctx);
+            return false;
+        }
+        if (now_s() > end) {
+            ADD_FAILURE() << "progress_until timed out after " << timeout_s << " s";
+            return false;
+        }
+    }
+    return true;
+}
+
+inline llc_context_t *init_or_fail(TestProcess &p)
+{
+    llc_init_params_t params = p.params();
+    llc_context_t *ctx = nullptr;
+    int rc = llc_init(&params, &ctx);
+    EXPECT_EQ(rc, LLC_OK) << llc_last_error(nullptr);
+    return ctx;
+}
+
+inline void finalize_ok(llc_context_t *ctx)
+{
+    int rc = llc_finalize(ctx);
+    EXPECT_EQ(rc, LLC_OK) << llc_last_error(nullptr);
+}
+
+inline JobOptions job(std::vector<int> nodes, unsigned timeout_s = 60)
+{
+    JobOptions o;
+    o.nodes = std::move(nodes);
+    o.timeout_s = timeout_s;
+    return o;
+}
+
+// The leaving rank of a peer-death test: one message to `to`, wait for the
+// one `to` sends back (counted in got), 0.2 s more of progress so that `to`
+// has the acknowledgement of ours, then leave the job's fences.  The caller
+// then goes silent or exits.
+inline void greet_then_depart(TestProcess &p, llc_context_t *ctx, int to, const int &got)
+{
+    EXPECT_EQ(llc_am_send(ctx, to, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
+    progress_until(ctx, [&] { return got == 1; });
+    double end = now_s() + 0.2;
+    while (now_s() < end)
+        llc_progress(ctx, nullptr);
+    p.depart();
+}
+
+// Send 1 MiB (more than a udp window) to dest with handler 1 and progress
+// until llc_progress reports an error or 10 s pass.
+struct SendToGonePeer {
+    int err = LLC_OK;  // what llc_progress returned
+    double took = 0;   // seconds until then
+    int callbacks = 0; // completions of the send (one more llc_progress call after the error)
+    int status = LLC_OK;
+};
+inline SendToGonePeer send_big_until_error(llc_context_t *ctx, int dest)
+{
+    SendToGonePeer r;
+    std::vector<char> big(1 << 20, 'b');
+    llc_iov_t iov{big.data(), big.size()};
+    int rc = llc_am_send(ctx, dest, 1, nullptr, 0, &iov, 1,
+                         [](void *arg, int status) {
+                             auto *q = static_cast<SendToGonePeer *>(arg);
+                             q->callbacks++;
+                             q->status = status;
+                         },
+                         &r);
+    EXPECT_EQ(rc, LLC_INPROGRESS); // 1 MiB does not fit in the window
+    double start = now_s();
+    while (r.err == LLC_OK && now_s() - start < 10)
+        r.err = llc_progress(ctx, nullptr);
+    r.took = now_s() - start;
+    llc_progress(ctx, nullptr);
+    return r;
+}
+
+} // namespace llctest

@@ -1,0 +1,139 @@
+// init_test.cpp - llc_init argument checking and the informational calls.
+#include "common/test_util.hpp"
+
+#include <string>
+
+using namespace llctest;
+
+namespace {
+
+// A bootstrap for a one-process job (no fork needed).
+int solo_put(void *, const char *, const void *, size_t) { return 0; }
+int solo_get(void *, int, const char *, void *, size_t *) { return -1; }
+int solo_fence(void *) { return 0; }
+
+llc_init_params_t solo_params(const int *nodes)
+{
+    llc_init_params_t p{};
+    p.api_version = LLC_API_VERSION;
+    p.rank = 0;
+    p.size = 1;
+    p.node_of_rank = nodes;
+    p.job_id = "init-test";
+    p.boot.put = solo_put;
+    p.boot.get = solo_get;
+    p.boot.fence = solo_fence;
+    return p;
+}
+
+void expect_invalid(const llc_init_params_t &p, const std::string &needle)
+{
+    llc_context_t *ctx = reinterpret_cast<llc_context_t *>(0x1);
+    EXPECT_EQ(llc_init(&p, &ctx), LLC_ERR_INVALID);
+    EXPECT_EQ(ctx, nullptr);
+    EXPECT_NE(std::string(llc_last_error(nullptr)).find(needle), std::string::npos)
+        << "message was: " << llc_last_error(nullptr);
+}
+
+} // namespace
+
+TEST(Init, SingleProcessInitAndQueries)
+{
+    int nodes[1] = {0};
+    llc_init_params_t p = solo_params(nodes);
+    llc_context_t *ctx = nullptr;
+    ASSERT_EQ(llc_init(&p, &ctx), LLC_OK) << llc_last_error(nullptr);
+    EXPECT_EQ(llc_rank(ctx), 0);
+    EXPECT_EQ(llc_size(ctx), 1);
+    EXPECT_EQ(llc_node_of(ctx, 0), 0);
+    EXPECT_EQ(llc_node_of(ctx, 1), -1);
+    EXPECT_EQ(llc_node_of(ctx, -1), -1);
+    EXPECT_TRUE(llc_caps(ctx) & LLC_CAP_AM);
+    EXPECT_FALSE(llc_caps(ctx) & LLC_CAP_RMA);
+    llc_stats_t st;
+    ASSERT_EQ(llc_get_stats(ctx, &st), LLC_OK);
+    EXPECT_EQ(st.msgs_sent, 0u);
+    EXPECT_EQ(llc_finalize(ctx), LLC_OK);
+}
+
+TEST(Init, RejectsBadParameters)
+{
+    int nodes[2] = {0, 0};
+    llc_init_params_t p = solo_params(nodes);
+
+    llc_init_params_t q = p;
+    q.api_version = 99;
+    expect_invalid(q, "api_version");
+
+    q = p;
+    q.rank = 1;
+    expect_invalid(q, "valid ranks are 0..0");
+
+    q = p;
+    q.size = 0;
+    expect_invalid(q, "size");
+
+    q = p;
+    q.node_of_rank = nullptr;
+    expect_invalid(q, "node_of_rank");
+
+    int bad_nodes[1] = {-3};
+    q = p;
+    q.node_of_rank = bad_nodes;
+    expect_invalid(q, "negative");
+
+    q = p;
+    q.job_id = nullptr;
+    expect_invalid(q, "job_id");
+
+    std::string long_id(65, 'x');
+    q = p;
+    q.job_id = long_id.c_str();
+    expect_invalid(q, "64 bytes");
+
+    q = p;
+    q.boot.fence = nullptr;
+    expect_invalid(q, "fence");
+
+    llc_context_t *ctx = nullptr;
+    EXPECT_EQ(llc_init(nullptr, &ctx), LLC_ERR_INVALID);
+    EXPECT_EQ(llc_init(&p, nullptr), LLC_ERR_INVALID);
+}
+
+TEST(Init, RejectsBadEnvironmentValue)
+{
+    int nodes[1] = {0};
+    llc_init_params_t p = solo_params(nodes);
+    setenv("LLC_SPIN_COUNT", "lots", 1);
+    llc_context_t *ctx = nullptr;
+    EXPECT_EQ(llc_init(&p, &ctx), LLC_ERR_INVALID);
+    unsetenv("LLC_SPIN_COUNT");
+    EXPECT_NE(std::string(llc_last_error(nullptr)).find("LLC_SPIN_COUNT"), std::string::npos);
+}
+
+TEST(Init, BootstrapFenceFailureIsReported)
+{
+    int nodes[1] = {0};
+    llc_init_params_t p = solo_params(nodes);
+    p.boot.fence = [](void *) { return 1; };
+    llc_context_t *ctx = nullptr;
+    EXPECT_EQ(llc_init(&p, &ctx), LLC_ERR_BOOTSTRAP);
+    EXPECT_EQ(ctx, nullptr);
+}
+
+TEST(Init, StrerrorNamesEveryStatus)
+{
+    for (int s : {LLC_OK, LLC_INPROGRESS, LLC_ERR_INVALID, LLC_ERR_NOMEM, LLC_ERR_SYSTEM, LLC_ERR_PEER,
+                  LLC_ERR_BOOTSTRAP, LLC_ERR_UNSUPPORTED, LLC_ERR_TIMEOUT, LLC_ERR_STATE})
+        EXPECT_STRNE(llc_strerror(s), "unknown status code") << s;
+    EXPECT_STREQ(llc_strerror(12345), "unknown status code");
+    EXPECT_NE(llc_last_error(nullptr), nullptr);
+}
+
+TEST(Init, NullContextIsRejected)
+{
+    EXPECT_EQ(llc_progress(nullptr, nullptr), LLC_ERR_INVALID);
+    EXPECT_EQ(llc_am_send(nullptr, 0, 0, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_ERR_INVALID);
+    EXPECT_EQ(llc_finalize(nullptr), LLC_ERR_INVALID);
+    EXPECT_EQ(llc_get_stats(nullptr, nullptr), LLC_ERR_INVALID);
+}

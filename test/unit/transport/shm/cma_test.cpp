@@ -1,0 +1,112 @@
+// cma_test.cpp - single-copy (process_vm_readv) path, and its fallbacks.
+#include "common/test_util.hpp"
+
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace llctest;
+
+namespace {
+
+constexpr int kMessages = 12;
+constexpr size_t kSize = 1u << 20;
+
+// Whether this kernel lets a child read its parent's memory (ptrace rules).
+bool cma_works_here()
+{
+    static char secret[16] = "cma-probe";
+    pid_t parent = getpid();
+    pid_t child = fork();
+    if (child == 0) {
+        char buf[16] = {};
+        iovec local{buf, sizeof(buf)}, remote{secret, sizeof(secret)};
+        _exit(process_vm_readv(parent, &local, 1, &remote, 1, 0) == ssize_t(sizeof(buf)) ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+struct Recv {
+    int n = 0;
+};
+
+void on_big(llc_context_t *, void *arg, int src, const void *hdr, size_t, const void *data, size_t len)
+{
+    auto *r = static_cast<Recv *>(arg);
+    int idx;
+    std::memcpy(&idx, hdr, sizeof(idx));
+    EXPECT_EQ(idx, r->n);
+    EXPECT_EQ(len, kSize);
+    EXPECT_TRUE(check_pattern(data, len, uint64_t(src * 1000 + idx)));
+    r->n++;
+}
+
+void completion(void *arg, int status)
+{
+    EXPECT_EQ(status, LLC_OK);
+    ++*static_cast<int *>(arg);
+}
+
+// Rank 0 sends kMessages 1 MiB messages (split in 3 segments) to rank 1.
+void run_cma_job(JobOptions o, std::function<void(const llc_stats_t &)> check_sender)
+{
+    LLC_EXPECT_JOB_OK(o, [&](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        Recv r;
+        ASSERT_EQ(llc_am_register(ctx, 4, on_big, &r), LLC_OK);
+        if (p.rank == 0) {
+            std::vector<std::vector<char>> bufs(kMessages, std::vector<char>(kSize));
+            int done = 0, inprogress = 0;
+            for (int i = 0; i < kMessages; i++) {
+                fill_pattern(bufs[i].data(), kSize, uint64_t(i));
+                llc_iov_t iov[3] = {{bufs[i].data(), 100}, {bufs[i].data() + 100, 500000},
+                                    {bufs[i].data() + 500100, kSize - 500100}};
+                int rc = llc_am_send(ctx, 1, 4, &i, sizeof(i), iov, 3, completion, &done);
+                ASSERT_TRUE(rc == LLC_INPROGRESS || rc == LLC_OK);
+                inprogress += rc == LLC_INPROGRESS;
+            }
+            progress_until(ctx, [&] { return done == inprogress; });
+            llc_stats_t st;
+            llc_get_stats(ctx, &st);
+            check_sender(st);
+        } else {
+            progress_until(ctx, [&] { return r.n == kMessages; });
+        }
+        finalize_ok(ctx);
+    });
+}
+
+} // namespace
+
+TEST(Cma, LargeMessagesUseSingleCopy)
+{
+    if (!cma_works_here())
+        GTEST_SKIP() << "process_vm_readv is not permitted here";
+    run_cma_job(job({0, 0}), [](const llc_stats_t &st) { EXPECT_EQ(st.cma_msgs, uint64_t(kMessages)); });
+}
+
+TEST(Cma, DisabledByEnvironmentStreamsThroughRing)
+{
+    JobOptions o = job({0, 0});
+    o.env = {{"LLC_CMA", "0"}};
+    run_cma_job(o, [](const llc_stats_t &st) { EXPECT_EQ(st.cma_msgs, 0u); });
+}
+
+TEST(Cma, RefusedByKernelFallsBackToStreaming)
+{
+    JobOptions o = job({0, 0});
+    o.env = {{"LLC_CMA_SIMULATE_EPERM", "1"}};
+    run_cma_job(o, [](const llc_stats_t &st) { EXPECT_EQ(st.cma_msgs, 0u); });
+}
+
+TEST(Cma, ThresholdIsConfigurable)
+{
+    if (!cma_works_here())
+        GTEST_SKIP() << "process_vm_readv is not permitted here";
+    JobOptions o = job({0, 0});
+    o.env = {{"LLC_CMA_THRESHOLD", "2m"}};
+    run_cma_job(o, [](const llc_stats_t &st) { EXPECT_EQ(st.cma_msgs, 0u); });
+}

@@ -1,0 +1,147 @@
+// stream_decoder_test.cpp - the stream decoder (stream_decoder.hpp) fed the
+// bytes of OutgoingMessage records, in one process.  Part of the Components
+// suite, split from components_test.cpp by component (the shm ring is in
+// transport/shm/shm_ring_test.cpp, the backoff and Config in
+// core/config_backoff_test.cpp).
+#include "core/errors.hpp"
+#include "wire/outgoing_message.hpp"
+#include "wire/stream_decoder.hpp"
+
+#include "common/test_util.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+using namespace llc;
+
+namespace {
+
+struct Captured {
+    int handler;
+    std::string hdr;
+    std::string payload;
+    uint64_t seq;
+};
+
+std::unique_ptr<OutgoingMessage> make_msg(unsigned handler, uint64_t seq, const std::string &hdr,
+                                          const std::vector<std::string> &pieces)
+{
+    std::vector<llc_iov_t> iov;
+    for (const auto &p : pieces)
+        iov.push_back({p.data(), p.size()});
+    return OutgoingMessage::make_am(5, handler, seq, hdr.data(), hdr.size(), iov.data(), int(iov.size()), nullptr, nullptr);
+}
+
+} // namespace
+
+TEST(Components, DecoderReassemblesRecordsSplitAnywhere)
+{
+    std::vector<std::string> pieces1 = {"abc", "", "defgh"}, pieces2 = {}, pieces3 = {std::string(100000, 'z')};
+    std::vector<std::unique_ptr<OutgoingMessage>> msgs;
+    msgs.push_back(make_msg(1, 0, "header-1", pieces1));
+    msgs.push_back(make_msg(2, 1, "", pieces2));
+    msgs.push_back(make_msg(63, 2, std::string(9, 'h'), pieces3));
+    std::string stream;
+    for (auto &m : msgs) {
+        std::string bytes(m->total_bytes(), '\0');
+        EXPECT_EQ(m->copy_out(&bytes[0], bytes.size()), bytes.size());
+        EXPECT_TRUE(m->fully_written());
+        stream += bytes;
+    }
+    for (size_t chunk : {size_t(1), size_t(7), size_t(40), size_t(4096), stream.size()}) {
+        std::vector<Captured> got;
+        StreamDecoder d([&](const IncomingRecord &r) {
+            EXPECT_EQ(reinterpret_cast<uintptr_t>(r.hdr) % 8, 0u);
+            got.push_back({r.wire.handler, std::string(static_cast<const char *>(r.hdr), r.wire.hdr_len),
+                           std::string(r.payload ? r.payload : "", size_t(r.wire.payload_len)), r.wire.seq});
+        });
+        for (size_t off = 0; off < stream.size(); off += chunk)
+            d.feed(stream.data() + off, std::min(chunk, stream.size() - off));
+        ASSERT_EQ(got.size(), 3u) << "chunk " << chunk;
+        EXPECT_EQ(got[0].handler, 1);
+        EXPECT_EQ(got[0].hdr, "header-1");
+        EXPECT_EQ(got[0].payload, "abcdefgh");
+        EXPECT_EQ(got[1].payload, "");
+        EXPECT_EQ(got[2].handler, 63);
+        EXPECT_EQ(got[2].payload, pieces3[0]);
+        EXPECT_EQ(got[2].seq, 2u);
+        EXPECT_TRUE(d.at_record_boundary());
+    }
+}
+
+// A placer gives the payload of handler 63 a place of its own: the bytes go
+// there, however the stream is split and read (feed or the direct-read
+// cursor), and the sink is handed that place; other records are untouched.
+TEST(Components, DecoderReceivesAPayloadInThePlaceItIsGiven)
+{
+    std::string big(100000, 'q');
+    for (size_t i = 0; i < big.size(); i += 7)
+        big[i] = char('a' + i % 23);
+    const std::string small = "abcdefgh";
+    // (the messages point at these pieces until copied out)
+    const std::vector<std::string> halves = {big.substr(0, 50000), big.substr(50000)}, one = {small}, whole = {big};
+    std::vector<std::unique_ptr<OutgoingMessage>> msgs;
+    msgs.push_back(make_msg(63, 0, "h", halves));
+    msgs.push_back(make_msg(1, 1, "", one));
+    msgs.push_back(make_msg(63, 2, "h", whole));
+    std::string stream;
+    for (auto &m : msgs) {
+        std::string bytes(m->total_bytes(), '\0');
+        EXPECT_EQ(m->copy_out(&bytes[0], bytes.size()), bytes.size());
+        stream += bytes;
+    }
+    for (size_t chunk : {size_t(7), size_t(4096), size_t(70000)}) {
+        for (bool direct : {false, true}) {
+            std::vector<char> place(big.size() + 1, 0);
+            int placed = 0, in_place = 0, records = 0;
+            StreamDecoder d([&](const IncomingRecord &r) {
+                records++;
+                std::string payload(r.payload ? r.payload : "", size_t(r.wire.payload_len));
+                EXPECT_TRUE(payload == (r.wire.handler == 63 ? big : small)) << "handler " << r.wire.handler;
+                in_place += r.payload == place.data();
+            });
+            d.set_placer([&](const WireHeader &w, const void *) -> char * {
+                if (w.handler != 63)
+                    return nullptr;
+                placed++;
+                std::fill(place.begin(), place.end(), 0);
+                return place.data();
+            });
+            size_t off = 0;
+            while (off < stream.size()) {
+                if (direct && d.wants_payload()) { // as tcp's read_in: recv into the cursor
+                    char *dst = d.payload_cursor();
+                    size_t n = std::min({chunk, d.payload_room(), stream.size() - off});
+                    std::memcpy(dst, stream.data() + off, n);
+                    d.payload_received(n);
+                    off += n;
+                    continue;
+                }
+                size_t n = std::min(chunk, stream.size() - off);
+                d.feed(stream.data() + off, n);
+                off += n;
+            }
+            EXPECT_EQ(records, 3) << "chunk " << chunk;
+            // a payload that comes whole within one piece is delivered from that piece
+            EXPECT_EQ(in_place, placed) << "chunk " << chunk << (direct ? " direct" : "");
+            EXPECT_GT(placed, 0) << "chunk " << chunk;
+            EXPECT_EQ(place[big.size()], 0) << "wrote past the place";
+            EXPECT_TRUE(d.at_record_boundary());
+        }
+    }
+}
+
+TEST(Components, DecoderRejectsGarbage)
+{
+    StreamDecoder d([](const IncomingRecord &) { FAIL() << "garbage delivered"; });
+    std::string junk(64, 'J');
+    try {
+        d.feed(junk.data(), junk.size());
+        FAIL() << "no error";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.status(), LLC_ERR_PEER);
+        EXPECT_NE(std::string(e.what()).find("bad magic"), std::string::npos);
+    }
+}
