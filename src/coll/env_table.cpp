@@ -1,7 +1,7 @@
 // The readers of libllccoll's settings (coll_settings.hpp, settings.def) and
 // the C view of the table for llc_info and the netmod (llc_coll_env_vars,
 // llc_coll_env_get, llc_coll_native_only).  The only getenv of src/coll for
-// an LLC_* variable is here; a unit test (test/unit/info_test.cpp) checks it.
+// an LLC_* variable is here; a unit test (test/unit/core/info_test.cpp) checks it.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

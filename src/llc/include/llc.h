@@ -1,7 +1,8 @@
 /*
  * llc.h - C API of libllc, the low-level communication library of mpich-llc.
  *
- * libllc moves active messages between the processes of a parallel job.
+ * libllc moves tagged messages (MPI-style matching, llc_tsend / llc_trecv)
+ * and active messages between the processes of a parallel job.
  * It knows nothing of MPI: the caller supplies the job's shape (rank, size,
  * node of every rank) and a small bootstrap service (put/get/fence, as a PMI
  * offers), and gets back a context on which it registers message handlers,

@@ -7,6 +7,7 @@
 #include "wire/outgoing_message.hpp"
 #include "wire/stream_decoder.hpp"
 
+#include "common/am_records.hpp"
 #include "common/test_util.hpp"
 
 #include <algorithm>
@@ -25,14 +26,7 @@ struct Captured {
     uint64_t seq;
 };
 
-std::unique_ptr<OutgoingMessage> make_msg(unsigned handler, uint64_t seq, const std::string &hdr,
-                                          const std::vector<std::string> &pieces)
-{
-    std::vector<llc_iov_t> iov;
-    for (const auto &p : pieces)
-        iov.push_back({p.data(), p.size()});
-    return OutgoingMessage::make_am(5, handler, seq, hdr.data(), hdr.size(), iov.data(), int(iov.size()), nullptr, nullptr);
-}
+using llctest::make_msg;
 
 } // namespace
 

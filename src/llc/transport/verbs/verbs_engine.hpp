@@ -8,7 +8,7 @@
 // later records of the pair are held behind a READ so delivery keeps send
 // order).  It talks to the device through
 // VerbsFabric (implemented with ibv/mlx5dv calls in verbs_transport.cpp, and
-// by an in-memory fake in test/unit/verbs_fake_fabric.{hpp,cpp}) and to the rest of
+// by an in-memory fake in test/unit/common/verbs_fake_fabric.{hpp,cpp}) and to the rest of
 // libllc through VerbsHost (Context in the library).  No ibv type here: it
 // is compiled, and tested, with or without libibverbs.
 #pragma once

@@ -7,6 +7,7 @@
 #include "wire/outgoing_message.hpp"
 #include "transport/shm/shm_ring.hpp"
 
+#include "common/am_records.hpp"
 #include "common/test_util.hpp"
 
 #include <algorithm>
@@ -16,18 +17,7 @@
 
 using namespace llc;
 
-namespace {
-
-std::unique_ptr<OutgoingMessage> make_msg(unsigned handler, uint64_t seq, const std::string &hdr,
-                                          const std::vector<std::string> &pieces)
-{
-    std::vector<llc_iov_t> iov;
-    for (const auto &p : pieces)
-        iov.push_back({p.data(), p.size()});
-    return OutgoingMessage::make_am(5, handler, seq, hdr.data(), hdr.size(), iov.data(), int(iov.size()), nullptr, nullptr);
-}
-
-} // namespace
+using llctest::make_msg;
 
 TEST(Components, RingWrapsAroundAndKeepsBytesInOrder)
 {
