@@ -93,6 +93,9 @@ src_llc_libllc_la_SOURCES = \
 ## verbs_transport both (LLC_VERBS_DATA_PATH); empty otherwise.
 src_llc_libllc_la_SOURCES += \
 	src/llc/core/net_selection.cpp \
+	src/llc/core/open_inter_node.cpp \
+	src/llc/core/open_inter_node.hpp \
+	src/llc/transport/inter_node.hpp \
 	src/llc/core/net_selection.hpp \
 	src/llc/transport/verbs/verbs_address.cpp \
 	src/llc/transport/verbs/verbs_address.hpp \

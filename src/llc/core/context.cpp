@@ -5,17 +5,15 @@
 #include "core/errors.hpp"
 #include "kvs/kvs.hpp"
 #include "core/net_selection.hpp"
-#include "hybrid/net_router.hpp"
+#include "core/open_inter_node.hpp"
 #include "transport/self/self_transport.hpp"
 #include "transport/shm/shm_transport.hpp"
 #include "tagged/tagged.hpp"
-#include "transport/verbs/verbs_transport.hpp"
 
 #include <sched.h>
 #include <time.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <optional>
 
@@ -34,20 +32,6 @@ public:
 private:
     bool &flag_;
 };
-
-// LLC_NET=verbs: discovery, then the verbs transport's device, or the
-// fallback (said once per process, by rank 0), or an Error.
-NetChoice resolve_verbs(Config &config, int rank)
-{
-    if (!config.net_verbs)
-        return NetChoice{};
-    NetChoice choice = choose_net(config, discover_for_init());
-    config.net = choice.net;
-    static std::atomic<bool> said{false};
-    if (rank == 0 && !choice.notice.empty() && !said.exchange(true))
-        std::fprintf(stderr, "%s\n", choice.notice.c_str());
-    return choice;
-}
 
 } // namespace
 
@@ -112,39 +96,21 @@ void Context::create_transports()
     // are not left hanging, and report the failure afterwards.
     std::optional<Error> failure;
     try {
-        const NetChoice verbs = resolve_verbs(config_, rank_); // before any transport: it decides the inter-node one
+        const NetChoice net = choose_inter_node(config_, rank_); // before any transport: it decides the inter-node one
         if (local_ranks.size() > 1)
             shm_ = std::make_unique<ShmTransport>(*this, job_id_, local_ranks);
         if (any_remote) {
             kvs_ = std::make_unique<AddressBook>(config_, boot_, rank_, node_map_, job_id_);
             kvs_->start(); // dist: a node leader's KVS server, its address through the bootstrap
-#ifdef LLC_VERBS_DATA_PATH
-            if (verbs.verbs) {
-                try {
-                    verbs_ = std::make_unique<VerbsTransport>(*this, verbs.device);
-                    verbs_->publish_address();
-                } catch (const Error &e) {
-                    verbs_.reset();
-                    // Said by every process it happens on: it may be one node only.
-                    NetChoice fb = fall_back_after_failure(config_, verbs.device.summary(), e.status(), e.what());
-                    config_.net = fb.net;
-                    std::fprintf(stderr, "%s (rank %d)\n", fb.notice.c_str(), rank_);
-                }
-            }
-#endif
-            // Without verbs: the socket transports LLC_NET asks for, under
-            // the router (hybrid/net_router.hpp), which also creates the
-            // node's shared slot count and ring pool.
-            if (!verbs_)
-                router_ = std::make_unique<NetRouter>(*this, local_ranks);
+            net_ = open_inter_node(*this, config_, net, local_ranks);
         }
     } catch (const Error &e) {
         failure = e;
     }
     boot_.fence();
-    if (!failure && router_) {
+    if (!failure && net_) {
         try {
-            router_->attach_node_socket(); // LLC_UDP_SHARED_RECV=1: the node leader's socket, passed to the others
+            net_->attach(); // e.g. LLC_UDP_SHARED_RECV=1: the node leader's socket, passed to the others
         } catch (const Error &e) {
             failure = e;
         }
@@ -159,8 +125,6 @@ void Context::create_transports()
     if (!failure) {
         try {
             node_map_.attach(); // the leader's table (created before the first fence)
-            if (router_)
-                router_->attach(); // the leader's slot count and ring pool (never fails)
         } catch (const Error &e) {
             failure = e;
         }
@@ -174,8 +138,8 @@ void Context::create_transports()
     }
     boot_.fence();
     node_map_.release_name();
-    if (router_)
-        router_->release_names();
+    if (net_)
+        net_->release_names();
     if (shm_)
         shm_->unlink_own_segment();
     if (failure)
@@ -272,19 +236,15 @@ bool Context::try_send_tagged_inline(int dest, uint64_t tag, uint32_t source, co
 
 int Context::send_remote(int dest, std::unique_ptr<OutgoingMessage> msg)
 {
-#ifdef LLC_VERBS_DATA_PATH
-    if (verbs_)
-        return verbs_->send(dest, std::move(msg));
-#endif
-    return router_->send(dest, std::move(msg));
+    return net_->send(dest, std::move(msg));
 }
 
 
 llc_stats_t Context::stats() const
 {
     llc_stats_t st = stats_;
-    if (router_)
-        router_->add_stats(st);
+    if (net_)
+        net_->add_stats(st);
     st.kvs_auth_rejected = kvs_ && kvs_->server() ? kvs_->server()->auth_rejected() : 0;
     return st;
 }
@@ -389,12 +349,8 @@ int Context::progress(int *progressed)
     bool did = self_->progress();
     if (shm_)
         did |= shm_->progress();
-    if (router_)
-        did |= router_->progress();
-#ifdef LLC_VERBS_DATA_PATH
-    if (verbs_)
-        did |= verbs_->progress();
-#endif
+    if (net_)
+        did |= net_->progress();
     if (!completions_.empty())
         did |= run_completions();
 
@@ -423,8 +379,8 @@ int Context::progress(int *progressed)
 
 void Context::idle_sleep()
 {
-    if (router_) {
-        router_->idle_wait(config_.sleep_us);
+    if (net_) {
+        net_->idle_wait(config_.sleep_us);
         return;
     }
     timespec ts{time_t(config_.sleep_us / 1000000), long(config_.sleep_us % 1000000) * 1000};
@@ -434,20 +390,13 @@ void Context::idle_sleep()
 bool Context::sends_pending() const
 {
     return self_->has_pending() || (shm_ && shm_->has_pending_sends()) ||
-           (router_ && router_->has_pending_sends()) ||
-#ifdef LLC_VERBS_DATA_PATH
-           (verbs_ && verbs_->has_pending_sends()) ||
-#endif
+           (net_ && net_->has_pending_sends()) ||
            !completions_.empty();
 }
 
 bool Context::incoming_quiet() const
 {
-    return (!shm_ || shm_->incoming_quiet()) && (!router_ || router_->incoming_quiet())
-#ifdef LLC_VERBS_DATA_PATH
-           && (!verbs_ || verbs_->incoming_quiet())
-#endif
-        ;
+    return (!shm_ || shm_->incoming_quiet()) && (!net_ || net_->incoming_quiet());
 }
 
 void Context::finalize()
@@ -477,19 +426,15 @@ void Context::finalize()
     uint64_t deadline = monotonic_us() + config_.finalize_timeout_ms * 1000;
     // Hybrid: finish the switches in flight (no new ones), so that nothing is
     // sent on a path after its goodbye.
-    if (router_) {
-        router_->freeze();
-        while (router_->switching() && monotonic_us() <= deadline)
+    if (net_) {
+        net_->freeze();
+        while (net_->switching() && monotonic_us() <= deadline)
             progress_noting();
     }
     if (shm_)
         shm_->announce_finalizing();
-    if (router_)
-        router_->say_goodbye(); // queued behind any data still pending
-#ifdef LLC_VERBS_DATA_PATH
-    if (verbs_)
-        verbs_->say_goodbye();
-#endif
+    if (net_)
+        net_->say_goodbye(); // queued behind any data still pending
     for (;;) {
         progress_noting();
         bool pending = sends_pending();
@@ -505,19 +450,12 @@ void Context::finalize()
             continue;
         }
         if (monotonic_us() > deadline) {
-            std::string udp_state = router_ ? router_->pending_report() : std::string();
-            std::string state_name = "udp";
-#ifdef LLC_VERBS_DATA_PATH
-            if (verbs_) {
-                udp_state = verbs_->pending_report();
-                state_name = "verbs";
-            }
-#endif
+            std::string peers = net_ ? net_->pending_report() : std::string();
             std::string msg = std::string("llc_finalize: gave up after ") +
                               std::to_string(config_.finalize_timeout_ms) + " ms (LLC_FINALIZE_TIMEOUT_MS) with " +
                               (pending ? "sends still pending (a peer is not progressing or is gone)"
                                        : "peers still sending to this process") +
-                              (udp_state.empty() ? std::string() : " [" + state_name + ": " + udp_state + "]");
+                              (peers.empty() ? std::string() : " [" + peers + "]");
             // The caller may truncate the message (MPICH keeps about 256
             // characters): the whole of it, with the state of each peer, on stderr.
             std::fprintf(stderr, "llc rank %d: %s\n", rank_, msg.c_str());

@@ -20,11 +20,10 @@
 namespace llc {
 
 class AddressBook;
-class NetRouter;
+class InterNodeTransport;
 class Tagged;
 class SelfTransport;
 class ShmTransport;
-class VerbsTransport;
 
 class Context {
 public:
@@ -139,8 +138,8 @@ private:
     std::unique_ptr<AddressBook> kvs_; // declared before the transports: destroyed after them
     std::unique_ptr<SelfTransport> self_;
     std::unique_ptr<ShmTransport> shm_;
-    std::unique_ptr<NetRouter> router_;     // tcp and/or udp, and which carries what (net_router.hpp)
-    std::unique_ptr<VerbsTransport> verbs_; // LLC_NET=verbs with a usable device (verbs_transport.hpp)
+    // To other nodes: the NetRouter over tcp and udp, or verbs (inter_node.hpp).
+    std::unique_ptr<InterNodeTransport> net_;
     std::unique_ptr<Tagged> tagged_;        // tagged point-to-point (tagged.hpp); after the transports: destroyed first
 };
 

@@ -63,14 +63,10 @@ NetRouter::NetRouter(Context &ctx, const std::vector<int> &local_ranks)
 
 NetRouter::~NetRouter() = default;
 
-void NetRouter::attach_node_socket()
+void NetRouter::attach()
 {
     if (udp_)
         udp_->attach_node_socket();
-}
-
-void NetRouter::attach()
-{
     rc_slots_.attach();   // the leader's slot count (falls back to a private share, never fails)
     ring_pool_.attach();  // the leader's ring pool (falls back to a private pool, never fails)
 }
@@ -166,7 +162,11 @@ void NetRouter::say_goodbye()
         udp_->say_goodbye();
 }
 
-std::string NetRouter::pending_report() const { return udp_ ? udp_->pending_report() : std::string(); }
+std::string NetRouter::pending_report() const
+{
+    std::string r = udp_ ? udp_->pending_report() : std::string();
+    return r.empty() ? r : "udp: " + r;
+}
 
 // ------------------------------------------------------------------ switching
 //

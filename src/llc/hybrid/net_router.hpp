@@ -28,6 +28,7 @@
 #include "hybrid/switch_policy.hpp"
 #include "llc.h"
 #include "support/peer_table.hpp"
+#include "transport/inter_node.hpp"
 #include "transport/net_events.hpp"
 #include "wire/outgoing_message.hpp"
 
@@ -43,7 +44,7 @@ class Context;
 class TcpTransport;
 class UdpTransport;
 
-class NetRouter final : public NetEvents {
+class NetRouter final : public InterNodeTransport, public NetEvents {
 public:
     // Creates the transports LLC_NET asks for (tcp, udp or both) and
     // publishes their addresses, and subscribes to their events.
@@ -55,33 +56,27 @@ public:
     NetRouter(Context &ctx, const std::vector<int> &local_ranks);
     NetRouter(const NetRouter &) = delete;
     NetRouter &operator=(const NetRouter &) = delete;
-    ~NetRouter();
+    ~NetRouter() override;
 
-    void attach_node_socket(); // LLC_UDP_SHARED_RECV=1: the node leader's udp socket (throws Error)
-    void attach();             // the leader's slot count and ring pool (never fails)
-    void release_names();
-
+    // InterNodeTransport
+    // LLC_UDP_SHARED_RECV=1: the node leader's udp socket (throws Error);
+    // the leader's slot count and ring pool (never fail).
+    void attach() override;
+    void release_names() override;
+    int send(int dest, std::unique_ptr<OutgoingMessage> msg) override;
     // Progress of both transports (one poll() covers the tcp sockets and
-    // the udp socket), then the switches and the policy.  True if anything
-    // moved.
-    bool progress();
-    // Block up to `us` microseconds until a socket is ready (idle backoff).
-    void idle_wait(uint64_t us);
-    bool has_pending_sends() const;
-    bool incoming_quiet() const;
-    // Finalize: a Goodbye behind the data on every connection and stream.
-    void say_goodbye();
-    // Per-peer state of the udp stream for a finalize that gave up ("" without udp).
-    std::string pending_report() const;
+    // the udp socket), then the switches and the policy.
+    bool progress() override;
+    void idle_wait(uint64_t us) override;
+    bool has_pending_sends() const override;
+    bool incoming_quiet() const override;
+    void freeze() override { policy_frozen_ = true; }
+    bool switching() const override { return switching_count_ > 0; }
+    void say_goodbye() override;
+    std::string pending_report() const override; // udp's ("" without udp)
+    // The figures only the router knows (RC slots, tables, rings).
+    void add_stats(llc_stats_t &st) const override;
 
-    // Send msg to dest (another node) on the path its route has now.
-    int send(int dest, std::unique_ptr<OutgoingMessage> msg);
-    // Finalize: no new switches; those under way still finish.
-    void freeze() { policy_frozen_ = true; }
-    bool switching() const { return switching_count_ > 0; }
-    bool holds_sends() const { return held_count_ > 0; }
-    // The figures only the router knows (RC slots, tables, rings) into st.
-    void add_stats(llc_stats_t &st) const;
 
     // NetEvents
     void note_arrival(int src, Arrival path, uint64_t bytes) override

@@ -167,7 +167,7 @@ MemRegistry MemWalk::measure(const Context &c)
         add_queue(r, s->queue_);
     }
 
-    const NetRouter *router = c.router_.get();
+    const auto *router = dynamic_cast<const NetRouter *>(c.net_.get());
     if (const TcpTransport *t = router ? router->tcp_.get() : nullptr) {
         r.add(M::Context, sizeof(TcpTransport) + heap_bytes(t->my_addr_));
         r.add(M::TcpRankTable, heap_bytes(t->out_) + heap_bytes(t->out_live_) + heap_bytes(t->closing_), t->out_.size());

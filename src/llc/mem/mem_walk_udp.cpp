@@ -66,7 +66,7 @@ void MemWalk::measure_udp(MemRegistry &r, const UdpTransport &u)
 void MemWalk::measure_hybrid(MemRegistry &r, const Context &c)
 {
     using M = MemComponent;
-    const NetRouter *router = c.router_.get();
+    const auto *router = dynamic_cast<const NetRouter *>(c.net_.get());
     if (!router)
         return;
     r.add(M::Context, sizeof(NetRouter));

@@ -3,12 +3,29 @@
 // none); the logic it drives (VerbsEngine) is unit-tested with a fake device.
 #include "transport/verbs/verbs_transport.hpp"
 
-#ifdef LLC_VERBS_DATA_PATH
+#include "core/errors.hpp"
+
+#ifndef LLC_VERBS_DATA_PATH
+
+namespace llc {
+
+std::unique_ptr<InterNodeTransport> open_verbs_transport(Context &, const VerbsDevice &device)
+{
+    throw Error(LLC_ERR_UNSUPPORTED, "LLC_NET=verbs: this libllc was built without the verbs data path "
+                                     "(libibverbs and mlx5dv headers at configure time); device " +
+                                         device.summary() + " cannot be used");
+}
+
+} // namespace llc
+
+#else // LLC_VERBS_DATA_PATH
 
 #include "core/context.hpp"
 #include "core/errors.hpp"
 #include "kvs/kvs.hpp"
 #include "transport/verbs/verbs_registrar.hpp"
+
+#include <time.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -383,6 +400,19 @@ VerbsTransport::~VerbsTransport()
 const VerbsAddress &VerbsTransport::address() const { return fabric_->address(); }
 
 void VerbsTransport::export_stats() { engine_->export_stats(ctx_.counters()); }
+
+std::unique_ptr<InterNodeTransport> open_verbs_transport(Context &ctx, const VerbsDevice &device)
+{
+    auto t = std::make_unique<VerbsTransport>(ctx, device);
+    t->publish_address();
+    return t;
+}
+
+void VerbsTransport::idle_wait(uint64_t us)
+{
+    timespec ts{time_t(us / 1000000), long(us % 1000000) * 1000};
+    nanosleep(&ts, nullptr);
+}
 
 void VerbsTransport::publish_address()
 {

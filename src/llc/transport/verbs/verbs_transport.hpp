@@ -50,7 +50,21 @@
 // (LLC_VERBS_DATA_PATH); never run on InfiniBand hardware.
 #pragma once
 
+#include "transport/inter_node.hpp"
 #include "transport/verbs/verbs_devices.hpp"
+
+#include <memory>
+
+namespace llc {
+
+class Context;
+
+// The verbs transport on `device`, its address published.  Throws Error
+// when the device cannot be used, and LLC_ERR_UNSUPPORTED in a build without
+// the data path (net selection never asks for it there).
+std::unique_ptr<InterNodeTransport> open_verbs_transport(Context &ctx, const VerbsDevice &device);
+
+} // namespace llc
 
 #ifdef LLC_VERBS_DATA_PATH
 
@@ -70,7 +84,7 @@ namespace llc {
 
 class Context;
 
-class VerbsTransport {
+class VerbsTransport final : public InterNodeTransport {
 public:
     static constexpr size_t kDataDcis = 2;
     static constexpr uint32_t kDciSendWr = 512;
@@ -88,28 +102,34 @@ public:
     // queue.  Throws Error (LLC_ERR_UNSUPPORTED when the device has no DC
     // support, LLC_ERR_SYSTEM otherwise) with what failed and what to do.
     VerbsTransport(Context &ctx, const VerbsDevice &device);
-    ~VerbsTransport();
+    ~VerbsTransport() override;
     VerbsTransport(const VerbsTransport &) = delete;
     VerbsTransport &operator=(const VerbsTransport &) = delete;
 
     void publish_address();
     const VerbsAddress &address() const;
-    int send(int dest, std::unique_ptr<OutgoingMessage> msg)
+    int send(int dest, std::unique_ptr<OutgoingMessage> msg) override
     {
         int rc = engine_->send(dest, std::move(msg));
         export_stats();
         return rc;
     }
-    bool progress()
+    bool progress() override
     {
         bool did = engine_->progress();
         export_stats();
         return did;
     }
-    bool has_pending_sends() const { return engine_->has_pending_sends(); }
-    std::string pending_report() const { return engine_->pending_report(); }
-    void say_goodbye() { engine_->say_goodbye(); }
-    bool incoming_quiet() const { return engine_->incoming_quiet(); }
+    // No completion channel yet (see "Not done"): a plain sleep.
+    void idle_wait(uint64_t us) override;
+    bool has_pending_sends() const override { return engine_->has_pending_sends(); }
+    std::string pending_report() const override
+    {
+        std::string r = engine_->pending_report();
+        return r.empty() ? r : "verbs: " + r;
+    }
+    void say_goodbye() override { engine_->say_goodbye(); }
+    bool incoming_quiet() const override { return engine_->incoming_quiet(); }
     size_t peer_count() const { return engine_->peer_count(); }
 
 private:
@@ -122,13 +142,6 @@ private:
     std::unique_ptr<VerbsEngine> engine_; // destroyed first: it releases its routes through fabric_
 };
 
-} // namespace llc
-
-#else // !LLC_VERBS_DATA_PATH
-
-namespace llc {
-// Without the data path Context holds an always-empty pointer to this.
-class VerbsTransport {};
 } // namespace llc
 
 #endif // LLC_VERBS_DATA_PATH

@@ -1,0 +1,42 @@
+// open_inter_node.cpp - see open_inter_node.hpp.
+#include "core/open_inter_node.hpp"
+
+#include "core/context.hpp"
+#include "core/errors.hpp"
+#include "hybrid/net_router.hpp"
+#include "transport/verbs/verbs_transport.hpp"
+
+#include <atomic>
+#include <cstdio>
+
+namespace llc {
+
+NetChoice choose_inter_node(Config &config, int rank)
+{
+    if (!config.net_verbs)
+        return NetChoice{};
+    NetChoice choice = choose_net(config, discover_for_init());
+    config.net = choice.net;
+    static std::atomic<bool> said{false};
+    if (rank == 0 && !choice.notice.empty() && !said.exchange(true))
+        std::fprintf(stderr, "%s\n", choice.notice.c_str());
+    return choice;
+}
+
+std::unique_ptr<InterNodeTransport> open_inter_node(Context &ctx, Config &config, const NetChoice &choice,
+                                                    const std::vector<int> &local_ranks)
+{
+    if (choice.verbs) {
+        try {
+            return open_verbs_transport(ctx, choice.device);
+        } catch (const Error &e) {
+            // Said by every process it happens on: it may be one node only.
+            NetChoice fb = fall_back_after_failure(config, choice.device.summary(), e.status(), e.what());
+            config.net = fb.net;
+            std::fprintf(stderr, "%s (rank %d)\n", fb.notice.c_str(), ctx.rank());
+        }
+    }
+    return std::make_unique<NetRouter>(ctx, local_ranks);
+}
+
+} // namespace llc
