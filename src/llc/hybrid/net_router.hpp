@@ -50,9 +50,8 @@ public:
     // publishes their addresses, and subscribes to their events.
     // local_ranks: the processes of this node (the node-shared slot count,
     // ring pool and udp socket are for them).  Creates the node's shared
-    // state (leader) now: call before the first bootstrap fence, then
-    // attach_node_socket() and attach() after it, release_names() after the
-    // second.  Throws Error.
+    // state (leader) now: call before the first bootstrap fence, attach()
+    // after it, release_names() after the second.  Throws Error.
     NetRouter(Context &ctx, const std::vector<int> &local_ranks);
     NetRouter(const NetRouter &) = delete;
     NetRouter &operator=(const NetRouter &) = delete;
@@ -76,7 +75,6 @@ public:
     std::string pending_report() const override; // udp's ("" without udp)
     // The figures only the router knows (RC slots, tables, rings).
     void add_stats(llc_stats_t &st) const override;
-
 
     // NetEvents
     void note_arrival(int src, Arrival path, uint64_t bytes) override
