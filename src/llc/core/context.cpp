@@ -383,8 +383,7 @@ void Context::idle_sleep()
         net_->idle_wait(config_.sleep_us);
         return;
     }
-    timespec ts{time_t(config_.sleep_us / 1000000), long(config_.sleep_us % 1000000) * 1000};
-    nanosleep(&ts, nullptr);
+    sleep_us(config_.sleep_us);
 }
 
 bool Context::sends_pending() const

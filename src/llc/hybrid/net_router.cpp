@@ -140,7 +140,7 @@ void NetRouter::idle_wait(uint64_t us)
         return;
     }
     pollfd p[2] = {{udp_->fd(), POLLIN, 0}, {udp_->handover_fd(), POLLIN, 0}};
-    timespec ts{time_t(us / 1000000), long(us % 1000000) * 1000};
+    const timespec ts = timespec_of_us(us);
     ::ppoll(p, p[1].fd >= 0 ? 2 : 1, &ts, nullptr);
 }
 

@@ -65,11 +65,6 @@ Mac kvs_mac(const std::array<uint8_t, kSecretBytes> &secret, const char *label, 
     return hmac_sha256(secret, MacInput(label).add(nonce_s, kNonceBytes).add(nonce_c, kNonceBytes).add(bytes, len));
 }
 
-void pause_us(uint64_t us)
-{
-    timespec ts{time_t(us / 1000000), long(us % 1000000) * 1000};
-    nanosleep(&ts, nullptr);
-}
 
 } // namespace
 
@@ -512,7 +507,7 @@ int kvs_request(const std::string &server, int server_rank, uint32_t job_tag,
             break;
         if (!refused || earlier.empty())
             earlier = why;
-        pause_us(std::min(kRetryPauseUs, deadline_us - now));
+        sleep_us(std::min(kRetryPauseUs, deadline_us - now));
     }
     // The last attempt may have been cut short by the deadline: also give
     // what the attempts before it ran into.

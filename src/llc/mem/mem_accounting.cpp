@@ -207,7 +207,8 @@ MemRegistry MemWalk::measure(const Context &c)
 
     if (const UdpTransport *u = router ? router->udp_.get() : nullptr)
         measure_udp(r, *u);
-    measure_hybrid(r, c);
+    if (router)
+        measure_hybrid(r, router);
     return r;
 }
 

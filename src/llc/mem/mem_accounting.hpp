@@ -26,6 +26,7 @@
 namespace llc {
 
 class Context;
+class NetRouter;
 class OutgoingMessage;
 class StreamDecoder;
 class UdpTransport;
@@ -107,9 +108,9 @@ struct MemWalk {
         for (const auto &m : q)
             r.add(MemComponent::SendQueues, message_bytes(*m), 1);
     }
-    // The udp transport and the hybrid routes of a context (mem_walk_udp.cpp).
+    // The udp transport, and the router's routes, slots and rings (mem_walk_udp.cpp).
     static void measure_udp(MemRegistry &r, const UdpTransport &u);
-    static void measure_hybrid(MemRegistry &r, const Context &c);
+    static void measure_hybrid(MemRegistry &r, const NetRouter *router);
 
     // sizeof of libllc's real structures, for the memory model (llc_memmodel).
     struct StructSizes {

@@ -63,12 +63,9 @@ void MemWalk::measure_udp(MemRegistry &r, const UdpTransport &u)
     }
 }
 
-void MemWalk::measure_hybrid(MemRegistry &r, const Context &c)
+void MemWalk::measure_hybrid(MemRegistry &r, const NetRouter *router)
 {
     using M = MemComponent;
-    const auto *router = dynamic_cast<const NetRouter *>(c.net_.get());
-    if (!router)
-        return;
     r.add(M::Context, sizeof(NetRouter));
     // The capped tables (LLC_MAX_CONTEXTS): bucket heads and predictor ghosts
     // sized by the cap, slots made on demand (at most the cap, more only after

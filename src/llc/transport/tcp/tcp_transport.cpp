@@ -948,7 +948,7 @@ void TcpTransport::wait_for_activity(uint64_t us, int extra_fd, int extra_fd2)
     for (int fd : {extra_fd, extra_fd2})
         if (fd >= 0)
             pollset_.push_back({fd, POLLIN, 0});
-    timespec ts{time_t(us / 1000000), long(us % 1000000) * 1000};
+    const timespec ts = timespec_of_us(us);
     ::ppoll(pollset_.data(), nfds_t(pollset_.size()), &ts, nullptr);
 }
 

@@ -40,11 +40,6 @@ UnixAddress abstract_address(const std::string &name)
     return a;
 }
 
-void sleep_us(uint64_t us)
-{
-    timespec ts{time_t(us / 1000000), long(us % 1000000) * 1000};
-    ::nanosleep(&ts, nullptr);
-}
 
 } // namespace
 

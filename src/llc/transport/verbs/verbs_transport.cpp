@@ -3,6 +3,7 @@
 // none); the logic it drives (VerbsEngine) is unit-tested with a fake device.
 #include "transport/verbs/verbs_transport.hpp"
 
+#include "core/clock.hpp"
 #include "core/errors.hpp"
 
 #ifndef LLC_VERBS_DATA_PATH
@@ -24,8 +25,6 @@ std::unique_ptr<InterNodeTransport> open_verbs_transport(Context &, const VerbsD
 #include "core/errors.hpp"
 #include "kvs/kvs.hpp"
 #include "transport/verbs/verbs_registrar.hpp"
-
-#include <time.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -408,11 +407,7 @@ std::unique_ptr<InterNodeTransport> open_verbs_transport(Context &ctx, const Ver
     return t;
 }
 
-void VerbsTransport::idle_wait(uint64_t us)
-{
-    timespec ts{time_t(us / 1000000), long(us % 1000000) * 1000};
-    nanosleep(&ts, nullptr);
-}
+void VerbsTransport::idle_wait(uint64_t us) { sleep_us(us); }
 
 void VerbsTransport::publish_address()
 {
