@@ -21,6 +21,12 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/core/settings_table.hpp \
 	src/llc/core/context.cpp \
 	src/llc/core/context.hpp \
+	src/llc/core/api_checks.cpp \
+	src/llc/core/api_checks.hpp \
+	src/llc/core/finalize_drain.cpp \
+	src/llc/core/finalize_drain.hpp \
+	src/llc/transport/transport.cpp \
+	src/llc/transport/transport.hpp \
 	src/llc/core/errors.cpp \
 	src/llc/core/errors.hpp \
 	src/llc/kvs/kvs.cpp \
@@ -93,9 +99,8 @@ src_llc_libllc_la_SOURCES = \
 ## verbs_transport both (LLC_VERBS_DATA_PATH); empty otherwise.
 src_llc_libllc_la_SOURCES += \
 	src/llc/core/net_selection.cpp \
-	src/llc/core/open_inter_node.cpp \
-	src/llc/core/open_inter_node.hpp \
-	src/llc/transport/inter_node.hpp \
+	src/llc/core/open_transports.cpp \
+	src/llc/core/open_transports.hpp \
 	src/llc/core/net_selection.hpp \
 	src/llc/transport/verbs/verbs_address.cpp \
 	src/llc/transport/verbs/verbs_address.hpp \

@@ -1,13 +1,12 @@
 // context.cpp - context setup, sending, progress and finalize.
 #include "core/context.hpp"
 
+#include "core/api_checks.hpp"
 #include "core/clock.hpp"
 #include "core/errors.hpp"
+#include "core/finalize_drain.hpp"
 #include "kvs/kvs.hpp"
-#include "core/net_selection.hpp"
-#include "core/open_inter_node.hpp"
-#include "transport/self/self_transport.hpp"
-#include "transport/shm/shm_transport.hpp"
+#include "core/open_transports.hpp"
 #include "tagged/tagged.hpp"
 
 #include <sched.h>
@@ -20,8 +19,6 @@
 namespace llc {
 
 namespace {
-
-std::string range_text(int size) { return "0.." + std::to_string(size - 1); }
 
 // Sets a flag for the lifetime of the guard (re-entrancy detection).
 class FlagGuard {
@@ -38,7 +35,7 @@ private:
 Context::Context(const llc_init_params_t &params, llc_context_t *handle)
     : handle_(handle), boot_(params.boot), backoff_(0, 0)
 {
-    validate(params);
+    check_init_params(params);
     config_ = Config::from_environment();
     backoff_ = ProgressBackoff(config_.spin_count, config_.idle_sleep_us);
     rank_ = params.rank;
@@ -48,39 +45,11 @@ Context::Context(const llc_init_params_t &params, llc_context_t *handle)
     node_map_ = NodeMap(params.node_of_rank, size_, rank_, job_id_, config_.node_shared);
     next_send_seq_.assign(size_, 0);
     next_recv_seq_.assign(size_, 0);
-    self_ = std::make_unique<SelfTransport>(*this);
     create_transports();
     tagged_ = std::make_unique<Tagged>(*this);
 }
 
 Context::~Context() = default;
-
-void Context::validate(const llc_init_params_t &p)
-{
-    auto invalid = [](const std::string &what) { throw Error(LLC_ERR_INVALID, "llc_init: " + what); };
-    if (p.api_version != LLC_API_VERSION)
-        invalid("api_version is " + std::to_string(p.api_version) + " but this libllc implements " +
-                std::to_string(LLC_API_VERSION));
-    if (p.size < 1)
-        invalid("size must be at least 1 (got " + std::to_string(p.size) + ")");
-    if (p.rank < 0 || p.rank >= p.size)
-        invalid("rank " + std::to_string(p.rank) + " is out of range: valid ranks are " + range_text(p.size));
-    if (!p.node_of_rank)
-        invalid("node_of_rank is NULL (it must hold `size` node indices)");
-    for (int r = 0; r < p.size; r++)
-        if (p.node_of_rank[r] < 0)
-            invalid("node_of_rank[" + std::to_string(r) + "] is negative (" +
-                    std::to_string(p.node_of_rank[r]) + ")");
-    if (!p.job_id || !*p.job_id)
-        invalid("job_id is NULL or empty");
-    size_t job_len = 0;
-    while (job_len <= 64 && p.job_id[job_len])
-        job_len++;
-    if (job_len > 64)
-        invalid("job_id is longer than 64 bytes");
-    if (!p.boot.put || !p.boot.get || !p.boot.fence)
-        invalid("the bootstrap's put, get and fence callbacks are required");
-}
 
 void Context::create_transports()
 {
@@ -92,56 +61,49 @@ void Context::create_transports()
         else
             any_remote = true;
     }
+    std::unique_ptr<Transport> &self = transports_[size_t(Route::Self)];
+    std::unique_ptr<Transport> &node = transports_[size_t(Route::Node)];
+    std::unique_ptr<Transport> &net = transports_[size_t(Route::Network)];
+    self = open_self_transport(*this);
     // Local setup may fail on one process only; keep fencing so the others
     // are not left hanging, and report the failure afterwards.
     std::optional<Error> failure;
-    try {
-        const NetChoice net = choose_inter_node(config_, rank_); // before any transport: it decides the inter-node one
+    auto attempt = [&](auto &&step) {
+        if (failure)
+            return;
+        try {
+            step();
+        } catch (const Error &e) {
+            failure = e;
+        }
+    };
+    attempt([&] {
+        const NetChoice choice = choose_inter_node(config_, rank_); // before any transport: it decides the network's
         if (local_ranks.size() > 1)
-            shm_ = std::make_unique<ShmTransport>(*this, job_id_, local_ranks);
+            node = open_node_transport(*this, job_id_, local_ranks);
         if (any_remote) {
             kvs_ = std::make_unique<AddressBook>(config_, boot_, rank_, node_map_, job_id_);
             kvs_->start(); // dist: a node leader's KVS server, its address through the bootstrap
-            net_ = open_inter_node(*this, config_, net, local_ranks);
+            net = open_inter_node(*this, config_, choice, local_ranks);
         }
-    } catch (const Error &e) {
-        failure = e;
-    }
+    });
     boot_.fence();
-    if (!failure && net_) {
-        try {
-            net_->attach(); // e.g. LLC_UDP_SHARED_RECV=1: the node leader's socket, passed to the others
-        } catch (const Error &e) {
-            failure = e;
-        }
-    }
-    if (!failure && kvs_) {
-        try {
-            kvs_->commit(); // dist: this process's entry, at its owner (the servers are known now)
-        } catch (const Error &e) {
-            failure = e;
-        }
-    }
-    if (!failure) {
-        try {
-            node_map_.attach(); // the leader's table (created before the first fence)
-        } catch (const Error &e) {
-            failure = e;
-        }
-    }
-    if (!failure && shm_) {
-        try {
-            shm_->attach_peers();
-        } catch (const Error &e) {
-            failure = e;
-        }
-    }
+    if (net)
+        attempt([&] { net->attach(); }); // e.g. LLC_UDP_SHARED_RECV=1: the node leader's socket
+    if (kvs_)
+        attempt([&] { kvs_->commit(); }); // dist: this process's entry, at its owner (the servers are known now)
+    attempt([&] { node_map_.attach(); }); // the leader's table (created before the first fence)
+    if (node)
+        attempt([&] { node->attach(); });
     boot_.fence();
     node_map_.release_name();
-    if (net_)
-        net_->release_names();
-    if (shm_)
-        shm_->unlink_own_segment();
+    for (auto &t : transports_)
+        if (t) {
+            t->release_names();
+            live_.push_back(t.get());
+            if (!idle_waiter_ && t->caps().wakes_on_arrival)
+                idle_waiter_ = t.get();
+        }
     if (failure)
         throw *failure;
 }
@@ -165,86 +127,65 @@ void Context::register_internal_handler(unsigned id, llc_am_handler_t handler, v
 int Context::am_send(int dest, unsigned id, const void *hdr, size_t hdr_len, const llc_iov_t *iov,
                      int iovcnt, llc_completion_t cb, void *cb_arg)
 {
-    auto invalid = [](const std::string &what) { throw Error(LLC_ERR_INVALID, "llc_am_send: " + what); };
-    if (dest < 0 || dest >= size_)
-        invalid("destination rank " + std::to_string(dest) + " is out of range: valid ranks are " +
-                range_text(size_));
-    if (id >= LLC_AM_MAX_HANDLERS)
-        invalid("handler id " + std::to_string(id) + " is out of range: valid ids are 0.." +
-                std::to_string(LLC_AM_MAX_HANDLERS - 1));
-    if (hdr_len > LLC_AM_HDR_MAX)
-        invalid("header of " + std::to_string(hdr_len) + " bytes exceeds LLC_AM_HDR_MAX (" +
-                std::to_string(LLC_AM_HDR_MAX) + ")");
-    if (hdr_len > 0 && !hdr)
-        invalid("hdr is NULL but hdr_len is " + std::to_string(hdr_len));
-    if (iovcnt < 0 || (iovcnt > 0 && !iov))
-        invalid("iov is NULL or iovcnt is negative");
-    for (int i = 0; i < iovcnt; i++)
-        if (!iov[i].base && iov[i].len > 0)
-            invalid("iov[" + std::to_string(i) + "].base is NULL with a non-zero length");
+    check_am_send_args(size_, dest, id, hdr, hdr_len, iov, iovcnt);
     return send_am(dest, id, hdr, hdr_len, iov, iovcnt, cb, cb_arg);
 }
 
 int Context::send_am(int dest, unsigned id, const void *hdr, size_t hdr_len, const llc_iov_t *iov, int iovcnt,
                      llc_completion_t cb, void *cb_arg)
 {
-    if (dest != rank_ && shm_ && node_map_.node_of(dest) == node_map_.my_node()) {
-        // fast path: small records go straight into the peer's ring
+    const Route route = route_of(dest);
+    Transport &t = *transports_[size_t(route)];
+    if (t.caps().inline_max > 0) {
+        // fast path: a small record goes whole into the peer's ring, without a message object
         WireHeader w = make_wire_header(Kind::Am, rank_, id, next_send_seq_[dest]);
         w.hdr_len = uint32_t(hdr_len);
         for (int i = 0; i < iovcnt; i++)
             w.payload_len += iov[i].len;
-        if (shm_->try_send_inline(dest, w, hdr, iov, iovcnt)) {
+        if (w.payload_len <= t.caps().inline_max && t.try_send_inline(dest, w, hdr, iov, iovcnt)) {
             next_send_seq_[dest]++;
-            stats_.shm_msgs++;
-            stats_.msgs_sent++;
-            stats_.bytes_sent += w.payload_len;
+            count_sent(route, w.payload_len);
             return LLC_OK;
         }
     }
     auto msg = OutgoingMessage::make_am(rank_, id, next_send_seq_[dest], hdr, hdr_len, iov, iovcnt, cb, cb_arg);
     uint64_t bytes = msg->payload_len();
-    int rc;
-    if (dest == rank_) {
-        rc = self_->send(std::move(msg));
-        stats_.self_msgs++;
-    } else if (node_map_.node_of(dest) == node_map_.my_node()) {
-        rc = shm_->send(dest, std::move(msg));
-        stats_.shm_msgs++;
-    } else {
-        rc = send_remote(dest, std::move(msg));
-    }
+    int rc = t.send(dest, std::move(msg));
     next_send_seq_[dest]++;
-    stats_.msgs_sent++;
-    stats_.bytes_sent += bytes;
+    count_sent(route, bytes);
     return rc;
 }
 
 bool Context::try_send_tagged_inline(int dest, uint64_t tag, uint32_t source, const void *buf, size_t len)
 {
-    if (dest == rank_ || !shm_ || node_map_.node_of(dest) != node_map_.my_node())
+    const Route route = route_of(dest);
+    Transport &t = *transports_[size_t(route)];
+    if (len > t.caps().inline_max)
         return false;
-    ShmTagHeader h{tag, source, uint32_t(next_send_seq_[dest])};
-    if (!shm_->try_send_tagged(dest, h, buf, len))
+    TagChunkHeader h{tag, source, uint32_t(next_send_seq_[dest])};
+    if (!t.try_send_tagged(dest, h, buf, len))
         return false;
     next_send_seq_[dest]++;
-    stats_.shm_msgs++;
-    stats_.msgs_sent++;
-    stats_.bytes_sent += len;
+    count_sent(route, len);
     return true;
 }
 
-int Context::send_remote(int dest, std::unique_ptr<OutgoingMessage> msg)
+void Context::count_sent(Route route, uint64_t bytes)
 {
-    return net_->send(dest, std::move(msg));
+    // the network's transports count their own messages (tcp_msgs, udp_msgs, ...)
+    if (route == Route::Self)
+        stats_.self_msgs++;
+    else if (route == Route::Node)
+        stats_.shm_msgs++;
+    stats_.msgs_sent++;
+    stats_.bytes_sent += bytes;
 }
-
 
 llc_stats_t Context::stats() const
 {
     llc_stats_t st = stats_;
-    if (net_)
-        net_->add_stats(st);
+    for (const Transport *t : live_)
+        t->add_stats(st);
     st.kvs_auth_rejected = kvs_ && kvs_->server() ? kvs_->server()->auth_rejected() : 0;
     return st;
 }
@@ -283,7 +224,7 @@ char *Context::payload_destination(int src, const WireHeader &wire, const void *
 
 void Context::deliver_tagged_chunk(int src, const char *chunk, size_t len)
 {
-    ShmTagHeader h;
+    TagChunkHeader h;
     if (len < sizeof(h))
         throw Error(LLC_ERR_PEER, "protocol error: a tagged message chunk of " + std::to_string(len) +
                                       " bytes from rank " + std::to_string(src));
@@ -346,11 +287,9 @@ int Context::progress(int *progressed)
     progress_status_ = LLC_OK;
     progress_message_.clear();
 
-    bool did = self_->progress();
-    if (shm_)
-        did |= shm_->progress();
-    if (net_)
-        did |= net_->progress();
+    bool did = false;
+    for (Transport *t : live_)
+        did |= t->progress();
     if (!completions_.empty())
         did |= run_completions();
 
@@ -365,7 +304,10 @@ int Context::progress(int *progressed)
             stats_.idle_yields++;
             break;
         case ProgressBackoff::Action::Sleep:
-            idle_sleep();
+            if (idle_waiter_)
+                idle_waiter_->idle_wait(config_.sleep_us);
+            else
+                sleep_us(config_.sleep_us);
             stats_.idle_sleeps++;
             break;
         }
@@ -377,25 +319,10 @@ int Context::progress(int *progressed)
     return progress_status_;
 }
 
-void Context::idle_sleep()
-{
-    if (net_) {
-        net_->idle_wait(config_.sleep_us);
-        return;
-    }
-    sleep_us(config_.sleep_us);
-}
-
 bool Context::sends_pending() const
 {
-    return self_->has_pending() || (shm_ && shm_->has_pending_sends()) ||
-           (net_ && net_->has_pending_sends()) ||
-           !completions_.empty();
-}
-
-bool Context::incoming_quiet() const
-{
-    return (!shm_ || shm_->incoming_quiet()) && (!net_ || net_->incoming_quiet());
+    return !completions_.empty() ||
+           std::any_of(live_.begin(), live_.end(), [](const Transport *t) { return t->has_pending_sends(); });
 }
 
 void Context::finalize()
@@ -410,9 +337,8 @@ void Context::finalize()
             first_message = message;
         }
     };
-
-    // one progress call; its error is noted, finalize goes on
-    auto progress_noting = [&] {
+    // one round of progress (its error is noted, finalize goes on): are sends still pending?
+    auto round = [&] {
         try {
             int rc = progress(nullptr);
             if (rc < 0)
@@ -420,48 +346,9 @@ void Context::finalize()
         } catch (const Error &e) {
             note(e.status(), e.what());
         }
+        return sends_pending();
     };
-
-    uint64_t deadline = monotonic_us() + config_.finalize_timeout_ms * 1000;
-    // Hybrid: finish the switches in flight (no new ones), so that nothing is
-    // sent on a path after its goodbye.
-    if (net_) {
-        net_->freeze();
-        while (net_->switching() && monotonic_us() <= deadline)
-            progress_noting();
-    }
-    if (shm_)
-        shm_->announce_finalizing();
-    if (net_)
-        net_->say_goodbye(); // queued behind any data still pending
-    for (;;) {
-        progress_noting();
-        bool pending = sends_pending();
-        if (shm_)
-            shm_->mark_drained_where_idle();
-        if (!pending && incoming_quiet())
-            break;
-        if (monotonic_us() > deadline && !pending && shm_ && shm_->awaits_a_peer_not_finalizing()) {
-            // A local peer that is still running (computing, writing its
-            // output) has not begun to finalize: not a failure, however long
-            // it takes; the time limit counts from when it does.
-            deadline = monotonic_us() + config_.finalize_timeout_ms * 1000;
-            continue;
-        }
-        if (monotonic_us() > deadline) {
-            std::string peers = net_ ? net_->pending_report() : std::string();
-            std::string msg = std::string("llc_finalize: gave up after ") +
-                              std::to_string(config_.finalize_timeout_ms) + " ms (LLC_FINALIZE_TIMEOUT_MS) with " +
-                              (pending ? "sends still pending (a peer is not progressing or is gone)"
-                                       : "peers still sending to this process") +
-                              (peers.empty() ? std::string() : " [" + peers + "]");
-            // The caller may truncate the message (MPICH keeps about 256
-            // characters): the whole of it, with the state of each peer, on stderr.
-            std::fprintf(stderr, "llc rank %d: %s\n", rank_, msg.c_str());
-            note(LLC_ERR_TIMEOUT, msg);
-            break;
-        }
-    }
+    drain_for_finalize(live_, config_.finalize_timeout_ms, rank_, round, note);
     try {
         boot_.fence();
     } catch (const Error &e) {

@@ -20,10 +20,8 @@
 namespace llc {
 
 class AddressBook;
-class InterNodeTransport;
 class Tagged;
-class SelfTransport;
-class ShmTransport;
+class Transport;
 
 class Context {
 public:
@@ -41,9 +39,11 @@ public:
     int am_send(int dest, unsigned id, const void *hdr, size_t hdr_len, const llc_iov_t *iov,
                 int iovcnt, llc_completion_t cb, void *cb_arg);
     Tagged &tagged() { return *tagged_; }
+    // The transport that carries messages to dest (transport/transport.hpp):
+    // self, the node's (shared memory) or the network's.
+    Transport &transport_to(int dest) { return *transports_[size_t(route_of(dest))]; }
     // Tests that forge records from a real process (shm_cma_hostile_test.cpp):
-    // the shm transport, and the next sequence number to dest, used up.
-    ShmTransport *shm_for_tests() { return shm_.get(); }
+    // the next sequence number to dest, used up.
     uint64_t take_send_seq_for_tests(int dest) { return next_send_seq_[dest]++; }
 
     // --- libllc's own protocols (handler ids above the caller's) ---------
@@ -52,9 +52,9 @@ public:
     int send_am(int dest, unsigned id, const void *hdr, size_t hdr_len, const llc_iov_t *iov, int iovcnt,
                 llc_completion_t cb, void *cb_arg);
     // The fast path of a small tagged send that is not synchronous: written
-    // whole into a local peer's ring as a message chunk (ShmTagHeader) when it
-    // fits now and nothing waits before it; true when sent.  False: send it
-    // as a kTagEager record.
+    // whole by a transport with an inline path (a local peer's ring) as a
+    // message chunk (TagChunkHeader) when it fits now and nothing waits
+    // before it; true when sent.  False: send it as a kTagEager record.
     bool try_send_tagged_inline(int dest, uint64_t tag, uint32_t source, const void *buf, size_t len);
     int progress(int *progressed);
     // Flush, say goodbye, fence.  Throws the first error met (after fencing).
@@ -74,7 +74,7 @@ public:
     // Check order, count and run the handler.  Throws Error(LLC_ERR_PEER)
     // when the record is out of order (a protocol bug).
     void deliver(int src, const WireHeader &wire, const void *hdr, const void *data, size_t data_len);
-    // The same for a message chunk of a shared-memory ring (a ShmTagHeader, then the payload).
+    // The same for a message chunk of a shared-memory ring (a TagChunkHeader, then the payload).
     void deliver_tagged_chunk(int src, const char *chunk, size_t len);
     // Where a record's payload from src may be received in place
     // (StreamDecoder::Placer): a rendezvous Data record's posted receive buffer.
@@ -91,18 +91,20 @@ public:
     void queue_completion(llc_completion_t cb, void *arg, int status);
 
 private:
+    enum class Route : size_t { Self, Node, Network };
+    Route route_of(int dest) const
+    {
+        return dest == rank_ ? Route::Self : node_map_.node_of(dest) == node_map_.my_node() ? Route::Node : Route::Network;
+    }
+    void count_sent(Route route, uint64_t bytes);
     // The next message from src must carry the pair's next sequence number
     // (in the bits of `bits`: a shm message chunk carries the low 32): use
     // it up, or throw LLC_ERR_PEER naming both numbers.
     void take_sequence(int src, uint64_t got, uint64_t bits);
     friend struct MemWalk; // mem_accounting.cpp counts the members
-    void validate(const llc_init_params_t &params);
     void create_transports();
     bool run_completions();
     bool sends_pending() const;
-    bool incoming_quiet() const;
-    void idle_sleep();
-    int send_remote(int dest, std::unique_ptr<OutgoingMessage> msg);
 
     llc_context_t *handle_;
     int rank_ = 0;
@@ -136,10 +138,11 @@ private:
     ProgressBackoff backoff_;
 
     std::unique_ptr<AddressBook> kvs_; // declared before the transports: destroyed after them
-    std::unique_ptr<SelfTransport> self_;
-    std::unique_ptr<ShmTransport> shm_;
-    // To other nodes: the NetRouter over tcp and udp, or verbs (inter_node.hpp).
-    std::unique_ptr<InterNodeTransport> net_;
+    // By Route: to itself, to the node's other processes (none when it has
+    // no other), to other nodes (none when there are none); open_transports.hpp.
+    std::array<std::unique_ptr<Transport>, 3> transports_;
+    std::vector<Transport *> live_;  // the transports there are, in Route order
+    Transport *idle_waiter_ = nullptr; // the one whose idle_wait wakes on arrivals, if any
     std::unique_ptr<Tagged> tagged_;        // tagged point-to-point (tagged.hpp); after the transports: destroyed first
 };
 

@@ -19,6 +19,11 @@ NetRouter::NetRouter(Context &ctx, const std::vector<int> &local_ranks)
     : ctx_(ctx), config_(ctx.config()), stats_(ctx.counters()), rank_(ctx.rank()),
       hybrid_(config_.net == Config::Net::Hybrid)
 {
+    using Connection = TransportCaps::Connection;
+    caps_.name = hybrid_ ? "hybrid" : config_.net == Config::Net::Udp ? "udp" : "tcp";
+    caps_.connection = hybrid_ ? Connection::Routed
+                               : config_.net == Config::Net::Udp ? Connection::Connectionless : Connection::OnDemand;
+    caps_.wakes_on_arrival = true; // one poll() over the sockets
     if (config_.net != Config::Net::Udp) {
         tcp_ = std::make_unique<TcpTransport>(ctx);
         tcp_->publish_address();

@@ -28,7 +28,7 @@
 #include "hybrid/switch_policy.hpp"
 #include "llc.h"
 #include "support/peer_table.hpp"
-#include "transport/inter_node.hpp"
+#include "transport/transport.hpp"
 #include "transport/net_events.hpp"
 #include "wire/outgoing_message.hpp"
 
@@ -44,7 +44,7 @@ class Context;
 class TcpTransport;
 class UdpTransport;
 
-class NetRouter final : public InterNodeTransport, public NetEvents {
+class NetRouter final : public Transport, public NetEvents {
 public:
     // Creates the transports LLC_NET asks for (tcp, udp or both) and
     // publishes their addresses, and subscribes to their events.
@@ -57,7 +57,9 @@ public:
     NetRouter &operator=(const NetRouter &) = delete;
     ~NetRouter() override;
 
-    // InterNodeTransport
+    // Transport: "tcp", "udp" or "hybrid" (LLC_NET), reliable and ordered
+    // per peer either way.
+    const TransportCaps &caps() const override { return caps_; }
     // LLC_UDP_SHARED_RECV=1: the node leader's udp socket (throws Error);
     // the leader's slot count and ring pool (never fail).
     void attach() override;
@@ -159,6 +161,7 @@ private:
     llc_stats_t &stats_; // the context's counters
     const int rank_;
     const bool hybrid_; // LLC_NET=hybrid (tcp and udp)
+    TransportCaps caps_;
 
     PeerTable<Route> routes_{1, {}, 0, true}; // sized by the constructor (hybrid only)
     uint32_t hybrid_ticks_ = 0;      // policy periods so far (both drivers)

@@ -162,12 +162,12 @@ MemRegistry MemWalk::measure(const Context &c)
         }
     }
 
-    if (const SelfTransport *s = c.self_.get()) {
+    if (const auto *s = dynamic_cast<const SelfTransport *>(c.transports_[size_t(Context::Route::Self)].get())) {
         r.add(M::SelfTransport, sizeof(SelfTransport) + heap_bytes(s->queue_) + s->gather_.capacity(), 1);
         add_queue(r, s->queue_);
     }
 
-    const auto *router = dynamic_cast<const NetRouter *>(c.net_.get());
+    const auto *router = dynamic_cast<const NetRouter *>(c.transports_[size_t(Context::Route::Network)].get());
     if (const TcpTransport *t = router ? router->tcp_.get() : nullptr) {
         r.add(M::Context, sizeof(TcpTransport) + heap_bytes(t->my_addr_));
         r.add(M::TcpRankTable, heap_bytes(t->out_) + heap_bytes(t->out_live_) + heap_bytes(t->closing_), t->out_.size());
@@ -185,7 +185,7 @@ MemRegistry MemWalk::measure(const Context &c)
         }
     }
 
-    if (const ShmTransport *s = c.shm_.get()) {
+    if (const auto *s = dynamic_cast<const ShmTransport *>(c.transports_[size_t(Context::Route::Node)].get())) {
         r.add(M::Context, sizeof(ShmTransport) + heap_bytes(s->job_id_));
         r.add(M::Context, heap_bytes(s->own_.name()));
         r.add(M::ShmSegment, s->own_.mapped_bytes(), s->local_ranks_.size());

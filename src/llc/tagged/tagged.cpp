@@ -3,6 +3,7 @@
 
 #include "core/context.hpp"
 #include "core/errors.hpp"
+#include "transport/transport.hpp"
 
 #include <sys/uio.h>
 #include <unistd.h>
@@ -229,9 +230,10 @@ bool Tagged::deliver(TreqState &r, const TagEnvelope &env, uint32_t flags, uint6
             send_reply(env.src_rank, kTagFin, sreq, 0);
         return true;
     }
-    bool same_node = ctx_.node_of(env.src_rank) == ctx_.node_of(ctx_.rank());
+    // within a node (and from itself) the payload can be read where it is
+    const bool readable = ctx_.transport_to(env.src_rank).caps().remote_read;
     int err = 0;
-    switch (same_node ? pull_by_cma(r, n, pid, addr, err) : Pull::NotPermitted) {
+    switch (readable ? pull_by_cma(r, n, pid, addr, err) : Pull::NotPermitted) {
     case Pull::Done:
         ctx_.counters().tag_cma_reads++;
         send_reply(env.src_rank, kTagFin, sreq, 0);

@@ -89,11 +89,11 @@ struct CmaSegment {
 // ring as a message chunk of its own (shm_ring.hpp): this header and the
 // payload, without a WireHeader or a TagWire.  It counts as an Am record in
 // the pair's sequence: seq is the low 32 bits of its sequence number.
-struct ShmTagHeader {
+struct TagChunkHeader {
     uint64_t tag;
     uint32_t source;
     uint32_t seq;
 };
-static_assert(sizeof(ShmTagHeader) == 16, "shm tagged header layout");
+static_assert(sizeof(TagChunkHeader) == 16, "shm tagged header layout");
 
 } // namespace llc

@@ -7,7 +7,14 @@
 
 namespace llc {
 
-int SelfTransport::send(std::unique_ptr<OutgoingMessage> msg)
+const TransportCaps &SelfTransport::caps() const
+{
+    // remote_read: a request-to-send to itself is read in place (the CMA read of its own memory)
+    static const TransportCaps self{"self", TransportCaps::Connection::None, true, true, 0, true, false};
+    return self;
+}
+
+int SelfTransport::send(int, std::unique_ptr<OutgoingMessage> msg)
 {
     int rc = LLC_OK;
     if (msg->payload_len() <= ctx_.config().copy_max) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "support/byte_buffer.hpp"
+#include "transport/transport.hpp"
 #include "wire/outgoing_message.hpp"
 
 #include <deque>
@@ -12,12 +13,14 @@ namespace llc {
 
 class Context;
 
-class SelfTransport {
+class SelfTransport final : public Transport {
 public:
     explicit SelfTransport(Context &ctx) : ctx_(ctx) {}
-    int send(std::unique_ptr<OutgoingMessage> msg);
-    bool progress();
-    bool has_pending() const { return !queue_.empty(); }
+    const TransportCaps &caps() const override;
+    // dest is this process.
+    int send(int dest, std::unique_ptr<OutgoingMessage> msg) override;
+    bool progress() override;
+    bool has_pending_sends() const override { return !queue_.empty(); }
 
 private:
     friend struct MemWalk; // mem_accounting.cpp counts the members

@@ -19,7 +19,7 @@
 // A chunk is either a piece of the byte stream (records, am_protocol.hpp,
 // reassembled by a StreamDecoder) or, with kMessageFlag set in its len, one
 // whole small message of its own format that never wraps: the fast path of
-// small tagged sends (ShmTagHeader), which skips the decoder.
+// small tagged sends (TagChunkHeader), which skips the decoder.
 //
 // tail counts bytes consumed (only the consumer stores it, with release, so
 // the producer may reuse the space).  head counts bytes written; only the

@@ -35,11 +35,19 @@ ShmTransport::ShmTransport(Context &ctx, const std::string &job_id, const std::v
     my_local_index_ = uint32_t(me - local_ranks_.begin());
     own_ = ShmSegment::create(ShmSegment::name_for(job_id_, ctx_.rank()), ctx_.rank(),
                               uint32_t(local_ranks_.size()), ctx_.config().shm_ring_bytes);
+    const Config &cfg = ctx_.config();
+    caps_.name = "shm";
+    caps_.connection = TransportCaps::Connection::None;
+    // inline_ready's bound: a payload CMA would carry goes through send()
+    caps_.inline_max = cfg.copy_max;
+    if (cfg.cma_enabled)
+        caps_.inline_max = std::min<size_t>(caps_.inline_max, cfg.cma_threshold > 0 ? cfg.cma_threshold - 1 : 0);
+    caps_.remote_read = cfg.cma_enabled;
 }
 
 ShmTransport::~ShmTransport() = default;
 
-void ShmTransport::attach_peers()
+void ShmTransport::attach()
 {
     for (uint32_t i = 0; i < local_ranks_.size(); i++) {
         int r = local_ranks_[i];
@@ -112,8 +120,7 @@ int ShmTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)
 
 ShmTransport::Peer *ShmTransport::inline_ready(int dest, size_t payload_len)
 {
-    const Config &cfg = ctx_.config();
-    if (payload_len > cfg.copy_max || (cfg.cma_enabled && payload_len >= cfg.cma_threshold))
+    if (payload_len > caps_.inline_max)
         return nullptr;
     Peer &peer = peer_for(dest);
     if (peer.broken || !peer.queue.empty() || !peer.control.empty())
@@ -122,7 +129,7 @@ ShmTransport::Peer *ShmTransport::inline_ready(int dest, size_t payload_len)
     return &peer;
 }
 
-bool ShmTransport::try_send_tagged(int dest, const ShmTagHeader &h, const void *buf, size_t len)
+bool ShmTransport::try_send_tagged(int dest, const TagChunkHeader &h, const void *buf, size_t len)
 {
     Peer *peer = inline_ready(dest, len);
     if (!peer)
@@ -425,13 +432,13 @@ bool ShmTransport::has_pending_sends() const
     return false;
 }
 
-void ShmTransport::announce_finalizing()
+void ShmTransport::say_goodbye()
 {
     for (const auto &p : peers_)
         p->tx.control()->sender_finalizing.store(1, std::memory_order_release);
 }
 
-void ShmTransport::mark_drained_where_idle()
+void ShmTransport::after_finalize_progress()
 {
     for (const auto &p : peers_)
         if (p->queue.empty() && p->control.empty())
@@ -519,7 +526,7 @@ bool ShmTransport::check_liveness()
     return did;
 }
 
-bool ShmTransport::awaits_a_peer_not_finalizing() const
+bool ShmTransport::waits_for_a_running_peer() const
 {
     for (const auto &p : peers_) {
         if (p->broken || p->exited)

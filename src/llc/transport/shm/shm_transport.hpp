@@ -6,6 +6,7 @@
 #include "auth/job_secret.hpp"
 #include "wire/outgoing_message.hpp"
 #include "transport/shm/shm_segment.hpp"
+#include "transport/transport.hpp"
 #include "wire/stream_decoder.hpp"
 #include "support/unique_fd.hpp"
 
@@ -21,33 +22,40 @@ namespace llc {
 
 class Context;
 
-class ShmTransport {
+class ShmTransport final : public Transport {
 public:
     // Creates this process's segment (one ring per process in local_ranks).
     ShmTransport(Context &ctx, const std::string &job_id, const std::vector<int> &local_ranks);
-    ~ShmTransport();
+    ~ShmTransport() override;
+    // "shm": no connections (the segments are mapped at llc_init), records
+    // of up to LLC_COPY_MAX bytes (below LLC_CMA_THRESHOLD with CMA) written
+    // whole into the peer's ring, single-copy reads with CMA.
+    const TransportCaps &caps() const override { return caps_; }
     // After a fence: map the peers' segments.
-    void attach_peers();
+    void attach() override;
     // After the second fence: nobody needs our segment's name any more.
-    void unlink_own_segment() { own_.unlink(); }
+    void release_names() override { own_.unlink(); }
 
-    int send(int dest, std::unique_ptr<OutgoingMessage> msg);
+    int send(int dest, std::unique_ptr<OutgoingMessage> msg) override;
     // Write an active message whole into dest's ring when nothing waits
     // before it and it fits (no message object, no copy kept): true when
     // sent.  False: the caller sends it through send().
-    bool try_send_inline(int dest, const WireHeader &wire, const void *hdr, const llc_iov_t *iov, int iovcnt);
-    // The same for a small tagged message, as one message chunk (ShmTagHeader + payload).
-    bool try_send_tagged(int dest, const ShmTagHeader &h, const void *buf, size_t len);
-    bool progress();
-    bool has_pending_sends() const;
+    bool try_send_inline(int dest, const WireHeader &wire, const void *hdr, const llc_iov_t *iov,
+                         int iovcnt) override;
+    // The same for a small tagged message, as one message chunk (TagChunkHeader + payload).
+    bool try_send_tagged(int dest, const TagChunkHeader &h, const void *buf, size_t len) override;
+    bool progress() override;
+    bool has_pending_sends() const override;
 
-    // Finalize support.
-    void announce_finalizing(); // on entry to llc_finalize
-    void mark_drained_where_idle();
-    bool incoming_quiet() const;
+    // Finalize: the segment says this process is finalizing (its peers
+    // then know it is not merely slow); each round marks the peers whose
+    // rings are drained and that finalize too.
+    void say_goodbye() override;
+    void after_finalize_progress() override;
+    bool incoming_quiet() const override;
     // A local peer we wait for (not drained) is alive and has not entered
     // llc_finalize yet: waiting for it is not a timeout.
-    bool awaits_a_peer_not_finalizing() const;
+    bool waits_for_a_running_peer() const override;
 
 private:
     friend struct MemWalk; // mem_accounting.cpp counts the members
@@ -107,6 +115,7 @@ private:
     std::vector<Peer *> gone_;
     uint32_t liveness_tick_ = 0;
     uint64_t next_liveness_us_ = 0;
+    TransportCaps caps_;
 };
 
 } // namespace llc

@@ -10,7 +10,7 @@
 
 namespace llc {
 
-std::unique_ptr<InterNodeTransport> open_verbs_transport(Context &, const VerbsDevice &device)
+std::unique_ptr<Transport> open_verbs_transport(Context &, const VerbsDevice &device)
 {
     throw Error(LLC_ERR_UNSUPPORTED, "LLC_NET=verbs: this libllc was built without the verbs data path "
                                      "(libibverbs and mlx5dv headers at configure time); device " +
@@ -400,14 +400,18 @@ const VerbsAddress &VerbsTransport::address() const { return fabric_->address();
 
 void VerbsTransport::export_stats() { engine_->export_stats(ctx_.counters()); }
 
-std::unique_ptr<InterNodeTransport> open_verbs_transport(Context &ctx, const VerbsDevice &device)
+std::unique_ptr<Transport> open_verbs_transport(Context &ctx, const VerbsDevice &device)
 {
     auto t = std::make_unique<VerbsTransport>(ctx, device);
     t->publish_address();
     return t;
 }
 
-void VerbsTransport::idle_wait(uint64_t us) { sleep_us(us); }
+const TransportCaps &VerbsTransport::caps() const
+{
+    static const TransportCaps verbs{"verbs", TransportCaps::Connection::Connectionless, true, true, 0, false, false};
+    return verbs;
+}
 
 void VerbsTransport::publish_address()
 {

@@ -50,7 +50,7 @@
 // (LLC_VERBS_DATA_PATH); never run on InfiniBand hardware.
 #pragma once
 
-#include "transport/inter_node.hpp"
+#include "transport/transport.hpp"
 #include "transport/verbs/verbs_devices.hpp"
 
 #include <memory>
@@ -62,7 +62,7 @@ class Context;
 // The verbs transport on `device`, its address published.  Throws Error
 // when the device cannot be used, and LLC_ERR_UNSUPPORTED in a build without
 // the data path (net selection never asks for it there).
-std::unique_ptr<InterNodeTransport> open_verbs_transport(Context &ctx, const VerbsDevice &device);
+std::unique_ptr<Transport> open_verbs_transport(Context &ctx, const VerbsDevice &device);
 
 } // namespace llc
 
@@ -84,7 +84,7 @@ namespace llc {
 
 class Context;
 
-class VerbsTransport final : public InterNodeTransport {
+class VerbsTransport final : public Transport {
 public:
     static constexpr size_t kDataDcis = 2;
     static constexpr uint32_t kDciSendWr = 512;
@@ -120,8 +120,9 @@ public:
         export_stats();
         return did;
     }
-    // No completion channel yet (see "Not done"): a plain sleep.
-    void idle_wait(uint64_t us) override;
+    // DC to every peer (connectionless), reliable and ordered per peer.  No
+    // completion channel yet (see "Not done"): idle_wait is a plain sleep.
+    const TransportCaps &caps() const override;
     bool has_pending_sends() const override { return engine_->has_pending_sends(); }
     std::string pending_report() const override
     {

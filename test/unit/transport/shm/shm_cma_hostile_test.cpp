@@ -11,14 +11,14 @@
 // processes of the node carry on.
 //
 // The records are forged by a real second process with libllc's own shm
-// send path (Context::shm_for_tests), so they reach the receiver through
+// send path (Context::transport_to), so they reach the receiver through
 // its ring like real ones.
 #include "common/test_util.hpp"
 
 #include "wire/am_protocol.hpp"
 #include "core/context.hpp"
 #include "wire/outgoing_message.hpp"
-#include "transport/shm/shm_transport.hpp"
+#include "transport/transport.hpp"
 
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -95,7 +95,9 @@ void forge_rts(llc_context_t *ctx, int dest, const std::string &aux, uint64_t pa
     auto rts = llc::OutgoingMessage::make_rts(*am, llc::Kind::CmaRts, aux.data(), aux.size());
     rts->cb = on_done;
     rts->cb_arg = out;
-    int rc = c.shm_for_tests()->send(dest, std::move(rts));
+    llc::Transport &shm = c.transport_to(dest);
+    EXPECT_STREQ(shm.caps().name, "shm");
+    int rc = shm.send(dest, std::move(rts));
     EXPECT_TRUE(rc == LLC_OK || rc == LLC_INPROGRESS) << llc_strerror(rc);
 }
 

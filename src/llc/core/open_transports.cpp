@@ -1,15 +1,25 @@
-// open_inter_node.cpp - see open_inter_node.hpp.
-#include "core/open_inter_node.hpp"
+// open_transports.cpp - see open_transports.hpp.
+#include "core/open_transports.hpp"
 
 #include "core/context.hpp"
 #include "core/errors.hpp"
 #include "hybrid/net_router.hpp"
+#include "transport/self/self_transport.hpp"
+#include "transport/shm/shm_transport.hpp"
 #include "transport/verbs/verbs_transport.hpp"
 
 #include <atomic>
 #include <cstdio>
 
 namespace llc {
+
+std::unique_ptr<Transport> open_self_transport(Context &ctx) { return std::make_unique<SelfTransport>(ctx); }
+
+std::unique_ptr<Transport> open_node_transport(Context &ctx, const std::string &job_id,
+                                               const std::vector<int> &local_ranks)
+{
+    return std::make_unique<ShmTransport>(ctx, job_id, local_ranks);
+}
 
 NetChoice choose_inter_node(Config &config, int rank)
 {
@@ -23,8 +33,8 @@ NetChoice choose_inter_node(Config &config, int rank)
     return choice;
 }
 
-std::unique_ptr<InterNodeTransport> open_inter_node(Context &ctx, Config &config, const NetChoice &choice,
-                                                    const std::vector<int> &local_ranks)
+std::unique_ptr<Transport> open_inter_node(Context &ctx, Config &config, const NetChoice &choice,
+                                           const std::vector<int> &local_ranks)
 {
     if (choice.verbs) {
         try {

@@ -1,0 +1,58 @@
+// finalize_drain.cpp - see finalize_drain.hpp.
+#include "core/finalize_drain.hpp"
+
+#include "core/clock.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace llc {
+
+void drain_for_finalize(const std::vector<Transport *> &transports, uint64_t timeout_ms, int rank,
+                        const std::function<bool()> &round, const std::function<void(int, const std::string &)> &note)
+{
+    auto any = [&](auto pred) { return std::any_of(transports.begin(), transports.end(), pred); };
+    uint64_t deadline = monotonic_us() + timeout_ms * 1000;
+    // A router finishes the switches in flight (no new ones), so that
+    // nothing is sent on a path after its goodbye.
+    for (Transport *t : transports)
+        t->freeze();
+    while (any([](const Transport *t) { return t->switching(); }) && monotonic_us() <= deadline)
+        round();
+    for (Transport *t : transports)
+        t->say_goodbye(); // queued behind any data still pending
+    for (;;) {
+        bool pending = round();
+        for (Transport *t : transports)
+            t->after_finalize_progress();
+        if (!pending && !any([](const Transport *t) { return !t->incoming_quiet(); }))
+            return;
+        if (monotonic_us() > deadline && !pending && any([](const Transport *t) { return t->waits_for_a_running_peer(); })) {
+            // A local peer that is still running (computing, writing its
+            // output) has not begun to finalize: not a failure, however long
+            // it takes; the time limit counts from when it does.
+            deadline = monotonic_us() + timeout_ms * 1000;
+            continue;
+        }
+        if (monotonic_us() > deadline) {
+            std::string peers;
+            for (const Transport *t : transports) {
+                std::string r = t->pending_report();
+                if (!r.empty())
+                    peers += (peers.empty() ? "" : "; ") + r;
+            }
+            std::string msg = "llc_finalize: gave up after " + std::to_string(timeout_ms) +
+                              " ms (LLC_FINALIZE_TIMEOUT_MS) with " +
+                              (pending ? "sends still pending (a peer is not progressing or is gone)"
+                                       : "peers still sending to this process") +
+                              (peers.empty() ? std::string() : " [" + peers + "]");
+            // The caller may truncate the message (MPICH keeps about 256
+            // characters): the whole of it, with the state of each peer, on stderr.
+            std::fprintf(stderr, "llc rank %d: %s\n", rank, msg.c_str());
+            note(LLC_ERR_TIMEOUT, msg);
+            return;
+        }
+    }
+}
+
+} // namespace llc
