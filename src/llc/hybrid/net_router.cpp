@@ -8,7 +8,6 @@
 #include "transport/tcp/tcp_transport.hpp"
 #include "transport/udp/udp_transport.hpp"
 
-#include <poll.h>
 #include <time.h>
 
 #include <algorithm>
@@ -71,7 +70,7 @@ NetRouter::~NetRouter() = default;
 void NetRouter::attach()
 {
     if (udp_)
-        udp_->attach_node_socket();
+        udp_->attach();
     rc_slots_.attach();   // the leader's slot count (falls back to a private share, never fails)
     ring_pool_.attach();  // the leader's ring pool (falls back to a private pool, never fails)
 }
@@ -81,7 +80,7 @@ void NetRouter::release_names()
     rc_slots_.release_name();
     ring_pool_.release_name();
     if (udp_)
-        udp_->release_node_names();
+        udp_->release_names();
 }
 
 int NetRouter::send(int dest, std::unique_ptr<OutgoingMessage> msg)
@@ -116,11 +115,11 @@ bool NetRouter::progress()
     // idle udp socket costs no recvfrom() per progress call
     bool udp_ready = true;
     if (tcp_) {
-        did |= tcp_->progress(udp_ ? udp_->fd() : -1, udp_ ? &udp_ready : nullptr);
+        did |= tcp_->progress_polling(udp_ ? udp_->fd() : -1, udp_ ? &udp_ready : nullptr);
         return_retired_rings(); // retired while tcp read: it no longer reads into them
     }
     if (udp_) {
-        did |= udp_->progress(udp_ready);
+        did |= udp_->progress_after_poll(udp_ready);
         did |= advance_switches();
         hybrid_tick(monotonic_us());
         stats_.udp_peers = udp_->peer_count();
@@ -130,23 +129,18 @@ bool NetRouter::progress()
 
 void NetRouter::idle_wait(uint64_t us)
 {
-    if (udp_ && !udp_->prepare_sleep())
-        return; // a neighbour has handed a datagram over already
-    struct Woken {
-        UdpTransport *udp;
-        ~Woken()
-        {
-            if (udp)
-                udp->finish_sleep();
-        }
-    } woken{udp_.get()};
-    if (tcp_) {
-        tcp_->wait_for_activity(us, udp_ ? udp_->fd() : -1, udp_ ? udp_->handover_fd() : -1);
+    if (!udp_ || !tcp_) {
+        (tcp_ ? static_cast<Transport &>(*tcp_) : *udp_).idle_wait(us);
         return;
     }
-    pollfd p[2] = {{udp_->fd(), POLLIN, 0}, {udp_->handover_fd(), POLLIN, 0}};
-    const timespec ts = timespec_of_us(us);
-    ::ppoll(p, p[1].fd >= 0 ? 2 : 1, &ts, nullptr);
+    // hybrid: one poll() over the tcp sockets and udp's
+    if (!udp_->prepare_sleep())
+        return; // a neighbour has handed a datagram over already
+    struct Woken {
+        UdpTransport &udp;
+        ~Woken() { udp.finish_sleep(); }
+    } woken{*udp_};
+    tcp_->wait_for_activity(us, udp_->fd(), udp_->handover_fd());
 }
 
 bool NetRouter::has_pending_sends() const
@@ -169,8 +163,7 @@ void NetRouter::say_goodbye()
 
 std::string NetRouter::pending_report() const
 {
-    std::string r = udp_ ? udp_->pending_report() : std::string();
-    return r.empty() ? r : "udp: " + r;
+    return udp_ ? udp_->pending_report() : std::string();
 }
 
 // ------------------------------------------------------------------ switching

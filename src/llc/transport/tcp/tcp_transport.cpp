@@ -90,6 +90,12 @@ TcpTransport::TcpTransport(Context &ctx) : ctx_(ctx), secret_(ctx.bootstrap(), c
 
 TcpTransport::~TcpTransport() = default;
 
+const TransportCaps &TcpTransport::caps() const
+{
+    static const TransportCaps tcp{"tcp", TransportCaps::Connection::OnDemand, true, true, 0, false, true};
+    return tcp;
+}
+
 void TcpTransport::publish_address() { ctx_.addresses().publish(AddrKind::Tcp, my_addr_); }
 
 // ---------------------------------------------------------------- sending
@@ -869,7 +875,7 @@ void TcpTransport::build_pollset(uint64_t &now)
         pollset_.push_back({c->closed ? -1 : c->fd.get(), POLLIN, 0});
 }
 
-bool TcpTransport::progress(int extra_fd, bool *extra_ready)
+bool TcpTransport::progress_polling(int extra_fd, bool *extra_ready)
 {
     uint64_t now = 0; // read when needed
     build_pollset(now);

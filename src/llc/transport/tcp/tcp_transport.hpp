@@ -68,6 +68,7 @@
 #include "support/byte_buffer.hpp"
 #include "auth/job_secret.hpp"
 #include "transport/net_events.hpp"
+#include "transport/transport.hpp"
 #include "wire/outgoing_message.hpp"
 #include "wire/stream_decoder.hpp"
 #include "transport/tcp/tcp_hello.hpp"
@@ -101,29 +102,34 @@ struct TcpAuthProof {
 };
 static_assert(sizeof(TcpAuthProof) == 48, "auth record layout");
 
-class TcpTransport {
+class TcpTransport final : public Transport {
 public:
     explicit TcpTransport(Context &ctx); // creates the listening socket
-    ~TcpTransport();
+    ~TcpTransport() override;
+    // "tcp": a connection per peer, opened on the first send (at most
+    // LLC_MAX_CONTEXTS: the idlest is closed), reliable and ordered.
+    const TransportCaps &caps() const override;
     void publish_address();              // bootstrap put (before the init fence)
     // The router's events (net_events.hpp): given once, before any progress.
     void subscribe(NetEvents &events) { events_ = &events; }
 
-    int send(int dest, std::unique_ptr<OutgoingMessage> msg);
+    int send(int dest, std::unique_ptr<OutgoingMessage> msg) override;
+    bool progress() override { return progress_polling(-1, nullptr); }
     // extra_fd (if >= 0, the hybrid's udp socket) joins the one poll() of
     // this call; *extra_ready tells whether it has input or an error.
-    bool progress(int extra_fd = -1, bool *extra_ready = nullptr);
+    bool progress_polling(int extra_fd, bool *extra_ready);
     // Block up to `us` microseconds until a socket is ready (idle backoff).
     // extra_fd, extra_fd2 (if >= 0) are polled for input too (the udp
     // socket; its hand-over socket with LLC_UDP_SHARED_RECV=1).
     void wait_for_activity(uint64_t us, int extra_fd = -1, int extra_fd2 = -1);
+    void idle_wait(uint64_t us) override { wait_for_activity(us); }
     // Start connecting to dest now (hybrid promotion overlaps it with the drain).
     void connect_early(int dest) { out_conn(dest); }
-    bool has_pending_sends() const;
+    bool has_pending_sends() const override;
 
     // Finalize support.
-    void say_goodbye();
-    bool incoming_quiet() const;
+    void say_goodbye() override;
+    bool incoming_quiet() const override;
 
 private:
     friend struct MemWalk; // mem_accounting.cpp counts the members

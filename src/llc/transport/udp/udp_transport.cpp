@@ -10,6 +10,7 @@
 
 #include <linux/errqueue.h>
 #include <netinet/ip_icmp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -107,6 +108,23 @@ UdpTransport::UdpTransport(Context &ctx, const std::vector<int> &local_ranks)
 
 UdpTransport::~UdpTransport() = default;
 
+const TransportCaps &UdpTransport::caps() const
+{
+    // reliable: numbered datagrams, acknowledged and resent until a peer times out
+    static const TransportCaps udp{"udp", TransportCaps::Connection::Connectionless, true, true, 0, false, true};
+    return udp;
+}
+
+void UdpTransport::idle_wait(uint64_t us)
+{
+    if (!prepare_sleep())
+        return; // a neighbour has handed a datagram over already
+    pollfd p[2] = {{fd(), POLLIN, 0}, {handover_fd(), POLLIN, 0}};
+    const timespec ts = timespec_of_us(us);
+    ::ppoll(p, p[1].fd >= 0 ? 2 : 1, &ts, nullptr);
+    finish_sleep();
+}
+
 void UdpTransport::publish_address()
 {
     // With a shared socket only the node leader has an address before the
@@ -115,7 +133,7 @@ void UdpTransport::publish_address()
         ctx_.addresses().publish(AddrKind::Udp, my_addr_);
 }
 
-void UdpTransport::attach_node_socket()
+void UdpTransport::attach()
 {
     if (!node_)
         return;
@@ -1352,7 +1370,7 @@ bool UdpTransport::check_timers(Peer &p, uint64_t now)
 
 // --------------------------------------------------------------- progress
 
-bool UdpTransport::progress(bool socket_ready)
+bool UdpTransport::progress_after_poll(bool socket_ready)
 {
     // (the hand-over socket of a shared node socket is read every time)
     bool did = socket_ready || errors_pending_ || node_ ? receive_all(socket_ready || errors_pending_) : false;
@@ -1527,7 +1545,7 @@ std::string UdpTransport::pending_report() const
         sep();
         r += "a datagram held back for reordering";
     }
-    return r;
+    return r.empty() ? r : "udp: " + r;
 }
 
 bool UdpTransport::drained_towards(int dest) const

@@ -16,6 +16,7 @@
 
 #include "auth/job_secret.hpp"
 #include "transport/net_events.hpp"
+#include "transport/transport.hpp"
 #include "wire/outgoing_message.hpp"
 #include "support/peer_table.hpp"
 #include "hybrid/switch_asks.hpp"
@@ -91,22 +92,25 @@ static_assert(sizeof(UdpHeader) == 64, "udp header layout");
 // point; with an accepted Udp or Tcp ask, the first one no longer ring-addressed).
 enum class UdpType : uint8_t { Data = 1, Ack = 2, Forget = 3, ForgetAck = 4, Gone = 5, SwitchAsk = 6, SwitchAnswer = 7 };
 
-class UdpTransport {
+class UdpTransport final : public Transport {
 public:
     // Creates and binds the socket.  local_ranks: the ranks of this node
     // (with LLC_UDP_SHARED_RECV=1 they share the node leader's socket).
     UdpTransport(Context &ctx, const std::vector<int> &local_ranks);
-    ~UdpTransport();
+    ~UdpTransport() override;
+    // "udp": no connections, a capped table of peer states (LLC_MAX_CONTEXTS),
+    // reliable and ordered by its own acknowledgements.
+    const TransportCaps &caps() const override;
     void publish_address();               // bootstrap put (before the init fence)
     // The router's events (net_events.hpp): given once, before any progress.
     void subscribe(NetEvents &events) { events_ = &events; }
     // After the first init fence, before the KVS commit: with
     // LLC_UDP_SHARED_RECV=1 the node leader passes its socket to the node's
     // other processes, which take it (and its address) over.
-    void attach_node_socket();
+    void attach() override;
     bool shares_node_socket() const { return node_ != nullptr; }
     // After the second init fence: the node's receive buffers lose their name.
-    void release_node_names()
+    void release_names() override
     {
         if (node_)
             node_->release_name();
@@ -120,7 +124,7 @@ public:
             node_->finish_sleep();
     }
 
-    int send(int dest, std::unique_ptr<OutgoingMessage> msg);
+    int send(int dest, std::unique_ptr<OutgoingMessage> msg) override;
     // Queue a control record (e.g. SwitchAck) to dest on its stream.
     void send_control(int dest, Kind kind, uint64_t seq = 0);
     // Receiver-driven hybrid: ask dest to send to us on `want`, on the
@@ -136,15 +140,18 @@ public:
     size_t pending_asks() const { return asks_.size(); }
     // socket_ready = false: a poll() of this progress call found nothing to
     // read on the socket, so it is not read (the rest of the work still runs)
-    bool progress(bool socket_ready = true);
+    bool progress_after_poll(bool socket_ready);
+    bool progress() override { return progress_after_poll(true); }
+    // A poll() of the socket (and the hand-over socket), between prepare_sleep and finish_sleep.
+    void idle_wait(uint64_t us) override;
     int fd() const { return sock_.get(); }
     // The hand-over socket (LLC_UDP_SHARED_RECV=1), -1 without: poll it for input too.
     int handover_fd() const { return node_ ? node_->fd() : -1; }
-    bool has_pending_sends() const;
+    bool has_pending_sends() const override;
     // What has_pending_sends waits for, for the finalize-timeout message:
     // per peer its queued records, unacknowledged datagrams and incarnation
     // and goodbye state; the Forgets not yet answered.  Empty if nothing.
-    std::string pending_report() const;
+    std::string pending_report() const override;
     // Nothing queued and every datagram to dest acknowledged (so every
     // record sent to dest so far has been delivered there).
     bool drained_towards(int dest) const;
@@ -152,8 +159,8 @@ public:
     bool failed(int dest) const;
 
     // Finalize support.
-    void say_goodbye();
-    bool incoming_quiet() const;
+    void say_goodbye() override;
+    bool incoming_quiet() const override;
 
     size_t peer_count() const { return peers_.size(); }
     size_t peer_cap() const { return peers_.capacity(); }
