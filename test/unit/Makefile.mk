@@ -22,6 +22,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/common/harness_test.cpp \
 	test/unit/core/init_test.cpp \
 	test/unit/transport/self/self_test.cpp \
+	test/unit/transport/caps_test.cpp \
 	test/unit/api/pingpong_test.cpp \
 	test/unit/tagged/tagged_test.cpp \
 	test/unit/tagged/tagged_hostile_test.cpp \
