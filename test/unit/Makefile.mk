@@ -32,6 +32,10 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/core/errors_test.cpp \
 	test/unit/transport/shm/cma_test.cpp \
 	test/unit/api/finalize_test.cpp \
+	test/unit/api/api1_test.cpp \
+	test/unit/api/api1_client.c \
+	test/unit/api/api1_client.h \
+	test/unit/api/llc_api1.h \
 	test/unit/wire/stream_decoder_test.cpp \
 	test/unit/transport/shm/shm_ring_test.cpp \
 	test/unit/core/config_backoff_test.cpp \

@@ -1,0 +1,275 @@
+/*
+ * llc_api1.h - libllc's C API as it was at LLC_API_VERSION 1 (src/llc/include/llc.h
+ * of commit 44684ed^, kept verbatim below this paragraph except for this
+ * note), for test/unit/api/api1_client.c: a client built against the
+ * previous header must be refused by llc_init with a clear error, not run
+ * with a layout it does not know (version 2 changed llc_get_stats).
+ *
+ * llc.h - C API of libllc, the low-level communication library of mpich-llc.
+ *
+ * libllc moves active messages between the processes of a parallel job.
+ * It knows nothing of MPI: the caller supplies the job's shape (rank, size,
+ * node of every rank) and a small bootstrap service (put/get/fence, as a PMI
+ * offers), and gets back a context on which it registers message handlers,
+ * sends messages and drives progress.
+ *
+ * Version 1 offers active messages only.  Later versions add native tagged
+ * point-to-point, remote write and RMA as new functions and new capability
+ * bits (llc_caps); nothing here changes meaning when they arrive.
+ *
+ * Threading: a context is used by one thread at a time (the caller
+ * serialises).  Handlers and completion callbacks run inside llc_progress()
+ * and may call llc_am_send(), but not llc_progress() or llc_finalize().
+ */
+#ifndef LLC_H_INCLUDED
+#define LLC_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LLC_API_VERSION 1
+
+/* Return codes.  Negative values are errors; llc_strerror() names them and
+ * llc_last_error() gives the context's most recent detailed message. */
+enum llc_status {
+    LLC_OK = 0,
+    LLC_INPROGRESS = 1,         /* operation accepted; completion is reported later */
+    LLC_ERR_INVALID = -1,       /* bad argument (rank out of range, NULL, size too big) */
+    LLC_ERR_NOMEM = -2,
+    LLC_ERR_SYSTEM = -3,        /* an operating-system call failed (see llc_last_error) */
+    LLC_ERR_PEER = -4,          /* a peer died or its connection broke */
+    LLC_ERR_BOOTSTRAP = -5,     /* a bootstrap callback failed */
+    LLC_ERR_UNSUPPORTED = -6,
+    LLC_ERR_TIMEOUT = -7,
+    LLC_ERR_STATE = -8          /* call not allowed in the current state */
+};
+
+/* Capability bits (llc_caps). */
+#define LLC_CAP_AM          (1u << 0)   /* active messages (always set in v1) */
+#define LLC_CAP_TAGGED      (1u << 1)   /* reserved: native tagged point-to-point */
+#define LLC_CAP_REMOTE_WRITE (1u << 2)  /* reserved: receiver-initiated remote write */
+#define LLC_CAP_RMA         (1u << 3)   /* reserved: one-sided put/get/atomics */
+
+typedef struct llc_context llc_context_t;
+
+/* Bootstrap service supplied by the caller (for MPICH: its PMI).  Each
+ * returns 0 on success, non-zero on failure.  Keys are NUL-terminated
+ * strings of at most 64 bytes; values at most 1024 bytes. */
+typedef struct llc_bootstrap_ops {
+    void *arg;                  /* passed back as the first argument */
+    int (*put)(void *arg, const char *key, const void *value, size_t len);
+    /* Read a key published by process `src_rank`.  *len holds the buffer
+     * size on entry and the value's length on return. */
+    int (*get)(void *arg, int src_rank, const char *key, void *value, size_t *len);
+    /* Collective: every put made before the fence is visible to every get
+     * after it. */
+    int (*fence)(void *arg);
+    /* Optional (may be NULL): collective gather of `len` bytes from every
+     * rank into out[size * len], in rank order. */
+    int (*allgather)(void *arg, const void *in, size_t len, void *out);
+} llc_bootstrap_ops_t;
+
+typedef struct llc_init_params {
+    int api_version;            /* LLC_API_VERSION */
+    int rank;                   /* this process, 0 <= rank < size */
+    int size;                   /* processes in the job */
+    /* node index of every rank (size entries, from the launcher's mapping);
+     * processes with equal values share memory.  Copied by llc_init. */
+    const int *node_of_rank;
+    /* a string unique to this job (e.g. the PMI KVS name), used to name
+     * shared-memory segments; at most 64 bytes. */
+    const char *job_id;
+    llc_bootstrap_ops_t boot;
+} llc_init_params_t;
+
+/* Create a context.  Collective over all `size` processes (it uses the
+ * bootstrap's fence).  On failure returns an error and *ctx is NULL;
+ * llc_last_error(NULL) then describes it. */
+int llc_init(const llc_init_params_t *params, llc_context_t **ctx);
+
+/* Flush every pending send, tell the peers we are leaving, release
+ * everything.  Collective (uses the bootstrap's fence).  ctx is freed even on
+ * error. */
+int llc_finalize(llc_context_t *ctx);
+
+uint32_t llc_caps(const llc_context_t *ctx);
+int llc_rank(const llc_context_t *ctx);
+int llc_size(const llc_context_t *ctx);
+/* Node index of `rank` (from the mapping given to llc_init), -1 if out of range. */
+int llc_node_of(const llc_context_t *ctx, int rank);
+
+/* ---------------------------------------------------------------------- */
+/* Active messages                                                         */
+
+#define LLC_AM_MAX_HANDLERS 64
+/* Largest header accepted by llc_am_send (payload size is unlimited). */
+#define LLC_AM_HDR_MAX 16384
+
+typedef struct llc_iov {
+    const void *base;
+    size_t len;
+} llc_iov_t;
+
+/* Called inside llc_progress() when a message for handler `id` arrives.
+ * `hdr` is 8-byte aligned; `hdr` and `data` are valid only during the call;
+ * `data` is the whole payload, contiguous (fragments are reassembled). */
+typedef void (*llc_am_handler_t)(llc_context_t *ctx, void *arg, int src,
+                                 const void *hdr, size_t hdr_len,
+                                 const void *data, size_t data_len);
+
+/* Called inside llc_progress() when a send that returned LLC_INPROGRESS has
+ * finished with its buffers (status LLC_OK), or failed (negative status). */
+typedef void (*llc_completion_t)(void *cb_arg, int status);
+
+int llc_am_register(llc_context_t *ctx, unsigned id, llc_am_handler_t handler, void *arg);
+
+/* Send header + payload (the concatenation of iov[0..iovcnt)) to handler `id`
+ * at rank `dest` (dest may be this process).  The header is copied before
+ * return.  Returns LLC_OK when the payload has already been copied out (the
+ * callback is NOT called), LLC_INPROGRESS when the payload buffers are still
+ * in use (the callback will be called exactly once from llc_progress), or
+ * an error (the callback is not called).  Messages between one pair of
+ * processes are delivered in the order they were sent. */
+int llc_am_send(llc_context_t *ctx, int dest, unsigned id,
+                const void *hdr, size_t hdr_len,
+                const llc_iov_t *iov, int iovcnt,
+                llc_completion_t cb, void *cb_arg);
+
+/* Drive all transports once: deliver arrived messages, advance pending
+ * sends, run callbacks.  *progressed (may be NULL) is set non-zero when
+ * anything happened.  When called repeatedly without anything happening it
+ * backs off (spins, then yields the core, then sleeps briefly), so that a job
+ * with more processes than cores still makes progress.  Returns LLC_OK or an
+ * error such as LLC_ERR_PEER (a peer's connection broke before it finalized). */
+int llc_progress(llc_context_t *ctx, int *progressed);
+
+/* ---------------------------------------------------------------------- */
+/* Errors and information                                                  */
+
+const char *llc_strerror(int status);
+/* Detailed text of the most recent error on ctx (or of the last failed
+ * llc_init when ctx is NULL). Never NULL. */
+const char *llc_last_error(const llc_context_t *ctx);
+
+/* Counters, for tests and tools. */
+typedef struct llc_stats {
+    uint64_t msgs_sent, msgs_received;
+    uint64_t bytes_sent, bytes_received;
+    uint64_t shm_msgs, tcp_msgs, self_msgs, cma_msgs;
+    uint64_t idle_yields, idle_sleeps;
+    /* udp (DC-class) transport and hybrid switching; appended in 1.1 */
+    uint64_t udp_msgs;            /* sends that went (or were queued) on udp */
+    uint64_t udp_packets_sent;    /* data datagrams, first transmissions only */
+    uint64_t udp_retransmits;     /* data datagrams sent again (timeout or selective ack) */
+    uint64_t udp_duplicates;      /* data datagrams received twice and dropped */
+    uint64_t udp_acks_sent;       /* stand-alone acknowledgement datagrams */
+    uint64_t udp_injected_drops;  /* datagrams dropped by LLC_UDP_DROP_PERMILLE */
+    uint64_t udp_peers;           /* peers with udp reliability state now */
+    uint64_t rc_promotions;       /* hybrid: destinations moved from udp to tcp */
+    uint64_t rc_demotions;        /* hybrid: destinations moved from tcp back to udp */
+    uint64_t rc_active;           /* hybrid: destinations currently on tcp */
+    /* receiver-driven hybrid (LLC_HYBRID_DRIVER=receiver); appended in 1.2 */
+    uint64_t rc_requests_sent;     /* switch asks this process (as a receiver) sent to sources (first sends) */
+    uint64_t rc_requests_received; /* switch asks this process (as a sender) received, repeats included */
+    uint64_t rc_requests_refused;  /* received ones it did not act on (cap full, switching, finalizing) */
+    /* udp peer cap (LLC_MAX_CONTEXTS); appended in 1.2 */
+    uint64_t udp_evictions;       /* udp peer states dropped to stay under the cap */
+    uint64_t udp_cap_overflows;   /* peers created above the cap because no state could be dropped */
+    uint64_t udp_peer_restarts;   /* psn streams restarted because a peer re-created its state */
+    /* the node's RC-class slots (LLC_MAX_RC_PER_NODE); appended in 1.3 */
+    uint64_t rc_sources;          /* receiver-driven: sources on tcp (or asked to move there) this process holds a slot for */
+    uint64_t rc_slots_cap;        /* per direction, the cap this process sees: the node's when shared, its share otherwise */
+    uint64_t rc_out_slots_in_use; /* destinations on tcp now: node-wide when shared, this process's otherwise */
+    uint64_t rc_in_slots_in_use;  /* receiver-driven: sources on tcp (or asked to move there) now, same scope */
+    uint64_t rc_out_slots_high_water; /* most outgoing slots in use at once (same scope) */
+    uint64_t rc_in_slots_high_water;  /* most incoming slots in use at once (same scope) */
+    uint64_t rc_slots_full;       /* promotions not made because no slot was free */
+    /* tcp connection cap (LLC_MAX_CONTEXTS); appended in 1.3, after the RC slots */
+    uint64_t tcp_conns;           /* outgoing tcp connections open (connecting or connected) now */
+    uint64_t tcp_evictions;       /* idle outgoing connections closed (Close record) to stay under the cap */
+    uint64_t tcp_cap_overflows;   /* connections opened above the cap because none was idle */
+    uint64_t tcp_closes_received; /* accepted connections the sender closed with a Close record */
+    /* one udp socket per node (LLC_UDP_SHARED_RECV=1); appended in 1.3, after the tcp cap */
+    uint64_t udp_handed_over;     /* datagrams this process read for another process of its node and passed on */
+    uint64_t udp_handover_waits;  /* ... found its buffers full: held, and the node's socket left to the others meanwhile */
+    uint64_t udp_handover_drops;  /* ... dropped because that process had left (the sender is told: Gone) */
+    /* hybrid per-peer state capped at LLC_MAX_CONTEXTS; appended in 1.3, after the shared socket */
+    uint64_t hybrid_routes;        /* destinations with a hybrid route (path, send history) now */
+    uint64_t hybrid_sources;       /* receiver-driven: sources with a receive history now */
+    uint64_t hybrid_evictions;     /* routes and sources dropped to make room under the cap */
+    uint64_t hybrid_cap_overflows; /* routes and sources created above the cap because none could be dropped */
+    /* the node's ring pool (LLC_RING_POOL); appended in 1.3, after the hybrid cap */
+    uint64_t ring_pool_rings;      /* rings in the pool this process uses: the node's when shared, its private share otherwise */
+    uint64_t ring_pool_in_use;     /* rings leased now: node-wide when shared, this process's otherwise */
+    uint64_t ring_pool_high_water; /* most rings leased at once (same scope) */
+    uint64_t ring_pool_held;       /* rings this process holds now (one per source on tcp or asked to move there, or ring-addressed on udp: DC RDMA) */
+    uint64_t ring_leases;          /* rings this process has leased so far */
+    uint64_t ring_pool_empty;      /* promotions and DC RDMA asks not made because the pool had no free ring (per period) */
+    uint64_t ring_bytes_landed;    /* tcp stream bytes read into a leased ring (the rest: the staging buffer or direct reads) */
+    /* the hybrid's switching channel (asks and answers outside the udp stream); appended in 1.3, after the ring pool */
+    uint64_t rc_asks_refused;      /* receiver-driven: answers from sources that refused one of our asks */
+    uint64_t rc_ask_resends;       /* asks sent again because no answer came in time */
+    uint64_t rc_asks_unanswered;   /* asks given up after the resends (the policy's patience takes over) */
+    /* LLC_NET=verbs zero-copy rendezvous (LLC_VERBS_RNDV_BYTES) and the registration cache
+       (LLC_REG_CACHE_MAX) it uses; appended after the switching channel; 0 on other paths */
+    uint64_t verbs_rndv_sends;         /* messages sent by rendezvous (their payload read by the receiver) */
+    uint64_t verbs_rndv_send_errors;   /* of those, completed with an error (the read failed, the transport failed) */
+    uint64_t verbs_rndv_recvs;         /* messages received by rendezvous */
+    uint64_t verbs_rndv_bytes_read;    /* payload bytes this process read with RDMA READ */
+    uint64_t verbs_rndv_fallbacks;     /* at or above the threshold but copied: registration failed, or too many iovs */
+    uint64_t verbs_rndv_held_records;  /* records held back behind a rendezvous being read (delivery order) */
+    uint64_t reg_cache_hits;           /* acquires served by a cached registration */
+    uint64_t reg_cache_misses;         /* acquires that registered */
+    uint64_t reg_cache_evictions;      /* unpinned registrations dropped (the bound, a failed registration) */
+    uint64_t reg_cache_overflows;      /* registrations kept above the bound because every one was pinned */
+    uint64_t reg_cache_entries;        /* registrations held now */
+    uint64_t reg_cache_pinned;         /* of those, pinned now (a send or a read in progress) */
+    /* DC RDMA: udp datagrams addressed to a ring leased for their source (SwitchWant::UdpRing); appended in 1.3, after the switching channel */
+    uint64_t dc_rdma_requests_sent;     /* receiver: asks for ring addressing sent (each with a ring leased for the source) */
+    uint64_t dc_rdma_switches;          /* receiver: sources that accepted ring addressing */
+    uint64_t dc_rdma_exits;             /* receiver: ring-addressed sources that accepted to stop (plain udp, or tcp) */
+    uint64_t dc_rdma_sources;           /* receiver: sources ring-addressed now */
+    uint64_t dc_rdma_bytes_landed;      /* receiver: udp stream bytes landed in ring slots */
+    uint64_t dc_rdma_requests_accepted; /* sender: destinations that made us ring-address our datagrams to them */
+    uint64_t dc_rdma_packets_sent;      /* sender: ring-addressed datagrams built (retransmissions not counted) */
+} llc_stats_t;
+int llc_get_stats(const llc_context_t *ctx, llc_stats_t *out);
+
+/* ---------------------------------------------------------------------- */
+/* Memory accounting (doc/memory.md)                                       */
+
+/* Defined when llc_mem_report() is available (added without changing
+ * LLC_API_VERSION: nothing above changed meaning). */
+#define LLC_HAVE_MEM_REPORT 1
+
+/* llc_mem_entry flags */
+#define LLC_MEM_SHARED  (1u << 0)  /* pages owned (and counted) by another process
+                                      of the node: not part of this process's total */
+#define LLC_MEM_N_SIZED (1u << 1)  /* has a term proportional to the job size */
+
+/* One component of libllc's memory, counted from the real allocations
+ * (sizeof of the structures times their count, vector capacities, mapped
+ * segment sizes) at the time of the call. */
+typedef struct llc_mem_entry {
+    const char *name;       /* component, e.g. "tcp_conn_state" (static string) */
+    const char *paper;      /* the component of the paper's memory model it maps to */
+    uint64_t bytes;         /* bytes held now */
+    uint64_t items;         /* objects counted (peers, rings, table entries...) */
+    uint32_t flags;         /* LLC_MEM_* */
+} llc_mem_entry_t;
+
+/* Fill out[0 .. min(max, count)) with the context's memory by component and
+ * return count, the number of components (call with max = 0 to size the
+ * array).  Entries flagged LLC_MEM_SHARED are not part of the process total.
+ * With LLC_MEM_REPORT=1 in the environment, llc_finalize prints the same
+ * table to stderr. */
+int llc_mem_report(const llc_context_t *ctx, llc_mem_entry_t *out, int max);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LLC_H_INCLUDED */
