@@ -45,8 +45,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/core/progress_backoff.hpp \
 	src/llc/hybrid/net_router.cpp \
 	src/llc/hybrid/net_router.hpp \
-	src/llc/hybrid/rc_slots.cpp \
-	src/llc/hybrid/rc_slots.hpp \
+	src/llc/hybrid/connected_slots.cpp \
+	src/llc/hybrid/connected_slots.hpp \
 	src/llc/hybrid/ring_pool.cpp \
 	src/llc/hybrid/ring_pool.hpp \
 	src/llc/hybrid/receive_history.cpp \

@@ -44,8 +44,8 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/hybrid/receive_history_test.cpp \
 	test/unit/hybrid/hybrid_switch_test.cpp \
 	test/unit/hybrid/hybrid_cap_test.cpp \
-	test/unit/hybrid/dc_rdma_test.cpp \
-	test/unit/hybrid/rc_slots_test.cpp \
+	test/unit/hybrid/ring_landing_test.cpp \
+	test/unit/hybrid/connected_slots_test.cpp \
 	test/unit/hybrid/ring_pool_test.cpp \
 	test/unit/hybrid/hybrid_receiver_test.cpp \
 	test/unit/transport/udp/udp_cap_test.cpp \

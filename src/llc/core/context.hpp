@@ -59,7 +59,7 @@ public:
     int progress(int *progressed);
     // Flush, say goodbye, fence.  Throws the first error met (after fencing).
     void finalize();
-    llc_stats_t stats() const; // the counters, with the RC slot figures as of now
+    llc_stats_t stats() const; // the counters, with the connected slot figures as of now
     const char *last_error() const { return last_error_.c_str(); }
     void set_last_error(const std::string &message) { last_error_ = message; }
 

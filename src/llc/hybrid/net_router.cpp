@@ -1,5 +1,6 @@
 // net_router.cpp - the inter-node router: sending, the switching protocol,
-// the sender- and receiver-driven policies, the cap on its tables, DC RDMA.
+// the sender- and receiver-driven policies, the cap on its tables, ring landing
+// (the paper's DC RDMA).
 #include "hybrid/net_router.hpp"
 
 #include "core/clock.hpp"
@@ -33,19 +34,19 @@ NetRouter::NetRouter(Context &ctx, const std::vector<int> &local_ranks)
     }
     const NodeMap &nodes = ctx.node_map();
     const int local_procs = int(local_ranks.size());
-    // The node's RC-class slots: shared by its processes (the leader creates the count now).
+    // The node's connected-class (tcp) slots: shared by its processes (the leader creates the count now).
     if (config_.net == Config::Net::Hybrid && config_.max_rc_per_node > 0)
-        rc_slots_ = RcSlots(size_t(config_.max_rc_per_node), nodes.my_node(), rank_, nodes.leader(), local_procs,
-                            ctx.job_id(), config_.node_shared);
+        connected_slots_ = ConnectedSlots(size_t(config_.max_rc_per_node), nodes.my_node(), rank_, nodes.leader(),
+                                          local_procs, ctx.job_id(), config_.node_shared);
     // The node's ring pool: receivers lease a ring per source they ask to
-    // move to tcp, or to address its udp datagrams to (DC RDMA, which
-    // needs no RC slot: the pool is there with LLC_MAX_RC_PER_NODE=0 too).
+    // move to tcp, or to address its udp datagrams to (ring landing, which
+    // needs no connected slot: the pool is there with LLC_MAX_RC_PER_NODE=0 too).
     const bool receiver = hybrid_ && config_.hybrid_driver == Config::HybridDriver::Receiver;
     if (receiver && (config_.max_rc_per_node > 0 || config_.hybrid_dc_rdma) && config_.ring_pool > 0)
         ring_pool_ = RingPool(size_t(config_.ring_pool), size_t(config_.ring_slots), size_t(config_.ring_slot_bytes),
                               nodes.my_node(), rank_, nodes.leader(), local_procs, ctx.job_id(), config_.node_shared);
     if (receiver)
-        switch_policy_ = std::make_unique<SwitchPolicy>(CostModel{}, config_.hybrid_promote_msgs, rc_slots_.cap());
+        switch_policy_ = std::make_unique<SwitchPolicy>(CostModel{}, config_.hybrid_promote_msgs, connected_slots_.cap());
     if (hybrid_) {
         // Per-peer hybrid state, capped at gamma like udp's peers (slots made on demand).
         routes_ = PeerTable<Route>(config_.max_contexts, {}, 0, true);
@@ -71,13 +72,13 @@ void NetRouter::attach()
 {
     if (udp_)
         udp_->attach();
-    rc_slots_.attach();   // the leader's slot count (falls back to a private share, never fails)
+    connected_slots_.attach();   // the leader's slot count (falls back to a private share, never fails)
     ring_pool_.attach();  // the leader's ring pool (falls back to a private pool, never fails)
 }
 
 void NetRouter::release_names()
 {
-    rc_slots_.release_name();
+    connected_slots_.release_name();
     ring_pool_.release_name();
     if (udp_)
         udp_->release_names();
@@ -233,7 +234,7 @@ void NetRouter::demote(int dest, Route &r)
     r.switching = Switching::ToUdp;
     switching_count_++;
     stats_.rc_active--;
-    rc_slots_.give(RcDir::Out);
+    connected_slots_.give(ConnectedDir::Out);
     try {
         tcp_->send(dest, OutgoingMessage::make_control(Kind::Switch, rank_, 0));
     } catch (const Error &e) {
@@ -306,7 +307,7 @@ SwitchVerdict NetRouter::on_switch_request(int src, uint64_t want, uint64_t numb
         return refuse();
     r.last_ask = number;
     if (want == uint64_t(SwitchWant::UdpRing)) {
-        // DC RDMA: stay on udp, address the datagrams to the receiver's ring
+        // Ring landing: stay on udp, address the datagrams to the receiver's ring
         // (UdpTransport::on_switch_ask does it on an acceptance).  Only from
         // settled udp: a receiver moves a tcp source to plain udp first.
         if (!config_.hybrid_dc_rdma || r.switching != Switching::None || r.path != Path::Udp)
@@ -323,8 +324,8 @@ SwitchVerdict NetRouter::on_switch_request(int src, uint64_t want, uint64_t numb
     if (to_tcp == on_tcp)
         return SwitchVerdict::Accepted; // already there
     if (to_tcp) {
-        if (!rc_slots_.try_take(RcDir::Out)) {
-            // Every RC slot of this node is in use.  Give up the one to the
+        if (!connected_slots_.try_take(ConnectedDir::Out)) {
+            // Every connected slot of this node is in use.  Give up the one to the
             // destination this process sends least to, if src gets at least
             // twice as much (its receiver will see the Switch marker);
             // otherwise refuse.
@@ -336,7 +337,7 @@ SwitchVerdict NetRouter::on_switch_request(int src, uint64_t want, uint64_t numb
                 return refuse();
             }
             demote(victim, *v); // gives its slot back
-            if (!rc_slots_.try_take(RcDir::Out)) { // another process of the node took it meanwhile
+            if (!connected_slots_.try_take(ConnectedDir::Out)) { // another process of the node took it meanwhile
                 stats_.rc_slots_full++;
                 return refuse();
             }
@@ -398,7 +399,7 @@ void NetRouter::on_switch_answer(int src, uint64_t number, SwitchVerdict verdict
     if (!s || s->asked_period != number)
         return; // no longer waiting for this one
     if (s->asked == Arrival::Tcp && s->seen != Arrival::Tcp)
-        rc_slots_.give(RcDir::In);
+        connected_slots_.give(ConnectedDir::In);
     s->asked = s->seen;
     s->asked_period = 0;
     s->ring_asked = false;
@@ -408,12 +409,12 @@ void NetRouter::on_switch_answer(int src, uint64_t number, SwitchVerdict verdict
 
 void NetRouter::add_stats(llc_stats_t &st) const
 {
-    st.rc_sources = rc_slots_.held(RcDir::In);
-    st.rc_slots_cap = rc_slots_.cap();
-    st.rc_out_slots_in_use = rc_slots_.in_use(RcDir::Out);
-    st.rc_in_slots_in_use = rc_slots_.in_use(RcDir::In);
-    st.rc_out_slots_high_water = rc_slots_.high_water(RcDir::Out);
-    st.rc_in_slots_high_water = rc_slots_.high_water(RcDir::In);
+    st.rc_sources = connected_slots_.held(ConnectedDir::In);
+    st.rc_slots_cap = connected_slots_.cap();
+    st.rc_out_slots_in_use = connected_slots_.in_use(ConnectedDir::Out);
+    st.rc_in_slots_in_use = connected_slots_.in_use(ConnectedDir::In);
+    st.rc_out_slots_high_water = connected_slots_.high_water(ConnectedDir::Out);
+    st.rc_in_slots_high_water = connected_slots_.high_water(ConnectedDir::In);
     st.hybrid_routes = routes_.size();
     st.hybrid_sources = sources_.size();
     st.hybrid_evictions = routes_.evictions() + sources_.evictions();
@@ -468,14 +469,14 @@ bool NetRouter::udp_state_droppable(int dest) const
 // entry predicted to be used again furthest in the future: PeerTable's
 // approximation of Belady's MIN over its logical clock of lookups, LRU
 // without reuse history) among the entries that may go:
-//   * a route settled on udp (not switching, no held sends: it holds no RC
-//     slot and no message), quiet for LLC_UDP_EVICT_IDLE_MS (in whole
+//   * a route settled on udp (not switching, no held sends: it holds no
+//     connected slot and no message), quiet for LLC_UDP_EVICT_IDLE_MS (in whole
 //     policy periods; 0: at once) and not busy (score + this period's sends
 //     below LLC_HYBRID_PROMOTE_MSGS / 4, the sender driver's demotion
 //     level);
-//   * a source last seen on udp with no request pending (it holds no RC
-//     slot), quiet for LLC_UDP_EVICT_IDLE_MS and not busy (its saving on RC
-//     below the policy's demotion level, SwitchPolicy::busy).
+//   * a source last seen on udp with no request pending (it holds no
+//     connected slot), quiet for LLC_UDP_EVICT_IDLE_MS and not busy (its
+//     saving on tcp below the policy's demotion level, SwitchPolicy::busy).
 // A dropped entry is what a new one is: path udp, empty history.  Entries on
 // tcp, switching, holding sends, pending or busy are never dropped: when
 // none may go, the table grows past the cap (hybrid_cap_overflows) and is
@@ -566,7 +567,7 @@ void NetRouter::sender_tick()
     std::sort(candidates.begin(), candidates.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
     for (const auto &c : candidates) {
         Route &r = *routes_.peek(c.second);
-        if (rc_slots_.try_take(RcDir::Out)) {
+        if (connected_slots_.try_take(ConnectedDir::Out)) {
             promote(c.second, r);
             continue;
         }
@@ -584,7 +585,7 @@ void NetRouter::sender_tick()
             break;
         }
         demote(victim_rank, *victim); // gives its slot back
-        if (!rc_slots_.try_take(RcDir::Out)) {   // another process of the node took it meanwhile
+        if (!connected_slots_.try_take(ConnectedDir::Out)) {   // another process of the node took it meanwhile
             stats_.rc_slots_full++;
             break;
         }
@@ -596,8 +597,8 @@ void NetRouter::sender_tick()
 //
 // The receiver counts messages per source per period (ReceiveHistory), and
 // every period asks the SwitchPolicy which sources should move between the
-// RC class (tcp) and the DC class (udp), within the RC slots it holds plus
-// those its node has free (rc_slots_).
+// connected class (tcp) and the connectionless class (udp), within the
+// connected slots it holds plus those its node has free (connected_slots_).
 // It asks each such source on the switching channel (switch_asks.hpp: a
 // datagram outside the numbered stream, resent until answered); the source
 // runs the switching protocol above, or refuses, and answers either way.
@@ -669,44 +670,45 @@ void NetRouter::receiver_tick()
     }
     // One node slot per source on tcp or asked to move there: give back
     // those of sources that left (or refused), count any found on tcp unasked.
-    size_t on_rc = size_t(std::count_if(loads.begin(), loads.end(), [](const SourceLoad &l) { return l.on_rc; }));
-    while (rc_slots_.held(RcDir::In) > on_rc)
-        rc_slots_.give(RcDir::In);
-    while (rc_slots_.held(RcDir::In) < on_rc)
-        rc_slots_.take_anyway(RcDir::In);
+    size_t on_connected =
+        size_t(std::count_if(loads.begin(), loads.end(), [](const SourceLoad &l) { return l.on_connected; }));
+    while (connected_slots_.held(ConnectedDir::In) > on_connected)
+        connected_slots_.give(ConnectedDir::In);
+    while (connected_slots_.held(ConnectedDir::In) < on_connected)
+        connected_slots_.take_anyway(ConnectedDir::In);
     // This receiver may use its own slots and any the node has free; with
-    // the ring pool, each new RC source also needs a free ring, so the pool
+    // the ring pool, each new tcp source also needs a free ring, so the pool
     // is part of the cap: when rings are the limit, a much busier source
     // can still displace a quieter one (decide() evicts within the cap),
     // and the promotions held back for lack of a ring are counted.
     // Slots counted anyway (sources found on tcp beyond the cap, e.g. after
     // an eviction whose victim had not left yet) are not part of the cap:
     // decide() must see the node over it and send the least busy back.
-    size_t cap = rc_slots_.may_hold(RcDir::In);
-    std::vector<SwitchDecision> rc_moves = switch_policy_->decide(loads, cap);
+    size_t cap = connected_slots_.may_hold(ConnectedDir::In);
+    std::vector<SwitchDecision> connected_moves = switch_policy_->decide(loads, cap);
     if (ring_pool_.rings() > 0) {
-        // Sources ring-addressed now (DC RDMA) take their ring with them to tcp.
+        // Sources ring-addressed now (ring landing) take their ring with them to tcp.
         size_t free_rings = ring_pool_.rings() - std::min(ring_pool_.rings(), ring_pool_.in_use());
         size_t own_rings = size_t(std::count_if(loads.begin(), loads.end(),
-                                                [](const SourceLoad &l) { return l.on_dc_rdma && !l.on_rc; }));
-        size_t ring_cap = rc_slots_.held(RcDir::In) + free_rings + own_rings;
+                                                [](const SourceLoad &l) { return l.on_ring_landing && !l.on_connected; }));
+        size_t ring_cap = connected_slots_.held(ConnectedDir::In) + free_rings + own_rings;
         if (ring_cap < cap) {
             auto promotions = [](const std::vector<SwitchDecision> &ds) {
                 return size_t(std::count_if(ds.begin(), ds.end(),
-                                            [](const SwitchDecision &d) { return channel_is_rc(d.want); }));
+                                            [](const SwitchDecision &d) { return channel_is_connected(d.want); }));
             };
-            size_t by_slots = promotions(rc_moves);
-            rc_moves = switch_policy_->decide(loads, ring_cap);
-            stats_.ring_pool_empty += by_slots - std::min(by_slots, promotions(rc_moves));
+            size_t by_slots = promotions(connected_moves);
+            connected_moves = switch_policy_->decide(loads, ring_cap);
+            stats_.ring_pool_empty += by_slots - std::min(by_slots, promotions(connected_moves));
         }
     }
-    for (const SwitchDecision &d : rc_moves) {
-        Arrival want = channel_is_rc(d.want) ? Arrival::Tcp : Arrival::Udp;
+    for (const SwitchDecision &d : connected_moves) {
+        Arrival want = channel_is_connected(d.want) ? Arrival::Tcp : Arrival::Udp;
         Source &s = *sources_.peek(d.source); // decide() lists only sources in loads
         if (s.asked_period != 0 && s.asked == want)
             continue;
         if (want == Arrival::Tcp) {
-            if (!rc_slots_.try_take(RcDir::In)) { // another process of the node took the last one
+            if (!connected_slots_.try_take(ConnectedDir::In)) { // another process of the node took the last one
                 stats_.rc_slots_full++;
                 continue;
             }
@@ -716,7 +718,7 @@ void NetRouter::receiver_tick()
                 RingLease ring = ring_pool_.try_lease();
                 if (!ring) {
                     stats_.ring_pool_empty++;
-                    rc_slots_.give(RcDir::In);
+                    connected_slots_.give(ConnectedDir::In);
                     continue;
                 }
                 rings_.emplace(d.source, std::move(ring));
@@ -727,25 +729,27 @@ void NetRouter::receiver_tick()
             udp_->ask_switch(d.source, want == Arrival::Tcp ? SwitchWant::Tcp : SwitchWant::Udp, period_);
         } catch (const Error &) {
             if (want == Arrival::Tcp) {
-                rc_slots_.give(RcDir::In);
+                connected_slots_.give(ConnectedDir::In);
                 return_ring_now(d.source); // the source failed: nothing will land
             }
             continue; // the source failed (reported by the transport): nothing to ask
         }
         if (want == Arrival::Udp)
-            rc_slots_.give(RcDir::In); // asked to leave tcp: no longer counted as on_rc next period
+            connected_slots_.give(ConnectedDir::In); // asked to leave tcp: no longer counted as on_connected next period
         s.asked = want;
         s.asked_period = period_;
         s.ring_asked = false; // a ring-addressed source asked to tcp stops ring addressing when it accepts
         stats_.rc_requests_sent++;
     }
-    dc_rdma_tick(loads, rc_moves);
+    ring_landing_tick(loads, connected_moves);
 }
 
-// ------------------------------------------------------------------ DC RDMA
+// ------------------------------------------------------------------ ring landing
 //
-// Among the sources that stay on the DC class, the policy picks DC RDMA for
-// steady ones with large messages (SwitchPolicy::dc_moves).  Such a source
+// Ring landing is the paper's DC RDMA: ring-addressed udp datagrams landing
+// in a ring leased for their source.  Among the sources that stay on the
+// connectionless class (udp), the policy picks it for steady ones with large
+// messages (SwitchPolicy::connectionless_moves).  Such a source
 // gets a ring from the node's pool (none free: not asked, ring_pool_empty)
 // and is asked on the switching channel to address its udp datagrams to the
 // ring's slots (SwitchWant::UdpRing, with the ring's geometry); one that no
@@ -755,15 +759,16 @@ void NetRouter::receiver_tick()
 // udp transport lands each ring-addressed datagram by its own flag, so
 // nothing depends on when the answer arrives (udp_ring_landing.hpp).
 
-void NetRouter::dc_rdma_tick(const std::vector<SourceLoad> &loads, const std::vector<SwitchDecision> &rc_moves)
+void NetRouter::ring_landing_tick(const std::vector<SourceLoad> &loads,
+                                  const std::vector<SwitchDecision> &connected_moves)
 {
     if (!config_.hybrid_dc_rdma || ring_pool_.rings() == 0)
         return;
-    for (const SwitchDecision &d : switch_policy_->dc_moves(loads, rc_moves)) {
-        Source &s = *sources_.peek(d.source); // dc_moves() lists only sources in loads
+    for (const SwitchDecision &d : switch_policy_->connectionless_moves(loads, connected_moves)) {
+        Source &s = *sources_.peek(d.source); // connectionless_moves() lists only sources in loads
         if (s.asked_period != 0)
             continue; // one request at a time
-        if (d.want == Channel::DcRdma) {
+        if (d.want == Channel::RingLanding) {
             ask_ring(d.source, s);
             continue;
         }
@@ -781,7 +786,7 @@ void NetRouter::dc_rdma_tick(const std::vector<SourceLoad> &loads, const std::ve
     // is asked back to plain udp.
     for (const SourceLoad &l : loads) {
         Source &s = *sources_.peek(l.source);
-        if (!s.ring_on || l.on_rc || s.asked_period != 0 || rings_.count(l.source))
+        if (!s.ring_on || l.on_connected || s.asked_period != 0 || rings_.count(l.source))
             continue;
         RingLease ring = ring_pool_.try_lease();
         if (ring) {

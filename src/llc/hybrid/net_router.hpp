@@ -11,8 +11,9 @@
 //     ones (sender_tick);
 //   * the receiver driver counts arrivals per source (ReceiveHistory), asks
 //     the SwitchPolicy every period which sources should move, within the
-//     node's RC slots (RcSlots) and ring pool (RingPool), and asks them on the
-//     switching channel (receiver_tick); DC RDMA is its ring-addressed udp;
+//     node's connected (tcp) slots (ConnectedSlots) and ring pool
+//     (RingPool), and asks them on the switching channel (receiver_tick);
+//     ring landing (the paper's DC RDMA) is its ring-addressed udp;
 //   * either way, the switching protocol drains the old path before the new
 //     one carries anything (hold, promote, demote, advance_switches).
 // Its per-peer state is capped at LLC_MAX_CONTEXTS (route_droppable,
@@ -21,7 +22,7 @@
 #pragma once
 
 #include "core/config.hpp"
-#include "hybrid/rc_slots.hpp"
+#include "hybrid/connected_slots.hpp"
 #include "hybrid/receive_history.hpp"
 #include "hybrid/ring_pool.hpp"
 #include "hybrid/switch_asks.hpp"
@@ -75,7 +76,7 @@ public:
     bool switching() const override { return switching_count_ > 0; }
     void say_goodbye() override;
     std::string pending_report() const override; // udp's ("" without udp)
-    // The figures only the router knows (RC slots, tables, rings).
+    // The figures only the router knows (connected slots, tables, rings).
     void add_stats(llc_stats_t &st) const override;
 
     // NetEvents
@@ -118,7 +119,7 @@ private:
         ReceiveHistory history; // history_periods_ periods (receive_history.hpp)
         Arrival seen = Arrival::Udp;  // path of its latest message (Udp after its Switch marker)
         Arrival asked = Arrival::Udp; // path last asked for
-        bool ring_asked = false;      // that request is for ring addressing (DC RDMA, SwitchWant::UdpRing)
+        bool ring_asked = false;      // that request is for ring addressing (ring landing, SwitchWant::UdpRing)
         bool ring_on = false;         // it accepted ring addressing and has not accepted to stop
         uint32_t last_tick = 0;       // hybrid_ticks_ at its latest message
         uint64_t asked_period = 0;    // period of that request; 0: none pending
@@ -147,8 +148,8 @@ private:
     bool source_droppable(const Source &s) const;
     void trim_hybrid_tables();
     Route &route_for(int dest); // get or create, making room under the cap if it can
-    // DC RDMA and the ring pool.
-    void dc_rdma_tick(const std::vector<SourceLoad> &loads, const std::vector<SwitchDecision> &rc_moves);
+    // Ring landing (the paper's DC RDMA) and the ring pool.
+    void ring_landing_tick(const std::vector<SourceLoad> &loads, const std::vector<SwitchDecision> &connected_moves);
     void ask_ring(int src, Source &s);
     void return_ring_now(int src); // not while the tcp transport reads (between progress steps)
     bool ring_still_needed(int src) const;
@@ -171,8 +172,9 @@ private:
     size_t held_count_ = 0;
     uint64_t next_tick_us_ = 0;
     bool policy_frozen_ = false; // finalize: no new switches
-    RcSlots rc_slots_; // LLC_MAX_RC_PER_NODE, node-shared (rc_slots.hpp); hybrid only.  Receiver-driven:
-                      // its In slots are those of the sources on (or asked to) tcp
+    // LLC_MAX_RC_PER_NODE, node-shared (connected_slots.hpp); hybrid only.
+    // Receiver-driven: its In slots are those of the sources on (or asked to) tcp.
+    ConnectedSlots connected_slots_;
     // Receiver-driven: the node's ring pool (ring_pool.hpp) and the ring of
     // each source on tcp or asked to move there, held until its tcp stream
     // has drained (Switch marker), the request was refused, or it failed.

@@ -1,9 +1,10 @@
-// ring_pool.hpp - the node pool of ring buffers handed to RC-class peers.
+// ring_pool.hpp - the node pool of ring buffers handed to connected-class
+// (tcp; the paper's RC) peers.
 //
 // A ring is LLC_RING_SLOTS slots of LLC_RING_SLOT_BYTES (16 x 4 KiB by
-// default): the landing zone of one RC peer's records.  A receiver leases one
-// for a source when it asks that source to move to the RC class (tcp in the
-// receiver-driven hybrid) and returns it when the source has left the RC
+// default): the landing zone of one connected peer's records.  A receiver leases one
+// for a source when it asks that source to move to the connected class (tcp in the
+// receiver-driven hybrid) and returns it when the source has left the connected
 // class and its stream has drained.  Over sockets the tcp transport reads the
 // source's stream into the ring (doc/libllc.md, "Ring pool"); over verbs it
 // would be the RDMA-write target handed to the peer (not built).

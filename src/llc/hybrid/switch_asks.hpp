@@ -28,7 +28,7 @@ namespace llc {
 // The source's answer, carried back in the SwitchAnswer datagram.
 enum class SwitchVerdict : uint8_t {
     Accepted = 1, // it sends on the wanted path now or is switching to it
-    Refused = 2   // it will not (its RC slots are full, it is finalizing, it is not a receiver-driven hybrid)
+    Refused = 2   // it will not (its connected slots are full, it is finalizing, it is not a receiver-driven hybrid)
 };
 
 class SwitchAsks {

@@ -6,12 +6,13 @@
 
 namespace llc {
 
+// The paper's names (switch_policy.hpp).
 const char *channel_name(Channel c)
 {
     switch (c) {
-    case Channel::DcChannel: return "DC channel";
-    case Channel::RcRdma: return "RC RDMA";
-    case Channel::DcRdma: return "DC RDMA";
+    case Channel::Connectionless: return "DC channel";
+    case Channel::Connected: return "RC RDMA";
+    case Channel::RingLanding: return "DC RDMA";
     }
     return "?";
 }
@@ -21,40 +22,40 @@ const char *channel_name(Channel c)
 double CostModel::per_message_us(Channel c, double mean_bytes) const
 {
     switch (c) {
-    case Channel::DcChannel: return dc_channel_fixed_us + mean_bytes / dc_channel_bytes_per_us;
-    case Channel::RcRdma: return rc_fixed_us + mean_bytes / rc_bytes_per_us;
-    case Channel::DcRdma: return dc_rdma_fixed_us + mean_bytes / dc_rdma_bytes_per_us;
+    case Channel::Connectionless: return connectionless_fixed_us + mean_bytes / connectionless_bytes_per_us;
+    case Channel::Connected: return connected_fixed_us + mean_bytes / connected_bytes_per_us;
+    case Channel::RingLanding: return ring_landing_fixed_us + mean_bytes / ring_landing_bytes_per_us;
     }
     return std::numeric_limits<double>::infinity();
 }
 
-Channel CostModel::best_dc(double mean_bytes) const
+Channel CostModel::best_connectionless(double mean_bytes) const
 {
-    return per_message_us(Channel::DcRdma, mean_bytes) < per_message_us(Channel::DcChannel, mean_bytes)
-               ? Channel::DcRdma
-               : Channel::DcChannel;
+    return per_message_us(Channel::RingLanding, mean_bytes) < per_message_us(Channel::Connectionless, mean_bytes)
+               ? Channel::RingLanding
+               : Channel::Connectionless;
 }
 
-double CostModel::rc_saving_us(double mean_bytes) const
+double CostModel::connected_saving_us(double mean_bytes) const
 {
-    return per_message_us(best_dc(mean_bytes), mean_bytes) - per_message_us(Channel::RcRdma, mean_bytes);
+    return per_message_us(best_connectionless(mean_bytes), mean_bytes) - per_message_us(Channel::Connected, mean_bytes);
 }
 
 // ------------------------------------------------------------------ policy
 
-SwitchPolicy::SwitchPolicy(CostModel model, uint64_t promote_msgs, size_t rc_cap)
-    : model_(model), slot_cost_us_(double(promote_msgs) * model.rc_saving_us(0)), rc_cap_(rc_cap)
+SwitchPolicy::SwitchPolicy(CostModel model, uint64_t promote_msgs, size_t connected_cap)
+    : model_(model), slot_cost_us_(double(promote_msgs) * model.connected_saving_us(0)), connected_cap_(connected_cap)
 {
 }
 
 double SwitchPolicy::saving_per_period(const SourceLoad &s) const
 {
-    return s.load * model_.rc_saving_us(s.mean_bytes);
+    return s.load * model_.connected_saving_us(s.mean_bytes);
 }
 
-double SwitchPolicy::rc_gain(const SourceLoad &s) const { return saving_per_period(s) - slot_cost_us_; }
+double SwitchPolicy::connected_gain(const SourceLoad &s) const { return saving_per_period(s) - slot_cost_us_; }
 
-std::vector<SwitchDecision> SwitchPolicy::decide(const std::vector<SourceLoad> &sources, size_t rc_cap) const
+std::vector<SwitchDecision> SwitchPolicy::decide(const std::vector<SourceLoad> &sources, size_t connected_cap) const
 {
     struct Ranked {
         double saving; // per period on RC
@@ -67,9 +68,9 @@ std::vector<SwitchDecision> SwitchPolicy::decide(const std::vector<SourceLoad> &
     std::vector<Ranked> candidates; // DC sources worth a slot
     for (const SourceLoad &s : sources) {
         double saving = saving_per_period(s);
-        if (s.on_rc) {
+        if (s.on_connected) {
             if (saving < demote_below || saving <= 0)
-                out.push_back({s.source, dc_choice(s)});
+                out.push_back({s.source, connectionless_choice(s)});
             else
                 staying.push_back({saving, &s});
         } else if (saving >= slot_cost_us_ && saving > 0) {
@@ -86,45 +87,45 @@ std::vector<SwitchDecision> SwitchPolicy::decide(const std::vector<SourceLoad> &
     });
     size_t victim = 0; // staying[victim..] are on RC
     // Over the cap (it shrank, or more promotions were granted than asked): keep the busiest.
-    while (staying.size() - victim > rc_cap) {
-        out.push_back({staying[victim].s->source, dc_choice(*staying[victim].s)});
+    while (staying.size() - victim > connected_cap) {
+        out.push_back({staying[victim].s->source, connectionless_choice(*staying[victim].s)});
         victim++;
     }
-    size_t rc_count = staying.size() - victim;
+    size_t connected_count = staying.size() - victim;
     for (const Ranked &c : candidates) {
-        if (rc_count < rc_cap) {
-            out.push_back({c.s->source, Channel::RcRdma});
-            rc_count++;
+        if (connected_count < connected_cap) {
+            out.push_back({c.s->source, Channel::Connected});
+            connected_count++;
             continue;
         }
         // Full: evict the least busy RC source if this one saves at least twice as much.
         if (victim >= staying.size() || staying[victim].saving * 2 > c.saving)
             break; // candidates are sorted: no later one qualifies either
-        out.push_back({staying[victim].s->source, dc_choice(*staying[victim].s)});
-        out.push_back({c.s->source, Channel::RcRdma});
+        out.push_back({staying[victim].s->source, connectionless_choice(*staying[victim].s)});
+        out.push_back({c.s->source, Channel::Connected});
         victim++;
     }
     return out;
 }
 
-Channel SwitchPolicy::dc_target(const SourceLoad &s) const
+Channel SwitchPolicy::connectionless_target(const SourceLoad &s) const
 {
-    if (dc_choice(s) != Channel::DcRdma)
-        return Channel::DcChannel;
-    const double level = s.on_dc_rdma ? slot_cost_us_ / 8 : slot_cost_us_ / 4;
+    if (connectionless_choice(s) != Channel::RingLanding)
+        return Channel::Connectionless;
+    const double level = s.on_ring_landing ? slot_cost_us_ / 8 : slot_cost_us_ / 4;
     const double saving = saving_per_period(s);
-    return saving > 0 && saving >= level ? Channel::DcRdma : Channel::DcChannel;
+    return saving > 0 && saving >= level ? Channel::RingLanding : Channel::Connectionless;
 }
 
-std::vector<SwitchDecision> SwitchPolicy::dc_moves(const std::vector<SourceLoad> &sources,
+std::vector<SwitchDecision> SwitchPolicy::connectionless_moves(const std::vector<SourceLoad> &sources,
                                                    const std::vector<SwitchDecision> &skip) const
 {
     std::vector<SwitchDecision> out;
     for (const SourceLoad &s : sources) {
-        if (s.on_rc || std::any_of(skip.begin(), skip.end(), [&](const SwitchDecision &d) { return d.source == s.source; }))
+        if (s.on_connected || std::any_of(skip.begin(), skip.end(), [&](const SwitchDecision &d) { return d.source == s.source; }))
             continue;
-        Channel target = dc_target(s);
-        if ((target == Channel::DcRdma) != s.on_dc_rdma)
+        Channel target = connectionless_target(s);
+        if ((target == Channel::RingLanding) != s.on_ring_landing)
             out.push_back({s.source, target});
     }
     return out;

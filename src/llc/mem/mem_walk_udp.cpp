@@ -50,7 +50,7 @@ void MemWalk::measure_udp(MemRegistry &r, const UdpTransport &u)
             r.add(M::UdpPeerState, sizeof(StreamDecoder));
             r.add(M::UdpBuffers, decoder_bytes(*p->decoder));
         }
-        // DC RDMA: the addressing and landing state (the ring itself is the pool's).
+        // Ring landing: the addressing and landing state (the ring itself is the pool's).
         if (p->ring) {
             r.add(M::UdpPeerState, sizeof(*p->ring));
             if (p->ring->landing)
@@ -83,9 +83,9 @@ void MemWalk::measure_hybrid(MemRegistry &r, const NetRouter *router)
     }
     if (router->switch_policy_)
         r.add(M::HybridRoutes, sizeof(*router->switch_policy_));
-    // The node's RC slot count: one page per node, counted by the leader that
+    // The node's connected (tcp) slot count (ConnectedSlots): one page per node, counted by the leader that
     // created it (the others' mappings of it are not in their totals).
-    const RcSlots &slots = router->rc_slots_;
+    const ConnectedSlots &slots = router->connected_slots_;
     if (slots.created_here())
         r.add(M::HybridRoutes, slots.mapped_bytes(), 1);
     r.add(M::Context, heap_bytes(slots.name()));

@@ -184,11 +184,11 @@ std::vector<ModelTerm> llc_hybrid_model(double nodes, const ModelParams &p)
     if (!inter)
         return t;
     auto add = [&](const char *name, double per_node) { t.push_back({name, per_node, 0}); };
-    // Two PeerTables of gamma (routes_, sources_) and their live entries; the node's RC slot page.
+    // Two PeerTables of gamma (routes_, sources_) and their live entries; the node's connected slot page.
     add("hybrid_routes",
         m * (2 * p.gamma * double(s.hybrid_table_per_cap) + tracked * double(s.hybrid_route + s.hybrid_source)) + page);
     add("receive_history", m * tracked * double(history_periods(uint64_t(n))) * 8);
-    // RC class: at most max_rc_per_node connections per node in each direction
+    // Connected class (tcp; the paper's RC): at most max_rc_per_node connections per node in each direction
     // (never more than there are remote processes to connect to).
     const double rc = std::min(p.max_rc_per_node, m * remote);
     add("tcp_rank_table", rc * (double(s.tcp_out_entry) + 2 * ptr));

@@ -62,7 +62,7 @@ std::vector<ModelTerm> llc_udp_model(double nodes, const ModelParams &p);
 // sources (the worst case: every one of them heard in two periods or more;
 // a source heard once keeps 64 bytes), and per node LLC_MAX_RC_PER_NODE tcp
 // connections in each direction with their state, one tcp staging buffer
-// per process, the RC slot page, and the ring pool with every ring leased
+// per process, the connected slot page, and the ring pool with every ring leased
 // and written (its header and rings x slots x slot bytes).  Kernel socket
 // buffers are not included.
 std::vector<ModelTerm> llc_hybrid_model(double nodes, const ModelParams &p);

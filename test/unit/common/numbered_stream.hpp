@@ -3,7 +3,7 @@
 // arrives exactly once, in order, with the right length and bytes (the
 // messages of checked_messages.hpp; each problem is a test failure at
 // once).  Used by the tests whose transports change under the traffic
-// (hybrid switching, RC slots, the ring pool).
+// (hybrid switching, connected slots, the ring pool).
 #pragma once
 
 #include "common/checked_messages.hpp"

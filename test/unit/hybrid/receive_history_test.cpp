@@ -224,7 +224,7 @@ TEST(ReceiveHistory, ThePolicyMovesAPeriodicSourceBeforeItsBurst)
     std::vector<llc::SwitchDecision> d = policy.decide({now});
     ASSERT_EQ(d.size(), 1u);
     EXPECT_EQ(d[0].source, 7);
-    EXPECT_EQ(d[0].want, llc::Channel::RcRdma);
+    EXPECT_EQ(d[0].want, llc::Channel::Connected);
     // The short-term load alone would not have moved it.
     llc::SourceLoad recent_only{7, h.load(), h.mean_bytes(), false};
     EXPECT_TRUE(policy.decide({recent_only}).empty());

@@ -418,7 +418,7 @@ TEST_P(HybridCap, EvictsTheLeastBusyDestination)
 }
 
 // Second case: rank 0 shares its node, and the node's one slot, with rank 3,
-// which sends nothing (the slots are counted node-wide, rc_slots.hpp).
+// which sends nothing (the slots are counted node-wide, connected_slots.hpp).
 INSTANTIATE_TEST_SUITE_P(Hybrid, HybridCap,
                          ::testing::Values(CapCase{"OneProcessPerNode", {0, 1, 2}, "1"},
                                            CapCase{"NodeCapSharedByTwoProcesses", {0, 1, 2, 0}, "1"}),

@@ -1,7 +1,8 @@
-// rc_slots.hpp - the RC-class (tcp) slots of a node in the hybrid transport:
-// LLC_MAX_RC_PER_NODE of them, shared by the node's processes.
+// connected_slots.hpp - the connected-class (tcp) slots of a node in the
+// hybrid transport (the paper's RC slots): LLC_MAX_RC_PER_NODE of them,
+// shared by the node's processes.
 //
-// A slot is one RC-class route that touches this node, in one of two
+// A slot is one connected-class (tcp) route that touches this node, in one of two
 // directions counted apart: outgoing, a destination this process sends to on
 // tcp; incoming (receiver-driven hybrid), a source this process has asked to
 // send to it on tcp.  A process takes a slot before it promotes a route and
@@ -36,9 +37,9 @@
 
 namespace llc {
 
-enum class RcDir : int { Out = 0, In = 1 };
+enum class ConnectedDir : int { Out = 0, In = 1 }; // a slot's direction
 
-struct RcSlotsShared {
+struct ConnectedSlotsShared {
     uint64_t magic;
     uint32_t cap;        // LLC_MAX_RC_PER_NODE, per direction
     int32_t node;
@@ -47,21 +48,21 @@ struct RcSlotsShared {
     struct Count {
         alignas(64) std::atomic<uint32_t> in_use; // slots held by the node's processes
         std::atomic<uint32_t> high_water;         // most ever held at once
-    } dir[2];                                     // indexed by RcDir
+    } dir[2];                                     // indexed by ConnectedDir
 };
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "the node-wide count lives in shared memory");
 
-class RcSlots {
+class ConnectedSlots {
 public:
-    RcSlots() = default;
+    ConnectedSlots() = default;
     // Before the first init fence.  node_cap: LLC_MAX_RC_PER_NODE (> 0);
     // processes: on this node; leader: its lowest rank; share: LLC_NODE_SHARED.
-    RcSlots(size_t node_cap, int node, int rank, int leader, int processes, const std::string &job_id, bool share);
-    RcSlots(const RcSlots &) = delete;
-    RcSlots &operator=(const RcSlots &) = delete;
-    RcSlots(RcSlots &&other) noexcept;
-    RcSlots &operator=(RcSlots &&other) noexcept;
-    ~RcSlots(); // gives back what this process holds, removes the name if still owned
+    ConnectedSlots(size_t node_cap, int node, int rank, int leader, int processes, const std::string &job_id, bool share);
+    ConnectedSlots(const ConnectedSlots &) = delete;
+    ConnectedSlots &operator=(const ConnectedSlots &) = delete;
+    ConnectedSlots(ConnectedSlots &&other) noexcept;
+    ConnectedSlots &operator=(ConnectedSlots &&other) noexcept;
+    ~ConnectedSlots(); // gives back what this process holds, removes the name if still owned
 
     // After the first init fence: the others map the leader's segment (or
     // fall back to a private share, saying why).
@@ -70,21 +71,21 @@ public:
     void release_name();
 
     // One slot, if the node (or this process's share) has one free.
-    bool try_take(RcDir d);
+    bool try_take(ConnectedDir d);
     // One slot even above the cap: an incoming route found on tcp after its
     // request had expired (a late grant); the next policy round sheds it.
-    void take_anyway(RcDir d);
+    void take_anyway(ConnectedDir d);
     // Give one back (no-op when this process holds none).
-    void give(RcDir d);
+    void give(ConnectedDir d);
 
-    size_t held(RcDir d) const { return held_[int(d)]; }  // by this process
-    size_t free_slots(RcDir d) const;                      // what try_take could get now
+    size_t held(ConnectedDir d) const { return held_[int(d)]; }  // by this process
+    size_t free_slots(ConnectedDir d) const;                      // what try_take could get now
     // How many this process may hold now: what it holds plus what the node
     // has free, less what the node holds beyond its cap (take_anyway), at
     // least 0.  The receiver's policy decides within it.
-    size_t may_hold(RcDir d) const;
-    size_t in_use(RcDir d) const;                          // node-wide (this process's when private)
-    size_t high_water(RcDir d) const;                      // most in use at once (same scope)
+    size_t may_hold(ConnectedDir d) const;
+    size_t in_use(ConnectedDir d) const;                          // node-wide (this process's when private)
+    size_t high_water(ConnectedDir d) const;                      // most in use at once (same scope)
     size_t cap() const { return cap_; } // per direction: the node's when shared, this process's share otherwise
     bool shared() const { return shared_ != nullptr; }
     bool created_here() const { return segment_.created_here(); }
@@ -107,7 +108,7 @@ private:
     int processes_ = 1;
     size_t held_[2] = {0, 0};
     size_t private_high_[2] = {0, 0};
-    RcSlotsShared *shared_ = nullptr; // in map_, when shared
+    ConnectedSlotsShared *shared_ = nullptr; // in map_, when shared
     MemoryMapping map_;
     NodeSegment segment_; // shared or private, and why; the name the leader removes
 };

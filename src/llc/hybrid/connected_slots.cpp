@@ -1,5 +1,5 @@
-// rc_slots.cpp - see rc_slots.hpp.
-#include "hybrid/rc_slots.hpp"
+// connected_slots.cpp - see connected_slots.hpp.
+#include "hybrid/connected_slots.hpp"
 
 #include "core/errors.hpp"
 #include "llc.h"
@@ -12,7 +12,7 @@
 namespace llc {
 
 namespace {
-constexpr uint64_t kRcSlotsMagic = 0x4c4c432d52435354ull; // "LLC-RCST"
+constexpr uint64_t kConnectedSlotsMagic = 0x4c4c432d52435354ull; // "LLC-RCST" (the value from when this was RcSlots: kept)
 
 void raise_high_water(std::atomic<uint32_t> &high, uint32_t now)
 {
@@ -22,7 +22,7 @@ void raise_high_water(std::atomic<uint32_t> &high, uint32_t now)
 }
 } // namespace
 
-std::string RcSlots::name_for(const std::string &job_id, int node)
+std::string ConnectedSlots::name_for(const std::string &job_id, int node)
 {
     return shm_name_for(job_id, "node" + std::to_string(node) + "-rc");
 }
@@ -32,7 +32,7 @@ namespace {
 NodeSegment::Words count_words() { return {"the node's RC-class slot count", "shared count", "shared count"}; }
 } // namespace
 
-RcSlots::RcSlots(size_t node_cap, int node, int rank, int leader, int processes, const std::string &job_id,
+ConnectedSlots::ConnectedSlots(size_t node_cap, int node, int rank, int leader, int processes, const std::string &job_id,
                  bool share)
     : node_cap_(node_cap), node_(node), rank_(rank), leader_(leader), processes_(std::max(processes, 1)),
       segment_(name_for(job_id, node), count_words(), share, processes, rank == leader)
@@ -43,12 +43,12 @@ RcSlots::RcSlots(size_t node_cap, int node, int rank, int leader, int processes,
     }
     if (!segment_.leads())
         return; // maps the leader's segment in attach()
-    MemoryMapping map = segment_.create(sizeof(RcSlotsShared), "");
+    MemoryMapping map = segment_.create(sizeof(ConnectedSlotsShared), "");
     if (!map.data()) {
         go_private();
         return;
     }
-    auto *s = new (map.data()) RcSlotsShared{};
+    auto *s = new (map.data()) ConnectedSlotsShared{};
     s->cap = uint32_t(std::min<size_t>(node_cap_, UINT32_MAX));
     s->node = node_;
     s->leader_rank = rank_;
@@ -58,15 +58,15 @@ RcSlots::RcSlots(size_t node_cap, int node, int rank, int leader, int processes,
         c.high_water.store(0, std::memory_order_relaxed);
     }
     std::atomic_thread_fence(std::memory_order_release);
-    s->magic = kRcSlotsMagic; // the others map it only after a bootstrap fence
+    s->magic = kConnectedSlotsMagic; // the others map it only after a bootstrap fence
     map_ = std::move(map);
     shared_ = s;
     cap_ = node_cap_;
 }
 
-RcSlots::RcSlots(RcSlots &&other) noexcept { *this = std::move(other); }
+ConnectedSlots::ConnectedSlots(ConnectedSlots &&other) noexcept { *this = std::move(other); }
 
-RcSlots &RcSlots::operator=(RcSlots &&other) noexcept
+ConnectedSlots &ConnectedSlots::operator=(ConnectedSlots &&other) noexcept
 {
     if (this == &other)
         return *this;
@@ -87,33 +87,33 @@ RcSlots &RcSlots::operator=(RcSlots &&other) noexcept
     return *this;
 }
 
-RcSlots::~RcSlots()
+ConnectedSlots::~ConnectedSlots()
 {
     give_all();
     segment_.release_name();
 }
 
-void RcSlots::give_all()
+void ConnectedSlots::give_all()
 {
-    for (RcDir d : {RcDir::Out, RcDir::In})
+    for (ConnectedDir d : {ConnectedDir::Out, ConnectedDir::In})
         while (held_[int(d)] > 0)
             give(d);
 }
 
-void RcSlots::go_private()
+void ConnectedSlots::go_private()
 {
     shared_ = nullptr;
     map_.reset();
     cap_ = node_cap_ == 0 ? 0 : std::max<size_t>(1, node_cap_ / size_t(processes_));
 }
 
-void RcSlots::attach()
+void ConnectedSlots::attach()
 {
     if (!segment_.waiting())
         return; // not in use (default-constructed), the leader, private, or attached already
-    MemoryMapping map = segment_.attach(sizeof(RcSlotsShared), "");
-    auto *s = reinterpret_cast<RcSlotsShared *>(map.data());
-    if (s && (s->magic != kRcSlotsMagic || s->node != node_ || s->leader_rank != leader_ ||
+    MemoryMapping map = segment_.attach(sizeof(ConnectedSlotsShared), "");
+    auto *s = reinterpret_cast<ConnectedSlotsShared *>(map.data());
+    if (s && (s->magic != kConnectedSlotsMagic || s->node != node_ || s->leader_rank != leader_ ||
               s->cap != uint32_t(std::min<size_t>(node_cap_, UINT32_MAX))))
         segment_.mismatch(" (is LLC_MAX_RC_PER_NODE the same on every process?)");
     if (segment_.is_private()) {
@@ -125,9 +125,9 @@ void RcSlots::attach()
     cap_ = node_cap_;
 }
 
-void RcSlots::release_name() { segment_.release_name(); }
+void ConnectedSlots::release_name() { segment_.release_name(); }
 
-bool RcSlots::try_take(RcDir d)
+bool ConnectedSlots::try_take(ConnectedDir d)
 {
     size_t &held = held_[int(d)];
     if (!shared_) {
@@ -137,7 +137,7 @@ bool RcSlots::try_take(RcDir d)
         private_high_[int(d)] = std::max(private_high_[int(d)], held);
         return true;
     }
-    RcSlotsShared::Count &c = shared_->dir[int(d)];
+    ConnectedSlotsShared::Count &c = shared_->dir[int(d)];
     uint32_t now = c.in_use.load(std::memory_order_relaxed);
     do {
         if (now >= shared_->cap)
@@ -148,19 +148,19 @@ bool RcSlots::try_take(RcDir d)
     return true;
 }
 
-void RcSlots::take_anyway(RcDir d)
+void ConnectedSlots::take_anyway(ConnectedDir d)
 {
     size_t &held = held_[int(d)];
     held++;
     if (shared_) {
-        RcSlotsShared::Count &c = shared_->dir[int(d)];
+        ConnectedSlotsShared::Count &c = shared_->dir[int(d)];
         raise_high_water(c.high_water, c.in_use.fetch_add(1, std::memory_order_acq_rel) + 1);
     } else {
         private_high_[int(d)] = std::max(private_high_[int(d)], held);
     }
 }
 
-void RcSlots::give(RcDir d)
+void ConnectedSlots::give(ConnectedDir d)
 {
     size_t &held = held_[int(d)];
     if (held == 0)
@@ -170,36 +170,37 @@ void RcSlots::give(RcDir d)
         shared_->dir[int(d)].in_use.fetch_sub(1, std::memory_order_acq_rel);
 }
 
-size_t RcSlots::in_use(RcDir d) const
+size_t ConnectedSlots::in_use(ConnectedDir d) const
 {
     return shared_ ? shared_->dir[int(d)].in_use.load(std::memory_order_relaxed) : held_[int(d)];
 }
 
-size_t RcSlots::free_slots(RcDir d) const
+size_t ConnectedSlots::free_slots(ConnectedDir d) const
 {
     size_t used = in_use(d);
     return used >= cap_ ? 0 : cap_ - used;
 }
 
-size_t RcSlots::may_hold(RcDir d) const
+size_t ConnectedSlots::may_hold(ConnectedDir d) const
 {
     size_t room = held_[int(d)] + cap_;
     size_t used = in_use(d);
     return room > used ? room - used : 0;
 }
 
-size_t RcSlots::high_water(RcDir d) const
+size_t ConnectedSlots::high_water(ConnectedDir d) const
 {
     return shared_ ? shared_->dir[int(d)].high_water.load(std::memory_order_relaxed) : private_high_[int(d)];
 }
 
-std::string RcSlots::describe() const
+// The memory report's line keeps the paper's name ("hybrid RC slots").
+std::string ConnectedSlots::describe() const
 {
-    auto usage = [this](RcDir d, const char *what) {
+    auto usage = [this](ConnectedDir d, const char *what) {
         return std::string(what) + " " + std::to_string(in_use(d)) + " in use (most " +
                std::to_string(high_water(d)) + "), " + std::to_string(held(d)) + " held here";
     };
-    std::string counts = usage(RcDir::Out, "outgoing") + "; " + usage(RcDir::In, "incoming");
+    std::string counts = usage(ConnectedDir::Out, "outgoing") + "; " + usage(ConnectedDir::In, "incoming");
     if (shared_)
         return "hybrid RC slots: " + std::to_string(cap_) + " per direction shared by the " +
                std::to_string(processes_) + " processes of node " + std::to_string(node_) +

@@ -1,8 +1,9 @@
-// rc_slots_test.cpp - the node's RC-class slots (LLC_MAX_RC_PER_NODE) shared
-// by its processes: the count's lifecycle and bounds, the private share
-// fallback, and in hybrid jobs that one busy receiver may use the slots of
-// its quiet neighbours while the node as a whole stays within the cap.
-#include "hybrid/rc_slots.hpp"
+// connected_slots_test.cpp - the node's connected-class (tcp) slots, the
+// paper's RC slots (LLC_MAX_RC_PER_NODE), shared by its processes: the
+// count's lifecycle and bounds, the private share fallback, and in hybrid
+// jobs that one busy receiver may use the slots of its quiet neighbours
+// while the node as a whole stays within the cap.
+#include "hybrid/connected_slots.hpp"
 
 #include "common/numbered_stream.hpp"
 #include "common/test_util.hpp"
@@ -17,11 +18,11 @@
 #include <vector>
 
 using namespace llctest;
-using llc::RcDir;
-using llc::RcSlots;
+using llc::ConnectedDir;
+using llc::ConnectedSlots;
 
-constexpr RcDir kOut = RcDir::Out;
-constexpr RcDir kIn = RcDir::In;
+constexpr ConnectedDir kOut = ConnectedDir::Out;
+constexpr ConnectedDir kIn = ConnectedDir::In;
 
 namespace {
 
@@ -34,11 +35,11 @@ std::string unique_job(const char *what)
 bool shm_name_exists(const std::string &name) { return access(("/dev/shm" + name).c_str(), F_OK) == 0; }
 
 // Node 0 with `processes` processes, ranks 0..processes-1, rank 0 the leader.
-std::vector<std::unique_ptr<RcSlots>> node_of(size_t cap, int processes, const std::string &job, bool share = true)
+std::vector<std::unique_ptr<ConnectedSlots>> node_of(size_t cap, int processes, const std::string &job, bool share = true)
 {
-    std::vector<std::unique_ptr<RcSlots>> v;
+    std::vector<std::unique_ptr<ConnectedSlots>> v;
     for (int r = 0; r < processes; r++)
-        v.push_back(std::make_unique<RcSlots>(cap, 0, r, 0, processes, job, share));
+        v.push_back(std::make_unique<ConnectedSlots>(cap, 0, r, 0, processes, job, share));
     for (auto &s : v)
         s->attach(); // "after the first fence": the leader has created the count
     return v;
@@ -46,11 +47,11 @@ std::vector<std::unique_ptr<RcSlots>> node_of(size_t cap, int processes, const s
 
 } // namespace
 
-TEST(RcSlots, OneCountForTheWholeNode)
+TEST(ConnectedSlots, OneCountForTheWholeNode)
 {
     std::string job = unique_job("count");
     auto node = node_of(3, 3, job);
-    RcSlots &a = *node[0], &b = *node[1], &c = *node[2];
+    ConnectedSlots &a = *node[0], &b = *node[1], &c = *node[2];
     for (auto &s : node) {
         EXPECT_TRUE(s->shared()) << s->describe();
         EXPECT_EQ(s->cap(), 3u);
@@ -90,11 +91,11 @@ TEST(RcSlots, OneCountForTheWholeNode)
 // What a receiver may hold now (the cap its switch policy decides within):
 // its own slots plus the node's free ones, and after take_anyway beyond the
 // node's cap, less the excess, so that the policy sends sources back.
-TEST(RcSlots, MayHoldLeavesOutSlotsBeyondTheCap)
+TEST(ConnectedSlots, MayHoldLeavesOutSlotsBeyondTheCap)
 {
     std::string job = unique_job("mayhold");
     auto node = node_of(3, 2, job);
-    RcSlots &a = *node[0], &b = *node[1];
+    ConnectedSlots &a = *node[0], &b = *node[1];
     EXPECT_EQ(a.may_hold(kIn), 3u) << "nothing held: the whole node's cap";
     EXPECT_TRUE(a.try_take(kIn));
     EXPECT_TRUE(b.try_take(kIn));
@@ -116,7 +117,7 @@ TEST(RcSlots, MayHoldLeavesOutSlotsBeyondTheCap)
     EXPECT_EQ(a.may_hold(kIn), 3u) << "back at the cap: all a holds";
 }
 
-TEST(RcSlots, PrivateShareWithoutSharing)
+TEST(ConnectedSlots, PrivateShareWithoutSharing)
 {
     std::string job = unique_job("private");
     auto node = node_of(8, 3, job, false);
@@ -135,17 +136,17 @@ TEST(RcSlots, PrivateShareWithoutSharing)
     auto tiny = node_of(2, 3, unique_job("tiny"), false);
     EXPECT_EQ(tiny[0]->cap(), 1u) << "every process gets at least one";
 
-    RcSlots alone(5, 0, 0, 0, 1, unique_job("alone"), true);
+    ConnectedSlots alone(5, 0, 0, 0, 1, unique_job("alone"), true);
     alone.attach();
     EXPECT_FALSE(alone.shared());
     EXPECT_EQ(alone.cap(), 5u) << "alone on its node: the whole cap";
     EXPECT_NE(alone.describe().find("alone on its node"), std::string::npos) << alone.describe();
 }
 
-TEST(RcSlots, MissingLeaderCountFallsBackToAPrivateShare)
+TEST(ConnectedSlots, MissingLeaderCountFallsBackToAPrivateShare)
 {
     // A process whose leader created nothing (LLC_NODE_SHARED=0 there).
-    RcSlots lone(6, 4, 9, 8, 3, unique_job("missing"), true);
+    ConnectedSlots lone(6, 4, 9, 8, 3, unique_job("missing"), true);
     lone.attach();
     EXPECT_FALSE(lone.shared());
     EXPECT_EQ(lone.cap(), 2u);
@@ -153,12 +154,12 @@ TEST(RcSlots, MissingLeaderCountFallsBackToAPrivateShare)
     EXPECT_TRUE(lone.try_take(kOut));
 }
 
-TEST(RcSlots, MismatchedCapFallsBackToAPrivateShare)
+TEST(ConnectedSlots, MismatchedCapFallsBackToAPrivateShare)
 {
     std::string job = unique_job("mismatch");
-    RcSlots leader(4, 0, 0, 0, 2, job, true);
+    ConnectedSlots leader(4, 0, 0, 0, 2, job, true);
     leader.attach();
-    RcSlots other(6, 0, 1, 0, 2, job, true); // another LLC_MAX_RC_PER_NODE
+    ConnectedSlots other(6, 0, 1, 0, 2, job, true); // another LLC_MAX_RC_PER_NODE
     other.attach();
     EXPECT_TRUE(leader.shared());
     EXPECT_FALSE(other.shared());
@@ -167,7 +168,7 @@ TEST(RcSlots, MismatchedCapFallsBackToAPrivateShare)
 
 // Four processes' worth of takers hammer the count through their own
 // mappings: the node never holds more than the cap at once.
-TEST(RcSlots, ConcurrentTakersNeverExceedTheCap)
+TEST(ConnectedSlots, ConcurrentTakersNeverExceedTheCap)
 {
     std::string job = unique_job("race");
     auto node = node_of(3, 4, job);
@@ -290,7 +291,7 @@ TEST_P(BusyNeighbour, UsesTheQuietProcessSlot)
     });
 }
 
-INSTANTIATE_TEST_SUITE_P(RcSlots, BusyNeighbour, ::testing::Values(true, false),
+INSTANTIATE_TEST_SUITE_P(ConnectedSlots, BusyNeighbour, ::testing::Values(true, false),
                          [](const ::testing::TestParamInfo<bool> &info) {
                              return std::string(info.param ? "Shared" : "PrivateShare");
                          });
@@ -299,7 +300,7 @@ INSTANTIATE_TEST_SUITE_P(RcSlots, BusyNeighbour, ::testing::Values(true, false),
 // slots per node: the senders' node never has more than 2 of them on tcp
 // (the count is checked at every round's end and by its high-water mark),
 // and both slots do get used.
-TEST(RcSlots, NodeStaysWithinTheCapWhenEveryProcessWantsASlot)
+TEST(ConnectedSlots, NodeStaysWithinTheCapWhenEveryProcessWantsASlot)
 {
     JobOptions o = slot_job({0, 0, 0, 1, 1, 1}, "2", "1");
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {

@@ -1,10 +1,10 @@
-// dc_rdma_test.cpp - DC RDMA, the hybrid's third path: a udp source of large
-// messages addressed to the slots of a ring its receiver leased for it
-// (udp_ring_landing.hpp; doc/libllc.md, "Hybrid").  The slot and credit
-// bookkeeping alone, the policy's DC-class choice, then real processes: the
-// switch into ring addressing and back out (with and without datagram loss),
-// refusals, unanswered asks, an empty pool, and promotion to tcp, every
-// message checked once, in order and intact.
+// ring_landing_test.cpp - ring landing (the paper's DC RDMA), the hybrid's
+// third path: a udp source of large messages addressed to the slots of a ring
+// its receiver leased for it (udp_ring_landing.hpp; doc/libllc.md, "Hybrid").
+// The slot and credit bookkeeping alone, the policy's connectionless-class
+// choice, then real processes: the switch into ring addressing and back out
+// (with and without datagram loss), refusals, unanswered asks, an empty pool,
+// and promotion to tcp, every message checked once, in order and intact.
 #include "common/numbered_stream.hpp"
 #include "hybrid/switch_policy.hpp"
 #include "common/test_util.hpp"
@@ -23,7 +23,7 @@ using namespace llctest;
 
 // ------------------------------------------------------------ bookkeeping
 
-TEST(DcRdmaSlots, DatagramsLandInTheirSlotAndFreeItWhenConsumed)
+TEST(RingLandingSlots, DatagramsLandInTheirSlotAndFreeItWhenConsumed)
 {
     std::vector<char> ring(4 * 1024);
     llc::UdpRingLanding l(ring.data(), 4, 1024);
@@ -63,7 +63,7 @@ TEST(DcRdmaSlots, DatagramsLandInTheirSlotAndFreeItWhenConsumed)
     EXPECT_EQ(l.sack_bits(10), 0u);
 }
 
-TEST(DcRdmaSlots, SenderCreditsAreTheSlots)
+TEST(RingLandingSlots, SenderCreditsAreTheSlots)
 {
     llc::RingAddressing plain;
     EXPECT_FALSE(plain.on());
@@ -88,7 +88,7 @@ TEST(DcRdmaSlots, SenderCreditsAreTheSlots)
 // datagrams, a slot back with each cumulative ack) and datagrams arriving in
 // any order, every datagram fits a free slot and delivery in psn order
 // frees them: the invariant the receiver's checks rely on.
-TEST(DcRdmaSlots, CreditedSenderNeverFindsItsSlotTaken)
+TEST(RingLandingSlots, CreditedSenderNeverFindsItsSlotTaken)
 {
     const size_t slots = 8;
     std::vector<char> ring(slots * 1024);
@@ -125,7 +125,7 @@ TEST(DcRdmaSlots, CreditedSenderNeverFindsItsSlotTaken)
     EXPECT_GT(delivered, 5000u);
 }
 
-TEST(DcRdmaPolicy, BusySourcesOfLargeMessagesChooseDcRdma)
+TEST(RingLandingPolicy, BusySourcesOfLargeMessagesChooseRingLanding)
 {
     // 256 small messages per period are worth an RC slot: 51.2 us per
     // period; DC RDMA from a quarter of that (12.8 us: 64 KiB messages save
@@ -134,24 +134,24 @@ TEST(DcRdmaPolicy, BusySourcesOfLargeMessagesChooseDcRdma)
     llc::SourceLoad big{1, 20, 65536, false, false};
     llc::SourceLoad small{2, 20, 512, false, false};
     llc::SourceLoad rare{3, 8, 65536, false, false};
-    EXPECT_EQ(policy.dc_target(big), llc::Channel::DcRdma);
-    EXPECT_EQ(policy.dc_target(small), llc::Channel::DcChannel) << "the DC channel is cheaper for small messages";
-    EXPECT_EQ(policy.dc_target(rare), llc::Channel::DcChannel) << "not busy enough to be worth a ring";
+    EXPECT_EQ(policy.connectionless_target(big), llc::Channel::RingLanding);
+    EXPECT_EQ(policy.connectionless_target(small), llc::Channel::Connectionless) << "the DC channel is cheaper for small messages";
+    EXPECT_EQ(policy.connectionless_target(rare), llc::Channel::Connectionless) << "not busy enough to be worth a ring";
     llc::SourceLoad rare_on = rare;
-    rare_on.on_dc_rdma = true;
-    EXPECT_EQ(policy.dc_target(rare_on), llc::Channel::DcRdma) << "hysteresis: half the level keeps it";
+    rare_on.on_ring_landing = true;
+    EXPECT_EQ(policy.connectionless_target(rare_on), llc::Channel::RingLanding) << "hysteresis: half the level keeps it";
     rare_on.load = 5;
-    EXPECT_EQ(policy.dc_target(rare_on), llc::Channel::DcChannel);
+    EXPECT_EQ(policy.connectionless_target(rare_on), llc::Channel::Connectionless);
 
-    llc::SourceLoad on_rc{4, 20, 65536, true, false};
+    llc::SourceLoad on_connected{4, 20, 65536, true, false};
     llc::SourceLoad leaving{5, 20, 512, false, true};
-    auto moves = policy.dc_moves({big, small, rare, on_rc, leaving});
+    auto moves = policy.connectionless_moves({big, small, rare, on_connected, leaving});
     ASSERT_EQ(moves.size(), 2u);
     EXPECT_EQ(moves[0].source, 1);
-    EXPECT_EQ(moves[0].want, llc::Channel::DcRdma);
+    EXPECT_EQ(moves[0].want, llc::Channel::RingLanding);
     EXPECT_EQ(moves[1].source, 5);
-    EXPECT_EQ(moves[1].want, llc::Channel::DcChannel);
-    EXPECT_TRUE(policy.dc_moves({big}, {{1, llc::Channel::RcRdma}}).empty()) << "a source being promoted is left alone";
+    EXPECT_EQ(moves[1].want, llc::Channel::Connectionless);
+    EXPECT_TRUE(policy.connectionless_moves({big}, {{1, llc::Channel::Connected}}).empty()) << "a source being promoted is left alone";
 }
 
 // ------------------------------------------------------------ processes
@@ -168,7 +168,7 @@ constexpr MessageShape kBigShape{9, nullptr, big_seed};
 
 // rc_per_node "0" (the default here): no RC slot, so large busy sources stay
 // on the DC class (the ring pool is there all the same: DC RDMA needs no slot).
-JobOptions dc_rdma_job(std::vector<int> nodes, const char *drop_permille, const char *promote_msgs = "256",
+JobOptions ring_landing_job(std::vector<int> nodes, const char *drop_permille, const char *promote_msgs = "256",
                        const char *rc_per_node = "0", const char *period_ms = "20")
 {
     return hybrid_receiver_job(std::move(nodes), 120, period_ms, promote_msgs,
@@ -198,8 +198,8 @@ void verbose(const TestProcess &p, const char *when, const llc_stats_t &st)
 
 // One process of a DC RDMA job: a numbered stream of kBigShape messages
 // (at most 16 in flight), its senders (rank != 0) sending to rank 0.
-struct DcRun : StreamRun {
-    explicit DcRun(TestProcess &proc) : StreamRun(proc, kBigShape) { s.window = 16; }
+struct RingRun : StreamRun {
+    explicit RingRun(TestProcess &proc) : StreamRun(proc, kBigShape) { s.window = 16; }
 
     // Runs for `seconds`: the senders send messages of `len` bytes to rank 0
     // while there is room (pace_s > 0: one every pace_s at most), everyone
@@ -261,15 +261,15 @@ struct DcRun : StreamRun {
 // leases a ring and rank 1 ring-addresses its datagrams; then small messages
 // only: the mean size falls, rank 0 asks it back to plain udp and the ring
 // goes back to the pool.  Parameter: datagram loss in permille.
-class DcRdmaSwitch : public ::testing::TestWithParam<const char *> {};
+class RingLandingSwitch : public ::testing::TestWithParam<const char *> {};
 
-TEST_P(DcRdmaSwitch, LargeMessagesLandInARingThenSmallOnesLeaveIt)
+TEST_P(RingLandingSwitch, LargeMessagesLandInARingThenSmallOnesLeaveIt)
 {
     // LLC_HYBRID_PROMOTE_MSGS=64: busy (worth a ring) from a load of 2.7 of
     // these messages, so that the source still is under 10 % loss, where the
     // stream slows to a few messages per period.
-    LLC_EXPECT_JOB_OK(dc_rdma_job({0, 1}, GetParam(), "64"), [&](TestProcess &p) {
-        DcRun run(p);
+    LLC_EXPECT_JOB_OK(ring_landing_job({0, 1}, GetParam(), "64"), [&](TestProcess &p) {
+        RingRun run(p);
         ASSERT_TRUE(run.started());
         const llc_stats_t &st = run.st;
         ASSERT_TRUE(run.rounds_until("large", 48 * 1024, 0, [&](const llc_stats_t &st) {
@@ -297,19 +297,19 @@ TEST_P(DcRdmaSwitch, LargeMessagesLandInARingThenSmallOnesLeaveIt)
     });
 }
 
-INSTANTIATE_TEST_SUITE_P(Loss, DcRdmaSwitch, ::testing::Values("0", "20", "100"),
+INSTANTIATE_TEST_SUITE_P(Loss, RingLandingSwitch, ::testing::Values("0", "20", "100"),
                          [](const ::testing::TestParamInfo<const char *> &i) {
                              return std::string("drop") + i.param + "permille";
                          });
 
 // The sender has DC RDMA turned off (LLC_HYBRID_DC_RDMA=0) and refuses: the
 // receiver asked with a ring leased, and the refusal gives it back.
-TEST(DcRdma, RefusalReturnsTheRing)
+TEST(RingLanding, RefusalReturnsTheRing)
 {
-    LLC_EXPECT_JOB_OK(dc_rdma_job({0, 1}, "0"), [](TestProcess &p) {
+    LLC_EXPECT_JOB_OK(ring_landing_job({0, 1}, "0"), [](TestProcess &p) {
         if (p.rank == 1)
             setenv("LLC_HYBRID_DC_RDMA", "0", 1);
-        DcRun run(p);
+        RingRun run(p);
         ASSERT_TRUE(run.started());
         const llc_stats_t &st = run.st;
         ASSERT_TRUE(run.rounds_until("refused", 32 * 1024, 0, [&](const llc_stats_t &st) {
@@ -331,12 +331,12 @@ TEST(DcRdma, RefusalReturnsTheRing)
 
 // Every switch datagram is lost: each ring ask is resent, given up, and its
 // ring returned after the policy's patience; the data is unaffected.
-TEST(DcRdma, UnansweredAskReturnsTheRing)
+TEST(RingLanding, UnansweredAskReturnsTheRing)
 {
-    JobOptions o = dc_rdma_job({0, 1}, "1000");
+    JobOptions o = ring_landing_job({0, 1}, "1000");
     o.env.push_back({"LLC_UDP_DROP_ONLY", "switch"});
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        DcRun run(p);
+        RingRun run(p);
         ASSERT_TRUE(run.started());
         const llc_stats_t &st = run.st;
         ASSERT_TRUE(run.rounds_until("unanswered", 32 * 1024, 0, [&](const llc_stats_t &st) {
@@ -356,12 +356,12 @@ TEST(DcRdma, UnansweredAskReturnsTheRing)
 // One ring in rank 0's node pool and two sources of large messages: one at
 // a time is ring-addressed, the other is not asked (ring_pool_empty), both
 // streams arrive intact.
-TEST(DcRdma, NoFreeRingNoAsk)
+TEST(RingLanding, NoFreeRingNoAsk)
 {
-    JobOptions o = dc_rdma_job({0, 1, 2}, "10");
+    JobOptions o = ring_landing_job({0, 1, 2}, "10");
     o.env.push_back({"LLC_RING_POOL", "1"});
     LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
-        DcRun run(p);
+        RingRun run(p);
         ASSERT_TRUE(run.started());
         const llc_stats_t &st = run.st;
         uint64_t most = 0;
@@ -388,10 +388,10 @@ TEST(DcRdma, NoFreeRingNoAsk)
 // and its ring becomes the landing zone of its tcp stream.  Slowed down, it
 // is demoted to plain udp (its ring goes back with its tcp stream drained),
 // and paced again it returns to DC RDMA with a new ring.
-TEST(DcRdma, PromotionFromDcRdmaToRcRdmaAndBack)
+TEST(RingLanding, PromotionFromRingLandingToConnectedAndBack)
 {
-    LLC_EXPECT_JOB_OK(dc_rdma_job({0, 1}, "20", "60", "4", "50"), [](TestProcess &p) {
-        DcRun run(p);
+    LLC_EXPECT_JOB_OK(ring_landing_job({0, 1}, "20", "60", "4", "50"), [](TestProcess &p) {
+        RingRun run(p);
         ASSERT_TRUE(run.started());
         const llc_stats_t &st = run.st;
         // About three 32 KiB messages per 50 ms period: a load near 6 (DC RDMA
