@@ -379,7 +379,7 @@ VerbsTransport::VerbsTransport(Context &ctx, const VerbsDevice &device) : ctx_(c
     p.max_peers = ctx.config().max_contexts;
     p.job_tag = job_tag;
     // RC for busy peers: LLC_MAX_RC_PER_NODE RC QPs per process (not shared
-    // by the node's processes as the hybrid's RcSlots are), a destination
+    // by the node's processes as the hybrid's ConnectedSlots are), a destination
     // being busy at LLC_HYBRID_PROMOTE_MSGS of the last 4x that many frames.
     p.rc_max = size_t(ctx.config().max_rc_per_node);
     p.rc_promote_frames = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(ctx.config().hybrid_promote_msgs, 1u << 20)));
