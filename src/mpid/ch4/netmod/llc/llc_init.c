@@ -127,22 +127,22 @@ static void report_init_failure(const char *why)
  * would silently run as N independent singletons.  Slurm tells each task
  * how many tasks its step has; with no PMI in the environment (PMI_FD /
  * PMI_PORT, which both Slurm's pmi2 plugin and hydra set) that mismatch is
- * a launch error.  LLC_SLURM_SINGLETONS=1 allows it on purpose. */
+ * a launch error.  MPIR_CVAR_CH4_LLC_SLURM_SINGLETONS=1 (cvars.txt) allows it
+ * on purpose. */
 static const char *slurm_without_pmi(void)
 {
-    static char why[320];
+    static char why[400];
     const char *ntasks = getenv("SLURM_STEP_NUM_TASKS");
-    const char *allow = getenv("LLC_SLURM_SINGLETONS");
 
     if (MPIR_Process.size != 1 || ntasks == NULL || atoi(ntasks) <= 1)
         return NULL;
-    if (getenv("PMI_FD") || getenv("PMI_PORT") || (allow && atoi(allow) == 1))
+    if (getenv("PMI_FD") || getenv("PMI_PORT") || MPIR_CVAR_CH4_LLC_SLURM_SINGLETONS)
         return NULL;
     snprintf(why, sizeof(why), "this is task %s of a Slurm job step of %s tasks "
              "(SLURM_STEP_NUM_TASKS) but the launcher gave it no PMI, so each task "
              "would run alone as MPI_COMM_WORLD of size 1: launch with "
              "'srun --mpi=pmi2' (or set MpiDefault=pmi2 in slurm.conf); "
-             "LLC_SLURM_SINGLETONS=1 allows singletons on purpose",
+             "MPIR_CVAR_CH4_LLC_SLURM_SINGLETONS=1 allows singletons on purpose",
              getenv("SLURM_PROCID") ? getenv("SLURM_PROCID") : "?", ntasks);
     return why;
 }
