@@ -76,7 +76,9 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/transport/verbs/verbs_qp_attr_test.cpp \
 	test/unit/transport/verbs/verbs_recv_pool_test.cpp \
 	test/unit/transport/verbs/verbs_rndv_test.cpp \
-	src/llc/tools/mem_model.cpp
+	src/llc/tools/mem_model.cpp \
+	test/unit/transport/conformance/transport_rows.hpp \
+	test/unit/transport/conformance/conformance_test.cpp
 test_unit_llc_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc -I$(top_srcdir)/src/llc/tools \
 	-I$(top_srcdir)/src/coll/include -I$(top_srcdir)/src/coll -I$(top_srcdir)/test/unit \
 	-DLLC_SRCDIR='"$(abs_top_srcdir)/src/llc"' -DLLC_COLL_SRCDIR='"$(abs_top_srcdir)/src/coll"'

@@ -256,10 +256,18 @@ bool NetRouter::advance_switches()
     routes_.for_each([&](int dest, Route &r) {
         if (r.switching != Switching::ToTcp || !udp_->drained_towards(dest))
             return;
-        r.path = Path::Tcp;
         r.switching = Switching::None;
         switching_count_--;
-        stats_.rc_promotions++;
+        if (udp_->failed(dest)) {
+            // Drained because it failed (reported already): no promotion to
+            // a dead peer.  The route stays on udp, whose sends to it fail at
+            // once, the held ones too (their callbacks get the error).
+            stats_.rc_active--;
+            connected_slots_.give(ConnectedDir::Out);
+        } else {
+            r.path = Path::Tcp;
+            stats_.rc_promotions++;
+        }
         release_held(dest, r);
         did = true;
     });
