@@ -134,8 +134,7 @@ int Context::am_send(int dest, unsigned id, const void *hdr, size_t hdr_len, con
 int Context::send_am(int dest, unsigned id, const void *hdr, size_t hdr_len, const llc_iov_t *iov, int iovcnt,
                      llc_completion_t cb, void *cb_arg)
 {
-    const Route route = route_of(dest);
-    Transport &t = *transports_[size_t(route)];
+    Transport &t = transport_to(dest);
     if (t.caps().inline_max > 0) {
         // fast path: a small record goes whole into the peer's ring, without a message object
         WireHeader w = make_wire_header(Kind::Am, rank_, id, next_send_seq_[dest]);
@@ -144,7 +143,7 @@ int Context::send_am(int dest, unsigned id, const void *hdr, size_t hdr_len, con
             w.payload_len += iov[i].len;
         if (w.payload_len <= t.caps().inline_max && t.try_send_inline(dest, w, hdr, iov, iovcnt)) {
             next_send_seq_[dest]++;
-            count_sent(route, w.payload_len);
+            count_sent(w.payload_len);
             return LLC_OK;
         }
     }
@@ -152,31 +151,26 @@ int Context::send_am(int dest, unsigned id, const void *hdr, size_t hdr_len, con
     uint64_t bytes = msg->payload_len();
     int rc = t.send(dest, std::move(msg));
     next_send_seq_[dest]++;
-    count_sent(route, bytes);
+    count_sent(bytes);
     return rc;
 }
 
 bool Context::try_send_tagged_inline(int dest, uint64_t tag, uint32_t source, const void *buf, size_t len)
 {
-    const Route route = route_of(dest);
-    Transport &t = *transports_[size_t(route)];
+    Transport &t = transport_to(dest);
     if (len > t.caps().inline_max)
         return false;
     TagChunkHeader h{tag, source, uint32_t(next_send_seq_[dest])};
     if (!t.try_send_tagged(dest, h, buf, len))
         return false;
     next_send_seq_[dest]++;
-    count_sent(route, len);
+    count_sent(len);
     return true;
 }
 
-void Context::count_sent(Route route, uint64_t bytes)
+void Context::count_sent(uint64_t bytes)
 {
-    // the network's transports count their own messages (tcp_msgs, udp_msgs, ...)
-    if (route == Route::Self)
-        stats_.self_msgs++;
-    else if (route == Route::Node)
-        stats_.shm_msgs++;
+    // each transport counts its own messages (self_msgs, shm_msgs, tcp_msgs, ...)
     stats_.msgs_sent++;
     stats_.bytes_sent += bytes;
 }

@@ -96,7 +96,7 @@ private:
     {
         return dest == rank_ ? Route::Self : node_map_.node_of(dest) == node_map_.my_node() ? Route::Node : Route::Network;
     }
-    void count_sent(Route route, uint64_t bytes);
+    void count_sent(uint64_t bytes);
     // The next message from src must carry the pair's next sequence number
     // (in the bits of `bits`: a shm message chunk carries the low 32): use
     // it up, or throw LLC_ERR_PEER naming both numbers.

@@ -16,6 +16,7 @@ const TransportCaps &SelfTransport::caps() const
 
 int SelfTransport::send(int, std::unique_ptr<OutgoingMessage> msg)
 {
+    ctx_.counters().self_msgs++;
     int rc = LLC_OK;
     if (msg->payload_len() <= ctx_.config().copy_max) {
         msg->own_payload();

@@ -97,6 +97,7 @@ int ShmTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)
     if (peer.broken)
         throw Error(LLC_ERR_PEER, peer.failure);
     peer.contacted = true;
+    ctx_.counters().shm_msgs++;
     const Config &cfg = ctx_.config();
     OutgoingMessage *m = msg.get();
     bool cma = cfg.cma_enabled && peer.cma_usable && m->payload_len() >= cfg.cma_threshold;
@@ -135,7 +136,10 @@ bool ShmTransport::try_send_tagged(int dest, const TagChunkHeader &h, const void
     if (!peer)
         return false;
     ConstSpan spans[2] = {{reinterpret_cast<const char *>(&h), sizeof(h)}, {static_cast<const char *>(buf), len}};
-    return peer->tx.try_write_message(spans, len ? 2 : 1, sizeof(h) + len);
+    if (!peer->tx.try_write_message(spans, len ? 2 : 1, sizeof(h) + len))
+        return false;
+    ctx_.counters().shm_msgs++;
+    return true;
 }
 
 bool ShmTransport::try_send_inline(int dest, const WireHeader &wire, const void *hdr, const llc_iov_t *iov,
@@ -153,7 +157,10 @@ bool ShmTransport::try_send_inline(int dest, const WireHeader &wire, const void 
     for (int i = 0; i < iovcnt; i++)
         if (iov[i].len)
             spans[n++] = {static_cast<const char *>(iov[i].base), iov[i].len};
-    return peer->tx.try_write_whole(spans, n, sizeof(wire) + wire.hdr_len + size_t(wire.payload_len));
+    if (!peer->tx.try_write_whole(spans, n, sizeof(wire) + wire.hdr_len + size_t(wire.payload_len)))
+        return false;
+    ctx_.counters().shm_msgs++;
+    return true;
 }
 
 OutgoingMessage *ShmTransport::next_to_write(Peer &peer) const
