@@ -1122,6 +1122,10 @@ void UdpTransport::on_datagram(const char *buf, size_t len, const sockaddr_in &f
         feed(*p, payload, h.len);
     }
     deliver_early(*p);
+    // Owed again: a handler fed above may have sent to p (a tagged CTS or
+    // FIN), and that datagram carried the acknowledgement of its moment and
+    // cleared ack_pending before the datagrams after it were fed.
+    p->ack_pending = true;
 }
 
 // Feeds the datagrams that are next in psn order, from the ring or the
@@ -1336,6 +1340,7 @@ bool UdpTransport::check_timers(Peer &p, uint64_t now)
     if (p.failed || !p.tx || p.tx->unacked.empty())
         return false;
     bool did = false;
+    bool hole = false; // a datagram not selectively acknowledged is outstanding
     // One timer per peer, as in TCP: only the oldest datagram not yet
     // acknowledged is sent again on expiry (a stalled receiver then costs one
     // spurious datagram, not a window); later holes are filled by the
@@ -1343,6 +1348,7 @@ bool UdpTransport::check_timers(Peer &p, uint64_t now)
     for (TxPacket &pkt : p.tx->unacked) {
         if (pkt.sacked)
             continue;
+        hole = true;
         // now was read before pump(p): a datagram pump sent in this call has
         // sent_us > now and must not look 2^64 us old (unsigned wrap).
         const uint64_t previous = pkt.sent_us;
@@ -1356,6 +1362,24 @@ bool UdpTransport::check_timers(Peer &p, uint64_t now)
             did = true;
         }
         break;
+    }
+    // Every datagram still unacknowledged was selectively acknowledged: only
+    // the receiver's cumulative acknowledgement is missing (lost, or never
+    // sent), and the loop above has nothing to resend.  Without a timer here
+    // the pair would wait for it forever whenever we have nothing new to
+    // send (a hybrid route waiting for udp to drain holds its new sends).
+    // After a timeout since the acknowledgements last advanced, resend the
+    // oldest one: a duplicate makes the receiver acknowledge again.
+    TxPacket &front = p.tx->unacked.front();
+    if (!hole && front.sent_us != 0) {
+        const uint64_t quiet_since = std::max(front.sent_us, p.oldest_unacked_since_us);
+        if (quiet_since <= now && now - quiet_since >= rto_for(p, front.retries) && transmit(p, front)) {
+            if (front.retries < 0xffff)
+                front.retries++;
+            ctx_.counters().udp_retransmits++;
+            ctx_.counters().udp_timeout_retransmits++;
+            did = true;
+        }
     }
     uint64_t since = std::max(p.oldest_unacked_since_us, p.last_heard_us);
     uint64_t limit = ctx_.config().udp_peer_timeout_ms * 1000;
