@@ -11,10 +11,8 @@
 #include "core/progress_backoff.hpp"
 
 #include <array>
-#include <deque>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace llc {

@@ -82,7 +82,7 @@ UdpTransport::UdpTransport(Context &ctx, const std::vector<int> &local_ranks)
         free_bufs_.emplace_back(new char[sizeof(UdpHeader) + mtu_]);
     rng_ = (uint64_t(ctx.rank()) << 32) ^ uint64_t(::getpid()) ^ monotonic_us() ^ 0x9e3779b97f4a7c15ull;
     if (node_ && !node_->is_leader())
-        return; // takes the leader's socket over in attach_node_socket()
+        return; // takes the leader's socket over in attach()
     sock_.reset(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!sock_.valid())
         throw_errno(LLC_ERR_SYSTEM, "socket() for the udp transport", errno);
