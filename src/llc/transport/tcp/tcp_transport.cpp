@@ -389,7 +389,7 @@ bool TcpTransport::flush(OutConn &c)
         // peer goes at the next record boundary (before our next record), so
         // that a steady stream of partly written records cannot hold it back.
         InConn *in = c.pair_in;
-        const bool ack_owed = in && !in->closed && !in->ack_broken && !in->auth &&
+        const bool ack_owed = in && !in->closed && !in->ack_broken && !in->auth && !in->feeding &&
                               (in->ack_unsent > 0 || in->bytes_read != in->bytes_acked);
         if (ack_owed && !c.queue.front()->started()) {
             send_ack(*in);
@@ -574,7 +574,14 @@ bool TcpTransport::read_acks(OutConn &c)
                 InConn &r = reverse_half(c);
                 r.bytes_read += uint64_t(total - off);
                 try {
-                    r.decoder->feed(buf + off, total - off);
+                    r.feeding = true;
+                    try {
+                        r.decoder->feed(buf + off, total - off);
+                    } catch (...) {
+                        r.feeding = false;
+                        throw;
+                    }
+                    r.feeding = false;
                 } catch (const Error &e) {
                     close_in(r, e.status(), e.what());
                 }
@@ -760,7 +767,14 @@ bool TcpTransport::read_in(InConn &c)
             n = ::recv(sock(c), dst, asked, MSG_DONTWAIT);
             if (n > 0) {
                 c.bytes_read += uint64_t(n);
-                d.payload_received(size_t(n));
+                c.feeding = true;
+                try {
+                    d.payload_received(size_t(n));
+                } catch (...) {
+                    c.feeding = false;
+                    throw;
+                }
+                c.feeding = false;
             }
         } else {
             // A source holding a ring lands its records there (the ring is
@@ -776,7 +790,14 @@ bool TcpTransport::read_in(InConn &c)
                 c.bytes_read += uint64_t(n);
                 if (c.landing)
                     ctx_.counters().ring_bytes_landed += uint64_t(n);
-                d.feed(buf, size_t(n));
+                c.feeding = true;
+                try {
+                    d.feed(buf, size_t(n));
+                } catch (...) {
+                    c.feeding = false;
+                    throw;
+                }
+                c.feeding = false;
             }
         }
         if (n > 0) {
@@ -829,15 +850,22 @@ void TcpTransport::close_evicted(InConn &c)
 // Tell the sender how much of its stream has been read (see tcp_transport.hpp).
 void TcpTransport::send_ack(InConn &c)
 {
+    if (c.feeding)
+        return; // called from a handler's send: at the end of the progress call instead
     // On a connection that carries both directions, a record starts only
     // where one of ours ends (see tcp_transport.hpp).
     if ((c.ack_unsent == 0 || c.ack_unsent == sizeof(WireHeader)) && c.pair_out && !c.pair_out->queue.empty() &&
         c.pair_out->queue.front()->started())
         return;
     if (c.ack_unsent == 0) {
-        c.ack_out = make_wire_header(Kind::StreamAck, ctx_.rank(), 0, c.bytes_read);
+        // The bytes of a header not decoded yet may be a StreamAck's, which
+        // are not counted (both directions on one connection): not yet.
+        const uint64_t upto = c.bytes_read - (c.decoder ? c.decoder->header_bytes_pending() : 0);
+        if (upto == c.bytes_acked)
+            return;
+        c.ack_out = make_wire_header(Kind::StreamAck, ctx_.rank(), 0, upto);
         c.ack_unsent = sizeof(WireHeader);
-        c.bytes_acked = c.bytes_read;
+        c.bytes_acked = upto;
     }
     const char *p = reinterpret_cast<const char *>(&c.ack_out) + (sizeof(WireHeader) - c.ack_unsent);
     for (;;) {

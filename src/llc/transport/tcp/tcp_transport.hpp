@@ -218,6 +218,10 @@ private:
         bool goodbye = false;
         bool closed = false;
         bool close_seen = false;      // the sender evicted the connection (Close record)
+        // Inside the decoder (records being delivered): bytes_read counts
+        // bytes not decoded yet, StreamAcks among them, so no StreamAck is
+        // written from a handler's send (send_ack, flush).
+        bool feeding = false;
         uint64_t close_offset = 0;    // the stream bytes the Close record says precede it
         // liveness: StreamAck records written back on this socket
         bool ack_broken = false;      // writing one failed: the read side reports it
