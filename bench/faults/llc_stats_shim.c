@@ -58,7 +58,7 @@ static const struct counter counters[] = {
     COUNTER(tag_eager_sends), COUNTER(tag_rndv_sends), COUNTER(tag_unexpected), COUNTER(tag_cma_reads),
     COUNTER(tag_truncated), COUNTER(tag_cancelled), COUNTER(auth_rejected), COUNTER(udp_auth_dropped),
     COUNTER(tag_rejected), COUNTER(tag_read_failed),
-    COUNTER(udp_timeout_retransmits), COUNTER(udp_timeout_wait_us), COUNTER(tag_data_in_place),
+    COUNTER(udp_timeout_retransmits), COUNTER(udp_timeout_wait_us), COUNTER(tag_data_in_place), COUNTER(tcp_adopted),
 };
 #undef COUNTER
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))

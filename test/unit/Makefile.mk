@@ -52,6 +52,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/transport/udp/udp_shared_recv_test.cpp \
 	test/unit/transport/tcp/tcp_liveness_test.cpp \
 	test/unit/transport/tcp/tcp_evict_test.cpp \
+	test/unit/transport/tcp/tcp_bidi_test.cpp \
 	test/unit/auth/auth_test.cpp \
 	test/unit/common/stranger_util.hpp \
 	test/unit/transport/shm/shm_cma_hostile_test.cpp \

@@ -62,6 +62,10 @@ NetRouter::NetRouter(Context &ctx, const std::vector<int> &local_ranks)
     }
     if (tcp_)
         tcp_->subscribe(*this);
+    // tcp by itself: one connection per pair carries both directions
+    // (tcp_transport.hpp); the hybrid keeps one direction per connection.
+    if (tcp_ && config_.net == Config::Net::Tcp)
+        tcp_->enable_bidirectional();
     if (udp_)
         udp_->subscribe(*this);
 }

@@ -319,6 +319,8 @@ typedef struct llc_stats {
     uint64_t udp_timeout_wait_us;     /* sum, over those, of the time since the datagram's previous transmission (the time the timer made the stream wait) */
     /* appended after the udp counters */
     uint64_t tag_data_in_place; /* rendezvous payloads read from a tcp socket straight into the posted receive buffer (no staging copy) */
+    /* LLC_NET=tcp: one connection per pair carries both directions; appended after tag_data_in_place */
+    uint64_t tcp_adopted;       /* accepted tcp connections this process also sends on (it had no connection of its own to that peer) */
 } llc_stats_t;
 /* Copy min(size, sizeof(llc_stats_t)) bytes of counters to out: a caller
  * built against an older header (a shorter struct) gets its own prefix. */

@@ -52,6 +52,8 @@ public:
     void payload_received(size_t n);
 
     bool at_record_boundary() const { return stage_ == Stage::Header && have_ == 0; }
+    // Bytes of a record header received but not decoded yet (its kind unknown).
+    size_t header_bytes_pending() const { return stage_ == Stage::Header ? have_ : 0; }
 
     // The stream's source as its owner knows it (tcp: from the authenticated
     // Hello): errors name it rather than the malformed header's src field.

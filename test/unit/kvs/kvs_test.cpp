@@ -197,7 +197,12 @@ TEST(Kvs, BootstrapTrafficIsPerNodeNotPerProcess)
         // + rank 0's job secret (tcp), got once by every other process (doc/reliability.md);
         // dist: and the KVS's secret, the same way
         EXPECT_EQ(pmi.puts, n + 1);
-        EXPECT_EQ(pmi.gets, long(n) * (n - m) + (n - 1)); // one per remote peer
+        // One per remote peer a process connects to: with LLC_NET=tcp a
+        // process that answers on a peer's connection (adopts it, see
+        // tcp_transport.hpp) looks nothing up, so each remote pair costs
+        // one or two gets, depending on who connects first.
+        EXPECT_LE(pmi.gets, long(n) * (n - m) + (n - 1));
+        EXPECT_GE(pmi.gets, long(n) * (n - m) / 2 + (n - 1));
         EXPECT_EQ(dist.puts, k + 2);
         EXPECT_LE(dist.gets, long(n) * k + 2 * (n - 1));
         EXPECT_EQ(dist.fences, pmi.fences); // no extra fence: the entries go in between the two init fences

@@ -186,7 +186,7 @@ void race(JobOptions o, unsigned seed, bool in_place = false)
                 rimmediate += started(ctx, llc_trecv(ctx, any_source ? LLC_ANY_SOURCE : 0, uint64_t(i % 3), ignore,
                                                     bufs[i].data(), bufs[i].size(), &reqs[i]));
                 for (unsigned k = pace() % 50; k > 0; k--)
-                    ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK);
+                    ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
                 if (i + 1 == kPostedFirst && me != 0) {
                     char go = 1;
                     llc_treq_t g{};

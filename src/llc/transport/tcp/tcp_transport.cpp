@@ -98,6 +98,13 @@ const TransportCaps &TcpTransport::caps() const
 
 void TcpTransport::publish_address() { ctx_.addresses().publish(AddrKind::Tcp, my_addr_); }
 
+// See tcp_transport.hpp: with a cap below size - 1 eviction can happen, and
+// evicting a connection that carries both directions is not done.
+void TcpTransport::enable_bidirectional()
+{
+    bidi_ = ctx_.size() < 2 || ctx_.config().max_contexts >= size_t(ctx_.size() - 1);
+}
+
 // ---------------------------------------------------------------- sending
 
 TcpTransport::OutConn &TcpTransport::out_conn(int dest)
@@ -106,6 +113,10 @@ TcpTransport::OutConn &TcpTransport::out_conn(int dest)
     if (found != out_.end()) {
         found->second->last_use = ++use_clock_;
         return *found->second;
+    }
+    if (bidi_) {
+        if (OutConn *a = adopt(dest))
+            return *a;
     }
     if (!finalizing_)
         make_room();
@@ -138,6 +149,92 @@ TcpTransport::OutConn &TcpTransport::out_conn(int dest)
     return conn;
 }
 
+// ----------------------------------- both directions on one connection
+//
+// See tcp_transport.hpp.  The acceptor's sending half: an accepted
+// connection from dest, authenticated and not closing, that nobody sends on
+// yet.  Null if there is none (then we connect).
+TcpTransport::OutConn *TcpTransport::adopt(int dest)
+{
+    InConn *in = nullptr;
+    for (auto &ic : in_)
+        if (ic->rank == dest && !ic->closed && !ic->auth && !ic->close_seen && !ic->pair_out && ic->fd.valid()) {
+            in = ic.get();
+            break;
+        }
+    if (!in)
+        return nullptr;
+    auto c = std::make_unique<OutConn>();
+    c->rank = dest;
+    c->addr = in->addr;
+    c->last_use = ++use_clock_;
+    c->adopted = true;
+    c->state = OutConn::State::Connected;
+    if (finalizing_) {
+        // As for a connection opened during finalize (out_conn): the Goodbye first.
+        c->owed_limit = 0;
+        c->queue.push_back(OutgoingMessage::make_control(Kind::Goodbye, ctx_.rank(), 0));
+    }
+    OutConn &conn = *c;
+    out_live_.push_back(&conn);
+    try {
+        out_.emplace(dest, std::move(c));
+    } catch (...) {
+        out_live_.pop_back();
+        throw;
+    }
+    conn.pair_in = in;
+    in->pair_out = &conn;
+    int one = 1;
+    ::setsockopt(in->fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    ctx_.counters().tcp_adopted++;
+    return &conn;
+}
+
+// The connector's receiving half: created when the first record other than
+// a StreamAck comes back on its connection.
+TcpTransport::InConn &TcpTransport::reverse_half(OutConn &c)
+{
+    auto r = std::make_unique<InConn>();
+    r->rank = c.rank;
+    r->addr = c.addr;
+    r->pair_out = &c;
+    InConn *raw = r.get();
+    r->decoder = std::make_unique<StreamDecoder>([this, raw](const IncomingRecord &rec) { on_record(*raw, rec); });
+    r->decoder->set_source(c.rank);
+    r->decoder->set_placer([this, raw](const WireHeader &w, const void *hdr) {
+        return int(w.src) == raw->rank ? ctx_.payload_destination(raw->rank, w, hdr) : nullptr;
+    });
+    in_.push_back(std::move(r));
+    c.pair_in = raw;
+    return *raw;
+}
+
+// A StreamAck read by the receiving half of a connection that carries both
+// directions: it acknowledges the paired sending half's stream.
+void TcpTransport::on_stream_ack(InConn &c, const WireHeader &w)
+{
+    c.bytes_read -= sizeof(WireHeader); // not part of the counted stream
+    OutConn &o = *c.pair_out;
+    if (w.src != c.rank || w.seq < o.bytes_acked || w.seq > o.bytes_written)
+        throw Error(LLC_ERR_PEER, "protocol error: " + describe(c) + " sent an invalid stream acknowledgement (" +
+                                      std::to_string(w.seq) + " bytes; " + std::to_string(o.bytes_written) +
+                                      " written)");
+    if (w.seq > o.bytes_acked) {
+        o.bytes_acked = w.seq;
+        o.waiting_since_us = monotonic_us();
+    }
+}
+
+// Close an incoming connection or half without reporting anything (the
+// caller unpaired it).
+void TcpTransport::drop_in(InConn &c)
+{
+    c.closed = true;
+    c.fd.reset();
+    c.landing = nullptr;
+}
+
 // ------------------------------------------------- eviction (the cap)
 //
 // See tcp_transport.hpp.  Only a connection whose peer has read (and so
@@ -148,7 +245,7 @@ TcpTransport::OutConn &TcpTransport::out_conn(int dest)
 
 bool TcpTransport::idle(const OutConn &c) const
 {
-    return !finalizing_ && c.state == OutConn::State::Connected && !c.auth && c.queue.empty() &&
+    return !finalizing_ && !c.adopted && !c.pair_in && c.state == OutConn::State::Connected && !c.auth && c.queue.empty() &&
            c.bytes_acked == c.bytes_written && c.ack_have == 0;
 }
 
@@ -156,7 +253,7 @@ size_t TcpTransport::open_count() const
 {
     size_t n = 0;
     for (const OutConn *c : out_live_)
-        n += is_open(*c) ? 1 : 0;
+        n += is_open(*c) && !c->adopted ? 1 : 0; // outgoing connections we opened
     return n;
 }
 
@@ -282,18 +379,34 @@ int TcpTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)
 bool TcpTransport::flush(OutConn &c)
 {
     bool did = false;
+    if (ack_partly_written(c)) {
+        send_ack(*c.pair_in); // records do not interleave: finish the acknowledgement first
+        if (ack_partly_written(c))
+            return false;
+    }
     while (!c.queue.empty()) {
+        // Both directions on this connection: an acknowledgement owed to the
+        // peer goes at the next record boundary (before our next record), so
+        // that a steady stream of partly written records cannot hold it back.
+        InConn *in = c.pair_in;
+        const bool ack_owed = in && !in->closed && !in->ack_broken && !in->auth && !in->feeding &&
+                              (in->ack_unsent > 0 || in->bytes_read != in->bytes_acked);
+        if (ack_owed && !c.queue.front()->started()) {
+            send_ack(*in);
+            if (c.state == OutConn::State::Failed || ack_partly_written(c))
+                return did;
+        }
         struct iovec iov[kMaxIovPerWrite];
         int n = 0;
         for (auto &m : c.queue) {
             n += m->fill_iovec(iov + n, kMaxIovPerWrite - n);
-            if (n == kMaxIovPerWrite)
-                break;
+            if (n == kMaxIovPerWrite || ack_owed)
+                break; // (with an acknowledgement owed: up to the end of the record in progress)
         }
         msghdr mh{};
         mh.msg_iov = iov;
         mh.msg_iovlen = size_t(n);
-        ssize_t w = ::sendmsg(c.fd.get(), &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t w = ::sendmsg(sock(c), &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
@@ -330,16 +443,23 @@ bool TcpTransport::flush(OutConn &c)
     return did;
 }
 
-void TcpTransport::fail_out(OutConn &c, int status, const std::string &message)
+void TcpTransport::fail_out(OutConn &c, int status, const std::string &message, bool report)
 {
     c.state = OutConn::State::Failed;
+    if (InConn *in = c.pair_in) {
+        // The other half of the connection goes with it (reported once, here).
+        c.pair_in = nullptr;
+        in->pair_out = nullptr;
+        drop_in(*in);
+    }
     c.fd.reset();
     c.failure_status = status;
     c.failure = message;
     for (auto &m : c.queue)
         ctx_.defer_completion(*m, LLC_ERR_PEER);
     c.queue.clear();
-    ctx_.report_error(status, message);
+    if (report)
+        ctx_.report_error(status, message);
 }
 
 bool TcpTransport::check_out(OutConn &c, short revents)
@@ -384,7 +504,9 @@ bool TcpTransport::check_out(OutConn &c, short revents)
         bool did = false;
         // Only StreamAck records come back on a connection we initiated
         // (polled for when due); otherwise the peer closed or reset it.
-        if (revents & (POLLIN | POLLRDHUP | POLLERR | POLLHUP)) {
+        // With both directions on it, the receiving half reads it instead
+        // (the connector's once created, the acceptor's always).
+        if (!c.adopted && !c.pair_in && (revents & (POLLIN | POLLRDHUP | POLLERR | POLLHUP))) {
             did = read_acks(c);
             if (c.state == OutConn::State::Failed)
                 return true;
@@ -400,8 +522,8 @@ bool TcpTransport::check_out(OutConn &c, short revents)
 // Whether the acknowledgements on c should be read now (and so polled for).
 bool TcpTransport::acks_due(const OutConn &c, uint64_t &now) const
 {
-    if (c.state != OutConn::State::Connected || !owes_ack(c))
-        return false;
+    if (c.state != OutConn::State::Connected || !owes_ack(c) || c.adopted || c.pair_in)
+        return false; // (a receiving half on the socket reads them as they come)
     if (now == 0)
         now = monotonic_us();
     return now - c.last_drain_us >= kAckDrainIntervalUs;
@@ -445,6 +567,26 @@ bool TcpTransport::read_acks(OutConn &c)
         for (; off + sizeof(WireHeader) <= total; off += sizeof(WireHeader)) {
             WireHeader w;
             std::memcpy(&w, buf + off, sizeof(w));
+            if (bidi_ && w.kind != uint8_t(Kind::StreamAck)) {
+                // The peer sends on this connection too: from here on the
+                // stream back is read by a receiving half (see tcp_transport.hpp).
+                c.ack_have = 0;
+                InConn &r = reverse_half(c);
+                r.bytes_read += uint64_t(total - off);
+                try {
+                    r.feeding = true;
+                    try {
+                        r.decoder->feed(buf + off, total - off);
+                    } catch (...) {
+                        r.feeding = false;
+                        throw;
+                    }
+                    r.feeding = false;
+                } catch (const Error &e) {
+                    close_in(r, e.status(), e.what());
+                }
+                return true;
+            }
             if (w.magic != kWireMagic || w.version != kWireVersion || w.kind != uint8_t(Kind::StreamAck) ||
                 w.src != c.rank || w.hdr_len != 0 || w.aux_len != 0 || w.payload_len != 0 ||
                 w.seq < c.bytes_acked || w.seq > c.bytes_written) {
@@ -472,8 +614,9 @@ bool TcpTransport::check_liveness(OutConn &c, uint64_t now)
     uint64_t limit_ms = ctx_.config().tcp_peer_timeout_ms;
     if (now <= c.waiting_since_us || now - c.waiting_since_us <= limit_ms * 1000)
         return false;
-    // Acknowledgements are read lazily: look at the ones waiting first.
-    if (read_acks(c) && c.state == OutConn::State::Failed)
+    // Acknowledgements are read lazily: look at the ones waiting first
+    // (a receiving half on the same socket reads them whenever they come).
+    if (!c.adopted && !c.pair_in && read_acks(c) && c.state == OutConn::State::Failed)
         return true;
     if (!owes_ack(c) || now <= c.waiting_since_us ||
         now - c.waiting_since_us <= limit_ms * 1000)
@@ -553,7 +696,15 @@ void TcpTransport::on_record(InConn &c, const IncomingRecord &rec)
     case Kind::Goodbye:
         c.goodbye = true;
         break;
+    case Kind::StreamAck:
+        if (!c.pair_out)
+            throw Error(LLC_ERR_PEER, "protocol error: a stream acknowledgement from " + describe(c) +
+                                          " on a connection we do not send on");
+        on_stream_ack(c, w);
+        break;
     case Kind::Close:
+        if (c.pair_out && !c.fd.valid())
+            throw Error(LLC_ERR_PEER, "protocol error: " + describe(c) + " closed a connection it accepted");
         if (c.rank < 0 || w.src != c.rank)
             throw Error(LLC_ERR_PEER, "protocol error: close before hello or with a wrong source from " + describe(c));
         c.close_seen = true; // acted on by read_in once the bytes read are counted
@@ -571,6 +722,11 @@ void TcpTransport::on_record(InConn &c, const IncomingRecord &rec)
 
 void TcpTransport::close_in(InConn &c, int status, const std::string &message)
 {
+    OutConn *o = c.pair_out;
+    if (o) {
+        c.pair_out = nullptr;
+        o->pair_in = nullptr;
+    }
     c.closed = true;
     c.fd.reset();
     c.landing = nullptr;
@@ -579,6 +735,17 @@ void TcpTransport::close_in(InConn &c, int status, const std::string &message)
             events_->on_tcp_source_failed(c.rank); // its ring, if any, goes back after this progress call
         ctx_.report_error(status, message);
     }
+    if (!o || o->state == OutConn::State::Failed || o->state == OutConn::State::Closed)
+        return;
+    // The sending half on the same connection goes too (see tcp_transport.hpp).
+    if (status != LLC_OK)
+        fail_out(*o, status, message, false); // reported above
+    else if (!o->queue.empty())
+        fail_out(*o, LLC_ERR_PEER,
+                 describe(c) + " closed the connection (it said goodbye) with " + std::to_string(o->queue.size()) +
+                     " of our messages still to be written on it");
+    else
+        fail_out(*o, LLC_ERR_PEER, describe(c) + " has finalized and closed the connection", false);
 }
 
 bool TcpTransport::read_in(InConn &c)
@@ -597,10 +764,17 @@ bool TcpTransport::read_in(InConn &c)
         if (d.wants_payload() && d.payload_missing() >= kDirectReadMin) {
             char *dst = d.payload_cursor();
             asked = d.payload_room();
-            n = ::recv(c.fd.get(), dst, asked, MSG_DONTWAIT);
+            n = ::recv(sock(c), dst, asked, MSG_DONTWAIT);
             if (n > 0) {
                 c.bytes_read += uint64_t(n);
-                d.payload_received(size_t(n));
+                c.feeding = true;
+                try {
+                    d.payload_received(size_t(n));
+                } catch (...) {
+                    c.feeding = false;
+                    throw;
+                }
+                c.feeding = false;
             }
         } else {
             // A source holding a ring lands its records there (the ring is
@@ -611,12 +785,19 @@ bool TcpTransport::read_in(InConn &c)
             }
             asked = c.landing ? c.landing_bytes : kStagingBytes;
             char *buf = c.landing ? c.landing : staging_.reserve(kStagingBytes);
-            n = ::recv(c.fd.get(), buf, asked, MSG_DONTWAIT);
+            n = ::recv(sock(c), buf, asked, MSG_DONTWAIT);
             if (n > 0) {
                 c.bytes_read += uint64_t(n);
                 if (c.landing)
                     ctx_.counters().ring_bytes_landed += uint64_t(n);
-                d.feed(buf, size_t(n));
+                c.feeding = true;
+                try {
+                    d.feed(buf, size_t(n));
+                } catch (...) {
+                    c.feeding = false;
+                    throw;
+                }
+                c.feeding = false;
             }
         }
         if (n > 0) {
@@ -669,15 +850,27 @@ void TcpTransport::close_evicted(InConn &c)
 // Tell the sender how much of its stream has been read (see tcp_transport.hpp).
 void TcpTransport::send_ack(InConn &c)
 {
+    if (c.feeding)
+        return; // called from a handler's send: at the end of the progress call instead
+    // On a connection that carries both directions, a record starts only
+    // where one of ours ends (see tcp_transport.hpp).
+    if ((c.ack_unsent == 0 || c.ack_unsent == sizeof(WireHeader)) && c.pair_out && !c.pair_out->queue.empty() &&
+        c.pair_out->queue.front()->started())
+        return;
     if (c.ack_unsent == 0) {
-        c.ack_out = make_wire_header(Kind::StreamAck, ctx_.rank(), 0, c.bytes_read);
+        // The bytes of a header not decoded yet may be a StreamAck's, which
+        // are not counted (both directions on one connection): not yet.
+        const uint64_t upto = c.bytes_read - (c.decoder ? c.decoder->header_bytes_pending() : 0);
+        if (upto == c.bytes_acked)
+            return;
+        c.ack_out = make_wire_header(Kind::StreamAck, ctx_.rank(), 0, upto);
         c.ack_unsent = sizeof(WireHeader);
-        c.bytes_acked = c.bytes_read;
+        c.bytes_acked = upto;
     }
     const char *p = reinterpret_cast<const char *>(&c.ack_out) + (sizeof(WireHeader) - c.ack_unsent);
     for (;;) {
         int more = ctx_.config().tcp_peer_timeout_ms >= kCorkedAcksMinTimeoutMs ? MSG_MORE : 0;
-        ssize_t w = ::send(c.fd.get(), p, c.ack_unsent, MSG_NOSIGNAL | MSG_DONTWAIT | more);
+        ssize_t w = ::send(sock(c), p, c.ack_unsent, MSG_NOSIGNAL | MSG_DONTWAIT | more);
         if (w >= 0) {
             c.ack_unsent -= uint32_t(w);
             return;
@@ -866,13 +1059,16 @@ void TcpTransport::build_pollset(uint64_t &now)
         short events = 0;
         if (c->state == OutConn::State::Connecting || c->state == OutConn::State::Closing)
             events = POLLOUT;
+        else if (c->state == OutConn::State::Connected && (c->adopted || c->pair_in))
+            events = c->queue.empty() ? 0 : POLLOUT; // the receiving half reads the socket
         else if (c->state == OutConn::State::Connected)
-            events = short(POLLRDHUP | (c->auth || acks_due(*c, now) ? POLLIN : 0) | // the proof: once
+            events = short(POLLRDHUP | (c->auth || bidi_ || acks_due(*c, now) ? POLLIN : 0) | // the proof: once
                            (c->queue.empty() ? 0 : POLLOUT));
-        pollset_.push_back({c->fd.valid() ? c->fd.get() : -1, events, 0});
+        int fd = sock(*c);
+        pollset_.push_back({fd >= 0 ? fd : -1, events, 0});
     }
     for (auto &c : in_)
-        pollset_.push_back({c->closed ? -1 : c->fd.get(), POLLIN, 0});
+        pollset_.push_back({c->closed ? -1 : sock(*c), POLLIN, 0});
 }
 
 bool TcpTransport::progress_polling(int extra_fd, bool *extra_ready)
@@ -901,7 +1097,8 @@ bool TcpTransport::progress_polling(int extra_fd, bool *extra_ready)
     size_t nout = out_live_.size();
     for (size_t i = 0; i < nout; i++)
         did |= check_out(*out_live_[i], pollset_[idx++].revents);
-    size_t nin = in_.size();
+    // (The connector's receiving halves created meanwhile were not polled.)
+    size_t nin = pollset_.size() - idx;
     for (size_t i = 0; i < nin; i++, idx++) {
         InConn &c = *in_[i];
         if (c.closed || !(pollset_[idx].revents & (POLLIN | POLLERR | POLLHUP)))
@@ -915,7 +1112,7 @@ bool TcpTransport::progress_polling(int extra_fd, bool *extra_ready)
     }
     // Liveness (see tcp_transport.hpp): acknowledge what was read, then
     // check the peers that owe us acknowledgements.
-    for (size_t i = 0; i < nin; i++) {
+    for (size_t i = 0; i < in_.size(); i++) {
         InConn &c = *in_[i];
         if (!c.closed && !c.auth && !c.ack_broken && (c.ack_unsent > 0 || c.bytes_read != c.bytes_acked))
             send_ack(c);
@@ -942,7 +1139,14 @@ bool TcpTransport::progress_polling(int extra_fd, bool *extra_ready)
     ctx_.counters().tcp_conns = open;
     if (pollset_[0].revents & POLLIN)
         did |= accept_all();
-    in_.erase(std::remove_if(in_.begin(), in_.end(), [](const std::unique_ptr<InConn> &c) { return c->closed; }),
+    in_.erase(std::remove_if(in_.begin(), in_.end(),
+                             [](const std::unique_ptr<InConn> &c) {
+                                 if (c->closed && c->pair_out) { // (closing unpairs: cannot happen)
+                                     c->pair_out->pair_in = nullptr;
+                                     c->pair_out = nullptr;
+                                 }
+                                 return c->closed;
+                             }),
               in_.end());
     return did;
 }
@@ -997,6 +1201,16 @@ bool TcpTransport::incoming_quiet() const
         }
         return false;
     }
+    // Both directions on one connection: bytes waiting on one of our own
+    // connections may be the peer's first records on it (its receiving half
+    // is created when they are read; then its Goodbye is waited for above).
+    if (bidi_)
+        for (const OutConn *c : out_live_)
+            if (!c->adopted && !c->pair_in && c->state == OutConn::State::Connected && c->fd.valid()) {
+                pollfd p{c->fd.get(), POLLIN, 0};
+                if (::poll(&p, 1, 0) > 0 && (p.revents & POLLIN))
+                    return false;
+            }
     pollfd p{listener_.get(), POLLIN, 0};
     return ::poll(&p, 1, 0) <= 0; // a connection waiting to be accepted is not quiet
 }

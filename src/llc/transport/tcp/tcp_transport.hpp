@@ -1,15 +1,51 @@
 // tcp_transport.hpp - messages to processes on other nodes over TCP.
 //
 // Every process listens on an ephemeral port and publishes "ip:port" as
-// llc-tcp-<rank>.  A process connects lazily on its first send to a peer and
-// only ever sends on connections it initiated; it only receives on
-// connections it accepted.  So each ordered pair has exactly one stream and
-// simultaneous connects need no tie-breaking.
+// llc-tcp-<rank>.  A process connects lazily on its first send to a peer.
+//
+// One connection, both directions (LLC_NET=tcp only: enable_bidirectional,
+// called by the router when tcp is the inter-node transport by itself and
+// the cap cannot evict, see below).  A process sends to a peer on its own
+// outgoing connection to it if it has one; otherwise, if it has an accepted
+// connection from that peer whose Hello checked out and that is neither
+// closing nor closed, it sends on that one ("adopts" it, tcp_adopted);
+// otherwise it connects.  A direction, once started on a stream, stays on
+// it until the stream is closed (failure), so per-pair order holds.  If both
+// connect at the same time there are two connections and each direction uses
+// its own (each side sends on its own connection).  So a ping-pong uses one
+// connection and the kernel's ACK of a message rides on the reply: 2 packets
+// per round trip instead of 4.  On a connection used both ways each side's
+// stream is an ordinary record stream after the first bytes (the connector's
+// Hello, the acceptor's TcpAuthProof), and the StreamAck records (below) are
+// interleaved with the data records, at record boundaries only; they are not
+// counted in the stream byte counts (bytes_written, bytes_read, Close
+// offsets).  The connector reads the StreamAcks raw (ack_buf) as long as
+// only they come back; the first other record makes it create the receiving
+// half (an InConn paired with the OutConn, sharing its socket, in in_), and
+// from then on that half reads the socket with a decoder and hands
+// StreamAcks to the OutConn.  The acceptor's adopted sending half is an
+// OutConn paired with the InConn (sharing its socket; no Hello, no connect).
+// A failure of either half fails both (reported once); an EOF after the
+// peer's Goodbye closes both quietly if nothing of ours is still queued.
+// Finalize: a Goodbye goes on every stream a process sends on (adopted ones
+// included); incoming_quiet waits for it on every receiving half, and treats
+// bytes waiting on one of our own connections that has no receiving half yet
+// as not quiet (they may be the peer's first records on it).  Eviction is
+// not done on connections used both ways: adoption is only enabled when
+// LLC_MAX_CONTEXTS >= size - 1, where a process never has more open
+// outgoing connections than the cap (one per peer) and so never evicts;
+// adopted connections are not counted in tcp_conns.  (Evicting one would
+// need a handshake: the peer may be writing on it when the Close arrives,
+// and its next message must not overtake what is still on the old stream.)
+// With a smaller cap (and under LLC_NET=hybrid) every connection carries one
+// direction as before: a process sends only on connections it initiated and
+// receives only on connections it accepted, so each ordered pair has exactly
+// one stream and simultaneous connects need no tie-breaking.
 //
 // Liveness: the kernel of a stopped or hung process still acknowledges TCP,
 // so the sender cannot learn from TCP alone that nobody reads its data.  The
 // receiver therefore writes StreamAck records back on the accepted socket
-// (the only thing ever sent in that direction), each carrying the number of
+// (the only thing sent in that direction unless the connection carries both: see above), each carrying the number of
 // stream bytes it has read so far: one at the end of every progress call
 // that read something from that connection, as the udp transport does, so a
 // receiver that reads its data and then computes for a long time leaves
@@ -123,6 +159,10 @@ public:
     // socket; its hand-over socket with LLC_UDP_SHARED_RECV=1).
     void wait_for_activity(uint64_t us, int extra_fd = -1, int extra_fd2 = -1);
     void idle_wait(uint64_t us) override { wait_for_activity(us); }
+    // One connection carries both directions (see the comment at the top);
+    // called once, before any send, when tcp is the inter-node transport by
+    // itself.  Has no effect when the cap could evict (LLC_MAX_CONTEXTS < size - 1).
+    void enable_bidirectional();
     // Start connecting to dest now (hybrid promotion overlaps it with the drain).
     void connect_early(int dest) { out_conn(dest); }
     bool has_pending_sends() const override;
@@ -133,6 +173,7 @@ public:
 
 private:
     friend struct MemWalk; // mem_accounting.cpp counts the members
+    struct InConn;
     struct OutConn {
         // Closing: evicted, the Close record not fully written yet (owned by
         // closing_); Closed: evicted and closed, dropped at the next pollset.
@@ -154,6 +195,10 @@ private:
         uint32_t ack_have = 0;        // bytes of a partly received StreamAck in ack_buf
         uint64_t last_use = 0;        // use_clock_ at the last send (LRU eviction)
         bool evicted = false;         // owned by closing_, no longer in out_
+        // Both directions on one connection (see the comment at the top):
+        bool adopted = false;         // the acceptor's sending half: the socket is pair_in's
+        bool rev_goodbye = false;     // the peer's Goodbye came back on this connection
+        InConn *pair_in = nullptr;    // the receiving half on the same socket, if any
         alignas(8) char ack_buf[sizeof(WireHeader)];
         // Until the acceptor has proven itself (then reset).
         struct Auth {
@@ -164,7 +209,8 @@ private:
         std::unique_ptr<Auth> auth;
     };
     struct InConn {
-        UniqueFd fd;
+        UniqueFd fd;           // invalid for a connector's receiving half (the socket is pair_out's)
+        OutConn *pair_out = nullptr; // the sending half on the same socket, if any
         int rank = -1;         // known after the Hello record
         std::string addr;      // the peer's published address (from Hello)
         std::string from;      // the socket's remote address, until Hello
@@ -172,6 +218,10 @@ private:
         bool goodbye = false;
         bool closed = false;
         bool close_seen = false;      // the sender evicted the connection (Close record)
+        // Inside the decoder (records being delivered): bytes_read counts
+        // bytes not decoded yet, StreamAcks among them, so no StreamAck is
+        // written from a handler's send (send_ack, flush).
+        bool feeding = false;
         uint64_t close_offset = 0;    // the stream bytes the Close record says precede it
         // liveness: StreamAck records written back on this socket
         bool ack_broken = false;      // writing one failed: the read side reports it
@@ -198,6 +248,15 @@ private:
     };
 
     OutConn &out_conn(int dest);
+    // Both directions on one connection (see the comment at the top).
+    static int sock(const OutConn &c) { return c.adopted ? (c.pair_in ? c.pair_in->fd.get() : -1) : c.fd.get(); }
+    static int sock(const InConn &c) { return c.pair_out && !c.fd.valid() ? c.pair_out->fd.get() : c.fd.get(); }
+    OutConn *adopt(int dest);
+    InConn &reverse_half(OutConn &c);
+    bool ack_partly_written(const OutConn &c) const { return c.pair_in && c.pair_in->ack_unsent > 0 && c.pair_in->ack_unsent < sizeof(WireHeader); }
+    void on_stream_ack(InConn &c, const WireHeader &w);
+    void drop_in(InConn &c);
+    void pair_closed(InConn &c, int status, const std::string &message);
     // The cap (see the comment at the top).
     static bool is_open(const OutConn &c)
     {
@@ -212,7 +271,7 @@ private:
     void finish_close(OutConn &c);
     void start_connect(OutConn &c);
     bool flush(OutConn &c);
-    void fail_out(OutConn &c, int status, const std::string &message);
+    void fail_out(OutConn &c, int status, const std::string &message, bool report = true);
     bool check_out(OutConn &c, short revents);
     // Bytes written that the peer has not acknowledged yet (the Goodbye excepted).
     static bool owes_ack(const OutConn &c) { return std::min(c.bytes_written, c.owed_limit) > c.bytes_acked; }
@@ -249,6 +308,7 @@ private:
     std::vector<std::unique_ptr<OutConn>> closing_; // evicted connections, until removed from out_live_
     uint64_t use_clock_ = 0; // ticks on every send (LRU order)
     bool finalizing_ = false;
+    bool bidi_ = false; // one connection carries both directions (enable_bidirectional)
     std::vector<std::unique_ptr<InConn>> in_;
     std::vector<pollfd> pollset_;
     ByteBuffer staging_;
