@@ -111,8 +111,14 @@ TcpTransport::OutConn &TcpTransport::out_conn(int dest)
 {
     auto found = out_.find(dest);
     if (found != out_.end()) {
-        found->second->last_use = ++use_clock_;
-        return *found->second;
+        OutConn &own = *found->second;
+        own.last_use = ++use_clock_;
+        if (!own.swap_wanted || !idle(own))
+            return own;
+        // Crossed connects (see tcp_transport.hpp): everything we wrote on
+        // our own connection has been read, so it closes (a Close record)
+        // and our messages go on the lower rank's connection from here on.
+        evict(own, false);
     }
     if (bidi_) {
         if (OutConn *a = adopt(dest))
@@ -302,7 +308,7 @@ void TcpTransport::trim(size_t open)
     }
 }
 
-void TcpTransport::evict(OutConn &c)
+void TcpTransport::evict(OutConn &c, bool for_cap)
 {
     auto it = out_.find(c.rank);
     if (it == out_.end() || it->second.get() != &c)
@@ -311,7 +317,8 @@ void TcpTransport::evict(OutConn &c)
     out_.erase(it);
     c.evicted = true;
     c.state = OutConn::State::Closing;
-    ctx_.counters().tcp_evictions++;
+    if (for_cap)
+        ctx_.counters().tcp_evictions++;
     // The receiver checks that it has read everything before the Close.
     c.queue.push_back(OutgoingMessage::make_control(Kind::Close, ctx_.rank(), c.bytes_written));
     flush(c); // the send buffer is empty (all acknowledged): the 40 bytes go at once
@@ -869,7 +876,7 @@ void TcpTransport::send_ack(InConn &c)
     }
     const char *p = reinterpret_cast<const char *>(&c.ack_out) + (sizeof(WireHeader) - c.ack_unsent);
     for (;;) {
-        int more = ctx_.config().tcp_peer_timeout_ms >= kCorkedAcksMinTimeoutMs ? MSG_MORE : 0;
+        int more = ctx_.config().tcp_peer_timeout_ms >= kCorkedAcksMinTimeoutMs && !c.acks_prompt ? MSG_MORE : 0;
         ssize_t w = ::send(sock(c), p, c.ack_unsent, MSG_NOSIGNAL | MSG_DONTWAIT | more);
         if (w >= 0) {
             c.ack_unsent -= uint32_t(w);
@@ -1037,7 +1044,25 @@ bool TcpTransport::auth_step(InConn &c)
     });
     c.auth.reset();
     pending_auth_--;
+    if (bidi_)
+        note_crossed_connect(c);
     return true;
+}
+
+// Both ends connected to each other (see tcp_transport.hpp): the lower
+// rank's connection is kept for both directions.  The higher rank moves its
+// sends onto it once its own connection is idle (out_conn); the lower rank
+// acknowledges the higher rank's old stream at once, so that it becomes idle
+// soon.
+void TcpTransport::note_crossed_connect(InConn &c)
+{
+    auto own = out_.find(c.rank);
+    if (own == out_.end() || own->second->adopted || !is_open(*own->second))
+        return;
+    if (c.rank < ctx_.rank())
+        own->second->swap_wanted = true;
+    else
+        c.acks_prompt = true;
 }
 
 // --------------------------------------------------------------- progress

@@ -9,12 +9,18 @@
 // outgoing connection to it if it has one; otherwise, if it has an accepted
 // connection from that peer whose Hello checked out and that is neither
 // closing nor closed, it sends on that one ("adopts" it, tcp_adopted);
-// otherwise it connects.  A direction, once started on a stream, stays on
-// it until the stream is closed (failure), so per-pair order holds.  If both
-// connect at the same time there are two connections and each direction uses
-// its own (each side sends on its own connection).  So a ping-pong uses one
-// connection and the kernel's ACK of a message rides on the reply: 2 packets
-// per round trip instead of 4.  On a connection used both ways each side's
+// otherwise it connects.  A direction moves from one stream to another only
+// when everything written on the old one has been acknowledged (read by the
+// peer) and a Close record ends it, so per-pair order holds.  If both connect
+// at the same time (crossed connects: MPI_Init's first exchange does this)
+// there are two connections for a while: each side first sends on its own;
+// once the higher rank's own connection is idle it closes it (a Close
+// record, as an eviction but not counted as one) and sends on the lower
+// rank's connection, which it adopts; the lower rank writes its StreamAcks
+// on the higher rank's old connection at once (not corked) so that it
+// becomes idle soon (note_crossed_connect).  So a ping-pong ends on one
+// connection and the kernel's ACK of a message rides on the reply: 2
+// packets per round trip instead of 4.  On a connection used both ways each side's
 // stream is an ordinary record stream after the first bytes (the connector's
 // Hello, the acceptor's TcpAuthProof), and the StreamAck records (below) are
 // interleaved with the data records, at record boundaries only; they are not
@@ -195,6 +201,7 @@ private:
         uint32_t ack_have = 0;        // bytes of a partly received StreamAck in ack_buf
         uint64_t last_use = 0;        // use_clock_ at the last send (LRU eviction)
         bool evicted = false;         // owned by closing_, no longer in out_
+        bool swap_wanted = false;     // crossed connects, we are the higher rank: move to the peer's connection when idle
         // Both directions on one connection (see the comment at the top):
         bool adopted = false;         // the acceptor's sending half: the socket is pair_in's
         bool rev_goodbye = false;     // the peer's Goodbye came back on this connection
@@ -222,6 +229,10 @@ private:
         // bytes not decoded yet, StreamAcks among them, so no StreamAck is
         // written from a handler's send (send_ack, flush).
         bool feeding = false;
+        // Crossed connects, we are the lower rank: the peer moves to our
+        // connection once this one is idle, so its StreamAcks go at once
+        // (not corked).
+        bool acks_prompt = false;
         uint64_t close_offset = 0;    // the stream bytes the Close record says precede it
         // liveness: StreamAck records written back on this socket
         bool ack_broken = false;      // writing one failed: the read side reports it
@@ -265,7 +276,8 @@ private:
     bool idle(const OutConn &c) const;
     size_t open_count() const;
     OutConn *lru_idle(const OutConn *except);
-    void evict(OutConn &c);
+    void evict(OutConn &c, bool for_cap = true); // for_cap false: a crossed-connect swap (not counted)
+    void note_crossed_connect(InConn &c);
     void make_room();
     void trim(size_t open);
     void finish_close(OutConn &c);

@@ -106,6 +106,55 @@ TEST(TcpBidi, PingPongUsesOneConnection)
     });
 }
 
+// Both send first, at once (the connects cross, as in MPI_Init's first
+// exchange), then ping-pong: rank 1, the higher, moves its sends onto rank
+// 0's connection once its own is idle, and closes its own.  Every message
+// arrives once, in order; at the end each side has one connection to the
+// other, rank 0's.
+TEST(TcpBidi, CrossedConnectsEndOnTheLowerRanksConnection)
+{
+    LLC_EXPECT_JOB_OK(bidi_job(2), [](TestProcess &p) {
+        CheckedRun run(p, kSmall);
+        ASSERT_TRUE(run.started());
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        const int peer = 1 - p.rank;
+        ASSERT_GE(send_one(run.ctx, run.out, p.rank, peer), 0);
+        ASSERT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[size_t(peer)] == 1; }, 60));
+        ASSERT_EQ(TestProcess::fence(&p), 0); // both have connected by now: two connections
+        llc_stats_t before = stats_of(run.ctx);
+        EXPECT_EQ(before.tcp_conns, 1u);
+        EXPECT_EQ(before.tcp_adopted, 0u);
+        // Rank 1 moves within a few of its lazy acknowledgement reads (one a
+        // millisecond at most); 3000 round trips are far more than that.
+        constexpr uint32_t kRounds = 3000;
+        for (uint32_t k = 1; k <= kRounds; k++) {
+            if (p.rank == 0) {
+                ASSERT_GE(send_one(run.ctx, run.out, 0, 1), 0);
+                ASSERT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[1] == k + 1; }, 60));
+            } else {
+                ASSERT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[0] == k + 1; }, 60));
+                ASSERT_GE(send_one(run.ctx, run.out, 1, 0), 0);
+            }
+        }
+        EXPECT_TRUE(progress_until(run.ctx, [&] { return run.out.callbacks == run.out.callbacks_owed; }, 30));
+        EXPECT_EQ(run.out.callback_errors, 0u);
+        EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
+        EXPECT_EQ(run.in.next_seq[size_t(peer)], kRounds + 1);
+        llc_stats_t st = stats_of(run.ctx);
+        EXPECT_EQ(st.tcp_evictions, 0u); // the move is not an eviction for the cap
+        if (p.rank == 0) {
+            EXPECT_EQ(st.tcp_conns, 1u);
+            EXPECT_EQ(st.tcp_adopted, 0u);
+            EXPECT_EQ(st.tcp_closes_received, 1u); // rank 1's connection, closed by it
+        } else {
+            EXPECT_EQ(st.tcp_conns, 0u);   // its own is closed
+            EXPECT_EQ(st.tcp_adopted, 1u); // it sends on rank 0's
+        }
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        finalize_ok(run.ctx);
+    });
+}
+
 struct BidiCase {
     const char *name;
     int processes;
