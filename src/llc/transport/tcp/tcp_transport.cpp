@@ -102,7 +102,7 @@ void TcpTransport::publish_address() { ctx_.addresses().publish(AddrKind::Tcp, m
 // evicting a connection that carries both directions is not done.
 void TcpTransport::enable_bidirectional()
 {
-    bidi_ = ctx_.size() < 2 || ctx_.config().max_contexts >= size_t(ctx_.size() - 1);
+    bidi_ = ctx_.config().tcp_bidi && (ctx_.size() < 2 || ctx_.config().max_contexts >= size_t(ctx_.size() - 1));
 }
 
 // ---------------------------------------------------------------- sending
@@ -782,6 +782,15 @@ bool TcpTransport::read_in(InConn &c)
                     throw;
                 }
                 c.feeding = false;
+                if (c.pair_out && d.wants_payload()) {
+                    // A connection used both ways is in the kernel's
+                    // ping-pong mode, which delays its ACKs to ride on our
+                    // next write; in the middle of a large payload that
+                    // holds the sender's window back (64 KiB ping-pong 38 ->
+                    // 51 us): ACK at once until the payload is in.
+                    int one = 1;
+                    ::setsockopt(sock(c), IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
+                }
             }
         } else {
             // A source holding a ring lands its records there (the ring is

@@ -54,7 +54,8 @@ JobOptions bidi_job(int processes, unsigned timeout_s = 120, const char *peer_ti
     for (int i = 0; i < processes; i++)
         nodes.push_back(i); // one process per node: every pair is on tcp
     JobOptions o = job(nodes, timeout_s);
-    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"}, {"LLC_NET", "tcp"}, {"LLC_TCP_PEER_TIMEOUT_MS", peer_timeout_ms}};
+    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"}, {"LLC_NET", "tcp"}, {"LLC_TCP_BIDI", "1"},
+             {"LLC_TCP_PEER_TIMEOUT_MS", peer_timeout_ms}};
     return o;
 }
 
