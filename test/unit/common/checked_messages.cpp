@@ -7,6 +7,19 @@
 
 namespace llctest {
 
+uint64_t pair_seed(uint32_t src, uint32_t dst, uint32_t seq)
+{
+    return (uint64_t(src) << 44) ^ (uint64_t(dst) << 24) ^ (uint64_t(seq) * 0x9e37u);
+}
+
+size_t mostly_small_size(uint32_t src, uint32_t seq)
+{
+    uint64_t h = mix64((uint64_t(src) << 32) | seq);
+    if (seq % 7 == 5)
+        return 70000 + size_t(h % 200000);
+    return size_t(h % 500);
+}
+
 CheckedHeader make_message(const MessageShape &shape, int me, int dst, uint32_t seq, uint32_t flag,
                            std::vector<char> &payload, size_t len)
 {

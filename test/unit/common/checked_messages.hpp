@@ -31,6 +31,12 @@ struct MessageShape {
     uint64_t (*seed)(uint32_t src, uint32_t dst, uint32_t seq);
 };
 
+// A shape's parts that tests share: a seed per (sender, receiver, number),
+// and sizes that are mostly small with every seventh message 70-270 KB,
+// large enough for several writes and a transport's direct reads.
+uint64_t pair_seed(uint32_t src, uint32_t dst, uint32_t seq);
+size_t mostly_small_size(uint32_t src, uint32_t seq);
+
 // Flag of a message the receiver answers from its handler (Inbox::replies).
 constexpr uint32_t kPing = 2;
 

@@ -143,6 +143,14 @@ TcpTransport::OutConn &TcpTransport::out_conn(int dest)
         c->queue.push_back(OutgoingMessage::make_control(Kind::Goodbye, ctx_.rank(), 0));
     }
     start_connect(*c);
+    OutConn &conn = track(dest, std::move(c));
+    ctx_.counters().tcp_conns = open_count();
+    return conn;
+}
+
+// A new sending half goes into out_ (by rank) and out_live_ (polled).
+TcpTransport::OutConn &TcpTransport::track(int dest, std::unique_ptr<OutConn> c)
+{
     OutConn &conn = *c;
     out_live_.push_back(&conn);
     try {
@@ -151,7 +159,6 @@ TcpTransport::OutConn &TcpTransport::out_conn(int dest)
         out_live_.pop_back();
         throw;
     }
-    ctx_.counters().tcp_conns = open_count();
     return conn;
 }
 
@@ -181,14 +188,7 @@ TcpTransport::OutConn *TcpTransport::adopt(int dest)
         c->owed_limit = 0;
         c->queue.push_back(OutgoingMessage::make_control(Kind::Goodbye, ctx_.rank(), 0));
     }
-    OutConn &conn = *c;
-    out_live_.push_back(&conn);
-    try {
-        out_.emplace(dest, std::move(c));
-    } catch (...) {
-        out_live_.pop_back();
-        throw;
-    }
+    OutConn &conn = track(dest, std::move(c));
     conn.pair_in = in;
     in->pair_out = &conn;
     int one = 1;
@@ -206,14 +206,23 @@ TcpTransport::InConn &TcpTransport::reverse_half(OutConn &c)
     r->addr = c.addr;
     r->pair_out = &c;
     InConn *raw = r.get();
-    r->decoder = std::make_unique<StreamDecoder>([this, raw](const IncomingRecord &rec) { on_record(*raw, rec); });
-    r->decoder->set_source(c.rank);
-    r->decoder->set_placer([this, raw](const WireHeader &w, const void *hdr) {
-        return int(w.src) == raw->rank ? ctx_.payload_destination(raw->rank, w, hdr) : nullptr;
-    });
+    attach_decoder(*raw);
     in_.push_back(std::move(r));
     c.pair_in = raw;
     return *raw;
+}
+
+// The record decoder of an authenticated receiving half (c.rank is known).
+void TcpTransport::attach_decoder(InConn &c)
+{
+    InConn *raw = &c;
+    c.decoder = std::make_unique<StreamDecoder>([this, raw](const IncomingRecord &rec) { on_record(*raw, rec); });
+    c.decoder->set_source(c.rank);
+    // A rendezvous payload for a posted receive is read from the socket
+    // straight into its buffer (read_in's direct reads): no staging copy.
+    c.decoder->set_placer([this, raw](const WireHeader &w, const void *hdr) {
+        return int(w.src) == raw->rank ? ctx_.payload_destination(raw->rank, w, hdr) : nullptr;
+    });
 }
 
 // A StreamAck read by the receiving half of a connection that carries both
@@ -581,14 +590,8 @@ bool TcpTransport::read_acks(OutConn &c)
                 InConn &r = reverse_half(c);
                 r.bytes_read += uint64_t(total - off);
                 try {
-                    r.feeding = true;
-                    try {
-                        r.decoder->feed(buf + off, total - off);
-                    } catch (...) {
-                        r.feeding = false;
-                        throw;
-                    }
-                    r.feeding = false;
+                    Feeding guard(r);
+                    r.decoder->feed(buf + off, total - off);
                 } catch (const Error &e) {
                     close_in(r, e.status(), e.what());
                 }
@@ -774,14 +777,10 @@ bool TcpTransport::read_in(InConn &c)
             n = ::recv(sock(c), dst, asked, MSG_DONTWAIT);
             if (n > 0) {
                 c.bytes_read += uint64_t(n);
-                c.feeding = true;
-                try {
+                {
+                    Feeding guard(c);
                     d.payload_received(size_t(n));
-                } catch (...) {
-                    c.feeding = false;
-                    throw;
                 }
-                c.feeding = false;
                 if (c.pair_out && d.wants_payload()) {
                     // A connection used both ways is in the kernel's
                     // ping-pong mode, which delays its ACKs to ride on our
@@ -806,14 +805,10 @@ bool TcpTransport::read_in(InConn &c)
                 c.bytes_read += uint64_t(n);
                 if (c.landing)
                     ctx_.counters().ring_bytes_landed += uint64_t(n);
-                c.feeding = true;
-                try {
+                {
+                    Feeding guard(c);
                     d.feed(buf, size_t(n));
-                } catch (...) {
-                    c.feeding = false;
-                    throw;
                 }
-                c.feeding = false;
             }
         }
         if (n > 0) {
@@ -1043,14 +1038,7 @@ bool TcpTransport::auth_step(InConn &c)
     c.rank = w.src;
     c.addr.assign(addr, addr_len);
     c.bytes_read = sizeof(WireHeader) + w.aux_len; // the Hello is the first record of the counted stream
-    InConn *raw = &c;
-    c.decoder = std::make_unique<StreamDecoder>([this, raw](const IncomingRecord &rec) { on_record(*raw, rec); });
-    c.decoder->set_source(c.rank);
-    // A rendezvous payload for a posted receive is read from the socket
-    // straight into its buffer (read_in's direct reads): no staging copy.
-    c.decoder->set_placer([this, raw](const WireHeader &w, const void *hdr) {
-        return int(w.src) == raw->rank ? ctx_.payload_destination(raw->rank, w, hdr) : nullptr;
-    });
+    attach_decoder(c);
     c.auth.reset();
     pending_auth_--;
     if (bidi_)

@@ -258,7 +258,18 @@ private:
         std::unique_ptr<Auth> auth;
     };
 
+    // Marks a receiving half as inside its decoder for a scope (see InConn::feeding).
+    struct Feeding {
+        explicit Feeding(InConn &c) : c_(c) { c_.feeding = true; }
+        ~Feeding() { c_.feeding = false; }
+        Feeding(const Feeding &) = delete;
+        Feeding &operator=(const Feeding &) = delete;
+        InConn &c_;
+    };
+
     OutConn &out_conn(int dest);
+    OutConn &track(int dest, std::unique_ptr<OutConn> c);
+    void attach_decoder(InConn &c);
     // Both directions on one connection (see the comment at the top).
     static int sock(const OutConn &c) { return c.adopted ? (c.pair_in ? c.pair_in->fd.get() : -1) : c.fd.get(); }
     static int sock(const InConn &c) { return c.pair_out && !c.fd.valid() ? c.pair_out->fd.get() : c.fd.get(); }

@@ -21,25 +21,10 @@ namespace {
 
 constexpr unsigned kHandler = 4;
 
-uint64_t seed_of(uint32_t src, uint32_t dst, uint32_t seq)
-{
-    return (uint64_t(src) << 44) ^ (uint64_t(dst) << 24) ^ (uint64_t(seq) * 0x9e37u);
-}
-
-// Mostly small, some large enough to need several writes and direct reads
-// (records of both directions then interleave with the acknowledgements).
-size_t size_of(uint32_t src, uint32_t seq)
-{
-    uint64_t h = mix64((uint64_t(src) << 32) | seq);
-    if (seq % 7 == 5)
-        return 70000 + size_t(h % 200000);
-    return size_t(h % 500);
-}
-
 size_t small_of(uint32_t, uint32_t) { return 8; }
 
-constexpr MessageShape kShape{kHandler, size_of, seed_of};
-constexpr MessageShape kSmall{kHandler, small_of, seed_of};
+constexpr MessageShape kShape{kHandler, mostly_small_size, pair_seed};
+constexpr MessageShape kSmall{kHandler, small_of, pair_seed};
 
 llc_stats_t stats_of(llc_context_t *ctx)
 {
@@ -59,6 +44,21 @@ JobOptions bidi_job(int processes, unsigned timeout_s = 120, const char *peer_ti
     return o;
 }
 
+// Rank 0 sends message k, rank 1 answers it once it is in, for k from
+// `first`, `rounds` times (message numbers count per ordered pair from 0).
+void ping_pong(CheckedRun &run, int rank, uint32_t first, uint32_t rounds)
+{
+    for (uint32_t k = first; k < first + rounds; k++) {
+        if (rank == 0) {
+            ASSERT_GE(send_one(run.ctx, run.out, 0, 1), 0);
+            ASSERT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[1] == k + 1; }, 60));
+        } else {
+            ASSERT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[0] == k + 1; }, 60));
+            ASSERT_GE(send_one(run.ctx, run.out, 1, 0), 0);
+        }
+    }
+}
+
 // Rank 0 pings, rank 1 answers each ping when it has it: one connection
 // (rank 0's), which rank 1 adopts for its answers.
 TEST(TcpBidi, PingPongUsesOneConnection)
@@ -69,15 +69,7 @@ TEST(TcpBidi, PingPongUsesOneConnection)
         ASSERT_EQ(TestProcess::fence(&p), 0);
         const int peer = 1 - p.rank;
         constexpr uint32_t kRounds = 200;
-        for (uint32_t k = 0; k < kRounds; k++) {
-            if (p.rank == 0) {
-                ASSERT_GE(send_one(run.ctx, run.out, 0, 1), 0);
-                ASSERT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[1] == k + 1; }, 60));
-            } else {
-                ASSERT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[0] == k + 1; }, 60));
-                ASSERT_GE(send_one(run.ctx, run.out, 1, 0), 0);
-            }
-        }
+        ASSERT_NO_FATAL_FAILURE(ping_pong(run, p.rank, 0, kRounds));
         EXPECT_TRUE(progress_until(run.ctx, [&] { return run.out.callbacks == run.out.callbacks_owed; }, 30));
         EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
         EXPECT_EQ(run.in.next_seq[size_t(peer)], kRounds);
@@ -128,15 +120,7 @@ TEST(TcpBidi, CrossedConnectsEndOnTheLowerRanksConnection)
         // Rank 1 moves within a few of its lazy acknowledgement reads (one a
         // millisecond at most); 3000 round trips are far more than that.
         constexpr uint32_t kRounds = 3000;
-        for (uint32_t k = 1; k <= kRounds; k++) {
-            if (p.rank == 0) {
-                ASSERT_GE(send_one(run.ctx, run.out, 0, 1), 0);
-                ASSERT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[1] == k + 1; }, 60));
-            } else {
-                ASSERT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[0] == k + 1; }, 60));
-                ASSERT_GE(send_one(run.ctx, run.out, 1, 0), 0);
-            }
-        }
+        ASSERT_NO_FATAL_FAILURE(ping_pong(run, p.rank, 1, kRounds));
         EXPECT_TRUE(progress_until(run.ctx, [&] { return run.out.callbacks == run.out.callbacks_owed; }, 30));
         EXPECT_EQ(run.out.callback_errors, 0u);
         EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;

@@ -20,21 +20,8 @@ namespace {
 
 constexpr unsigned kHandler = 4;
 
-uint64_t seed_of(uint32_t src, uint32_t dst, uint32_t seq)
-{
-    return (uint64_t(src) << 44) ^ (uint64_t(dst) << 24) ^ (uint64_t(seq) * 0x9e37u);
-}
 
-// Mostly small, some large enough to need several writes and direct reads.
-size_t size_of(uint32_t src, uint32_t seq)
-{
-    uint64_t h = mix64((uint64_t(src) << 32) | seq);
-    if (seq % 7 == 5)
-        return 70000 + size_t(h % 200000);
-    return size_t(h % 500);
-}
-
-constexpr MessageShape kShape{kHandler, size_of, seed_of};
+constexpr MessageShape kShape{kHandler, mostly_small_size, pair_seed};
 
 llc_stats_t stats_of(llc_context_t *ctx)
 {
