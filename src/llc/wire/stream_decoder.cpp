@@ -48,7 +48,7 @@ void StreamDecoder::validate_header()
                                       " (is every process running the same libllc?)");
 }
 
-void StreamDecoder::enter_stage_after(Stage done)
+void StreamDecoder::enter_stage_after(Stage done, size_t after)
 {
     have_ = 0;
     if (done == Stage::Header) {
@@ -72,24 +72,27 @@ void StreamDecoder::enter_stage_after(Stage done)
         placed_ = placer_ ? placer_(wire_, hdr_.data()) : nullptr;
         return;
     }
-    deliver(kind_streams_payload(Kind(wire_.kind)) ? payload_.data() : nullptr);
+    deliver(kind_streams_payload(Kind(wire_.kind)) ? payload_.data() : nullptr, after);
 }
 
-void StreamDecoder::deliver(const char *payload)
+void StreamDecoder::deliver(const char *payload, size_t after)
 {
     stage_ = Stage::Header;
     have_ = 0;
     placed_ = nullptr;
+    after_record_ = after;
     WireHeader w = wire_;
     sink_(IncomingRecord{w, hdr_.data(), aux_.data(), payload});
     payload_.shrink_if_above(kKeepPayloadBufferBytes);
 }
 
-void StreamDecoder::payload_received(size_t n)
+void StreamDecoder::payload_received(size_t n) { payload_arrived(n, 0); }
+
+void StreamDecoder::payload_arrived(size_t n, size_t after)
 {
     have_ += n;
     if (have_ == wire_.payload_len)
-        deliver(placed_ ? placed_ : payload_.data());
+        deliver(placed_ ? placed_ : payload_.data(), after);
 }
 
 size_t StreamDecoder::take_whole_record(const char *p, size_t n)
@@ -111,8 +114,9 @@ size_t StreamDecoder::take_whole_record(const char *p, size_t n)
     if (wire_.aux_len)
         std::memcpy(aux_.data(), q, wire_.aux_len);
     q += wire_.aux_len;
-    deliver(streams ? q : nullptr);
-    return size_t(q - p) + size_t(payload);
+    const size_t used = size_t(q - p) + size_t(payload);
+    deliver(streams ? q : nullptr, n - used);
+    return used;
 }
 
 void StreamDecoder::feed(const char *p, size_t n)
@@ -136,7 +140,7 @@ void StreamDecoder::feed(const char *p, size_t n)
             n -= take;
             if (have_ == sizeof(WireHeader)) {
                 validate_header();
-                enter_stage_after(Stage::Header);
+                enter_stage_after(Stage::Header, n);
             }
             break;
         case Stage::Hdr:
@@ -146,7 +150,7 @@ void StreamDecoder::feed(const char *p, size_t n)
             p += take;
             n -= take;
             if (have_ == wire_.hdr_len)
-                enter_stage_after(Stage::Hdr);
+                enter_stage_after(Stage::Hdr, n);
             break;
         case Stage::Aux:
             take = std::min(n, size_t(wire_.aux_len) - have_);
@@ -155,13 +159,13 @@ void StreamDecoder::feed(const char *p, size_t n)
             p += take;
             n -= take;
             if (have_ == wire_.aux_len)
-                enter_stage_after(Stage::Aux);
+                enter_stage_after(Stage::Aux, n);
             break;
         case Stage::Payload: {
             if (have_ == 0 && n >= wire_.payload_len) {
                 // The whole payload is contiguous in the input: deliver in place.
                 size_t len = size_t(wire_.payload_len);
-                deliver(p);
+                deliver(p, n - len);
                 p += len;
                 n -= len;
                 break;
@@ -171,7 +175,7 @@ void StreamDecoder::feed(const char *p, size_t n)
             std::memcpy(dst, p, take);
             p += take;
             n -= take;
-            payload_received(take);
+            payload_arrived(take, n);
             break;
         }
         }

@@ -54,6 +54,10 @@ public:
     bool at_record_boundary() const { return stage_ == Stage::Header && have_ == 0; }
     // Bytes of a record header received but not decoded yet (its kind unknown).
     size_t header_bytes_pending() const { return stage_ == Stage::Header ? have_ : 0; }
+    // Inside the sink: the bytes of the input being fed that follow the
+    // record being delivered (not decoded yet); 0 for a record completed by
+    // payload_received.
+    size_t bytes_after_record() const { return after_record_; }
 
     // The stream's source as its owner knows it (tcp: from the authenticated
     // Hello): errors name it rather than the malformed header's src field.
@@ -63,8 +67,10 @@ private:
     friend struct MemWalk; // mem_accounting.cpp counts the members
     enum class Stage { Header, Hdr, Aux, Payload };
     void validate_header();
-    void enter_stage_after(Stage done);
-    void deliver(const char *payload);
+    void enter_stage_after(Stage done, size_t after);
+    // after: bytes of the input that follow the record (bytes_after_record).
+    void deliver(const char *payload, size_t after);
+    void payload_arrived(size_t n, size_t after);
     // Decode the record at p if all of it is among the n bytes; returns the
     // bytes used, or 0 (nothing consumed) when the record goes on beyond n.
     size_t take_whole_record(const char *p, size_t n);
@@ -75,6 +81,7 @@ private:
     int source_ = -1;
     Stage stage_ = Stage::Header;
     size_t have_ = 0;
+    size_t after_record_ = 0;
     WireHeader wire_{};
     std::vector<uint64_t> hdr_;
     std::vector<char> aux_;

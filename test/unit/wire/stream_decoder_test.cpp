@@ -65,6 +65,55 @@ TEST(Components, DecoderReassemblesRecordsSplitAnywhere)
     }
 }
 
+// Inside the sink the decoder says how many bytes of the piece being fed
+// follow the record it delivers (tcp acknowledges a handler's answer up to
+// there): the stream offset it implies is the record's end, however the
+// stream is split.
+TEST(Components, DecoderSaysWhereTheDeliveredRecordEnds)
+{
+    std::vector<std::string> pieces1 = {"abc", "defgh"}, pieces2 = {}, pieces3 = {std::string(70000, 'q')};
+    std::vector<std::unique_ptr<OutgoingMessage>> msgs;
+    msgs.push_back(make_msg(1, 0, "header-1", pieces1));
+    msgs.push_back(make_msg(2, 1, "", pieces2));
+    msgs.push_back(make_msg(3, 2, std::string(16, 'h'), pieces3));
+    msgs.push_back(make_msg(4, 3, "x", pieces2));
+    std::string stream;
+    std::vector<size_t> ends;
+    for (auto &m : msgs) {
+        std::string bytes(m->total_bytes(), '\0');
+        ASSERT_EQ(m->copy_out(&bytes[0], bytes.size()), bytes.size());
+        stream += bytes;
+        ends.push_back(stream.size());
+    }
+    for (size_t chunk : {size_t(1), size_t(13), size_t(40), size_t(1000), size_t(65536), stream.size()}) {
+        std::vector<size_t> got;
+        size_t piece_end = 0; // stream offset of the end of the piece being fed
+        StreamDecoder d([&](const IncomingRecord &) { got.push_back(piece_end - d.bytes_after_record()); });
+        for (size_t off = 0; off < stream.size(); off += chunk) {
+            size_t len = std::min(chunk, stream.size() - off);
+            piece_end = off + len;
+            d.feed(stream.data() + off, len);
+        }
+        EXPECT_EQ(got, ends) << "chunk " << chunk;
+    }
+    // A payload completed by a direct read ends with the bytes read.
+    size_t after = 99;
+    StreamDecoder d([&](const IncomingRecord &) { after = d.bytes_after_record(); });
+    const std::string third = stream.substr(ends[1], ends[2] - ends[1]);
+    d.feed(third.data(), 100);
+    ASSERT_TRUE(d.wants_payload());
+    size_t off = 100;
+    while (d.wants_payload()) {
+        char *cursor = d.payload_cursor(); // (first: it makes the room)
+        size_t room = std::min(d.payload_room(), third.size() - off);
+        std::memcpy(cursor, third.data() + off, room);
+        off += room;
+        d.payload_received(room);
+    }
+    EXPECT_EQ(off, third.size());
+    EXPECT_EQ(after, 0u);
+}
+
 // A placer gives the payload of handler 63 a place of its own: the bytes go
 // there, however the stream is split and read (feed or the direct-read
 // cursor), and the sink is handed that place; other records are untouched.

@@ -57,7 +57,13 @@
 // receiver that reads its data and then computes for a long time leaves
 // nothing unacknowledged behind (with LLC_TCP_PEER_TIMEOUT_MS >= 1 s they are
 // written with MSG_MORE: the kernel sends them within its 200 ms cork
-// ceiling, without a transmission per message).  The sender does not poll for them on
+// ceiling, without a transmission per message).  Two refinements: a
+// progress call that ends in the middle of a record writes none until the
+// record is in or it has held one back for LLC_TCP_PEER_TIMEOUT_MS / 8; and
+// on a connection that carries both directions a record written from a
+// handler (a rendezvous' clear-to-send) carries, in the same sendmsg, the
+// StreamAck up to the end of the record it answers (the decoder's
+// bytes_after_record).  The sender does not poll for them on
 // every call: it reads them at most once a millisecond while it has
 // unacknowledged bytes (and always before declaring a peer dead), so a
 // ping-pong does not pay for them on its critical path.  A sender whose
@@ -226,8 +232,9 @@ private:
         bool closed = false;
         bool close_seen = false;      // the sender evicted the connection (Close record)
         // Inside the decoder (records being delivered): bytes_read counts
-        // bytes not decoded yet, StreamAcks among them, so no StreamAck is
-        // written from a handler's send (send_ack, flush).
+        // bytes not decoded yet, StreamAcks among them, so a StreamAck
+        // written from a handler's send (flush) counts only up to the end of
+        // the record being delivered (StreamDecoder::bytes_after_record).
         bool feeding = false;
         // Crossed connects, we are the lower rank: the peer moves to our
         // connection once this one is idle, so its StreamAcks go at once
@@ -239,6 +246,7 @@ private:
         uint32_t ack_unsent = 0;      // bytes of ack_out not yet written (a partial write)
         uint64_t bytes_read = 0;      // stream bytes read so far
         uint64_t bytes_acked = 0;     // count carried by the last StreamAck
+        uint64_t ack_held_since_us = 0; // a StreamAck held back in the middle of a record since (0: none)
         WireHeader ack_out{};
         // The ring leased for this source (the hybrid's ring pool), read into
         // instead of staging_; asked of the Context again when its landing
@@ -301,6 +309,7 @@ private:
     bool acks_due(const OutConn &c, uint64_t &now) const;
     bool read_acks(OutConn &c);
     bool check_liveness(OutConn &c, uint64_t now);
+    bool stage_ack(InConn &c);
     void send_ack(InConn &c);
     void set_user_timeout(int fd) const;
     bool accept_all();
