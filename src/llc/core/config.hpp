@@ -22,7 +22,7 @@ struct Config {
     uint64_t finalize_timeout_ms = 10000; // LLC_FINALIZE_TIMEOUT_MS
     std::string tcp_addr;                 // LLC_TCP_ADDR (empty: auto-detect)
     uint64_t tcp_peer_timeout_ms = 10000; // LLC_TCP_PEER_TIMEOUT_MS
-    bool tcp_bidi = false;                // LLC_TCP_BIDI: one connection per pair carries both directions (tcp_transport.hpp)
+    bool tcp_bidi = true;                 // LLC_TCP_BIDI: one connection per pair carries both directions (tcp_transport.hpp)
     uint64_t tcp_auth_timeout_ms = 30000; // LLC_TCP_AUTH_TIMEOUT_MS: an accepted connection must authenticate within it
     bool mem_report = false;              // LLC_MEM_REPORT
     size_t max_contexts = 1024;           // LLC_MAX_CONTEXTS (gamma: live per-peer contexts)

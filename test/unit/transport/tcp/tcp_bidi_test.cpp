@@ -4,7 +4,8 @@
 // connects cross) or in turns, small and large messages, lose and reorder
 // nothing; a peer dying is reported on an adopted connection and on the
 // connector's side of one; under a cap that can evict (LLC_MAX_CONTEXTS <
-// size - 1) nothing is adopted and eviction works as before.
+// size - 1) nothing is adopted and eviction works as before; with
+// LLC_TCP_BIDI=0 (on by default) each direction has its own connection.
 #include "common/checked_messages.hpp"
 #include "common/test_util.hpp"
 
@@ -94,6 +95,30 @@ TEST(TcpBidi, PingPongUsesOneConnection)
                 EXPECT_EQ(e.items, 1u);
             }
         }
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        finalize_ok(run.ctx);
+    });
+}
+
+// LLC_TCP_BIDI=0: each direction has its own connection, nothing is adopted.
+TEST(TcpBidi, OffEachDirectionHasItsOwnConnection)
+{
+    JobOptions o = bidi_job(2);
+    for (auto &kv : o.env)
+        if (kv.first == "LLC_TCP_BIDI")
+            kv.second = "0";
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        CheckedRun run(p, kSmall);
+        ASSERT_TRUE(run.started());
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        constexpr uint32_t kRounds = 200;
+        ASSERT_NO_FATAL_FAILURE(ping_pong(run, p.rank, 0, kRounds));
+        EXPECT_TRUE(progress_until(run.ctx, [&] { return run.out.callbacks == run.out.callbacks_owed; }, 30));
+        EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
+        EXPECT_EQ(run.in.next_seq[size_t(1 - p.rank)], kRounds);
+        llc_stats_t st = stats_of(run.ctx);
+        EXPECT_EQ(st.tcp_conns, 1u); // each connected to the other
+        EXPECT_EQ(st.tcp_adopted, 0u);
         ASSERT_EQ(TestProcess::fence(&p), 0);
         finalize_ok(run.ctx);
     });
