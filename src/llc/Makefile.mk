@@ -77,6 +77,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/transport/net_events.hpp \
 	src/llc/transport/tcp/tcp_address.cpp \
 	src/llc/transport/tcp/tcp_address.hpp \
+	src/llc/transport/tcp/ack_flusher.cpp \
+	src/llc/transport/tcp/ack_flusher.hpp \
 	src/llc/transport/tcp/tcp_transport.cpp \
 	src/llc/transport/tcp/tcp_transport.hpp \
 	src/llc/hybrid/udp_handover.cpp \

@@ -40,6 +40,10 @@ constexpr uint64_t kCorkedAcksMinTimeoutMs = 1000;
 // A process that leaves libllc in the middle of a record has not read the
 // rest either, so its sender's check would fire in any case.
 constexpr uint64_t kMidRecordAckDivisor = 8;
+// Held acknowledgements (tcp_transport.hpp): the process writes one it has
+// held this long itself; the AckFlusher's period.
+constexpr uint64_t kAckHoldUs = 500;
+constexpr uint64_t kAckFlushPeriodUs = 10000;
 // Accepted connections still authenticating: beyond this many the oldest is
 // closed (a stranger cannot hold more descriptors than this).
 constexpr size_t kMaxPendingAuth = 128;
@@ -113,6 +117,10 @@ void TcpTransport::publish_address() { ctx_.addresses().publish(AddrKind::Tcp, m
 void TcpTransport::enable_bidirectional()
 {
     bidi_ = ctx_.config().tcp_bidi && (ctx_.size() < 2 || ctx_.config().max_contexts >= size_t(ctx_.size() - 1));
+    if (bidi_ && !flusher_) {
+        const uint64_t period = std::min(kAckFlushPeriodUs, ctx_.config().tcp_peer_timeout_ms * 1000 / 8);
+        flusher_ = std::make_unique<AckFlusher>(mu_, period, [this] { return flush_held_acks(flusher_->period_us()); });
+    }
 }
 
 // ---------------------------------------------------------------- sending
@@ -383,6 +391,7 @@ void TcpTransport::start_connect(OutConn &c)
 
 int TcpTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)
 {
+    auto in = enter();
     OutConn &c = out_conn(dest);
     if (c.state == OutConn::State::Failed)
         throw Error(c.failure_status, c.failure);
@@ -896,8 +905,10 @@ bool TcpTransport::stage_ack(InConn &c)
     const uint64_t upto = c.bytes_read - (!c.decoder  ? 0
                                           : c.feeding ? c.decoder->bytes_after_record()
                                                       : c.decoder->header_bytes_pending());
-    if (upto <= c.bytes_acked)
+    if (upto <= c.bytes_acked) {
+        c.ack_held_since_us = 0; // nothing decoded to acknowledge
         return false;
+    }
     c.ack_out = make_wire_header(Kind::StreamAck, ctx_.rank(), 0, upto);
     c.ack_unsent = sizeof(WireHeader);
     c.bytes_acked = upto;
@@ -906,7 +917,7 @@ bool TcpTransport::stage_ack(InConn &c)
 }
 
 // Tell the sender how much of its stream has been read (see tcp_transport.hpp).
-void TcpTransport::send_ack(InConn &c)
+void TcpTransport::send_ack(InConn &c, bool prompt)
 {
     if (c.feeding)
         return; // called from a handler's send: at the end of the progress call instead (or with it, flush)
@@ -919,7 +930,7 @@ void TcpTransport::send_ack(InConn &c)
         return;
     const char *p = reinterpret_cast<const char *>(&c.ack_out) + (sizeof(WireHeader) - c.ack_unsent);
     for (;;) {
-        int more = ctx_.config().tcp_peer_timeout_ms >= kCorkedAcksMinTimeoutMs && !c.acks_prompt ? MSG_MORE : 0;
+        int more = ctx_.config().tcp_peer_timeout_ms >= kCorkedAcksMinTimeoutMs && !c.acks_prompt && !prompt ? MSG_MORE : 0;
         ssize_t w = ::send(sock(c), p, c.ack_unsent, MSG_NOSIGNAL | MSG_DONTWAIT | more);
         if (w >= 0) {
             c.ack_unsent -= uint32_t(w);
@@ -931,6 +942,23 @@ void TcpTransport::send_ack(InConn &c)
             c.ack_broken = true; // the read side sees the reset or EOF and reports it
         return;
     }
+}
+
+// Held acknowledgements (tcp_transport.hpp): from the AckFlusher's thread,
+// with mu_ held, while the process is outside the transport.
+bool TcpTransport::flush_held_acks(uint64_t older_than_us)
+{
+    const uint64_t now = monotonic_us();
+    bool still = false;
+    for (auto &p : in_) {
+        InConn &c = *p;
+        if ((c.ack_held_since_us == 0 && c.ack_unsent == 0) || c.closed || c.auth || c.ack_broken)
+            continue;
+        if (c.ack_unsent > 0 || now - c.ack_held_since_us >= older_than_us)
+            send_ack(c, true); // the process is away: not corked
+        still |= c.ack_held_since_us != 0 || c.ack_unsent > 0;
+    }
+    return still;
 }
 
 // ---------------------------------------------------------- authentication
@@ -1134,6 +1162,7 @@ void TcpTransport::build_pollset(uint64_t &now)
 
 bool TcpTransport::progress_polling(int extra_fd, bool *extra_ready)
 {
+    auto in = enter();
     uint64_t now = 0; // read when needed
     build_pollset(now);
     if (extra_fd >= 0)
@@ -1177,15 +1206,25 @@ bool TcpTransport::progress_polling(int extra_fd, bool *extra_ready)
         InConn &c = *in_[i];
         if (c.closed || c.auth || c.ack_broken || (c.ack_unsent == 0 && c.bytes_read == c.bytes_acked))
             continue;
-        if (c.ack_unsent == 0 && c.decoder && !c.decoder->at_record_boundary()) {
-            // In the middle of a record: its sender learns nothing it needs
-            // before the record is in (see kMidRecordAckDivisor).
-            if (now == 0)
-                now = monotonic_us();
-            if (c.ack_held_since_us == 0)
-                c.ack_held_since_us = now;
-            if (now - c.ack_held_since_us < ctx_.config().tcp_peer_timeout_ms * 1000 / kMidRecordAckDivisor)
-                continue;
+        if (c.ack_unsent == 0) {
+            // In the middle of a record its sender learns nothing it needs
+            // before the record is in (see kMidRecordAckDivisor); at a record
+            // boundary on a connection used both ways, our next record there
+            // may carry it (held acknowledgements, tcp_transport.hpp).
+            const bool mid_record = c.decoder && !c.decoder->at_record_boundary();
+            if (mid_record || (flusher_ && c.pair_out && !c.acks_prompt)) {
+                if (now == 0)
+                    now = monotonic_us();
+                if (c.ack_held_since_us == 0)
+                    c.ack_held_since_us = now;
+                const uint64_t limit =
+                    mid_record ? ctx_.config().tcp_peer_timeout_ms * 1000 / kMidRecordAckDivisor : kAckHoldUs;
+                if (now - c.ack_held_since_us < limit) {
+                    if (!mid_record)
+                        flusher_->note_held();
+                    continue;
+                }
+            }
         }
         send_ack(c);
     }
@@ -1226,7 +1265,10 @@ bool TcpTransport::progress_polling(int extra_fd, bool *extra_ready)
 void TcpTransport::wait_for_activity(uint64_t us, int extra_fd, int extra_fd2)
 {
     uint64_t now = 0;
-    build_pollset(now);
+    {
+        auto in = enter(); // (not held while blocked: the flusher may write meanwhile)
+        build_pollset(now);
+    }
     for (int fd : {extra_fd, extra_fd2})
         if (fd >= 0)
             pollset_.push_back({fd, POLLIN, 0});
@@ -1236,6 +1278,7 @@ void TcpTransport::wait_for_activity(uint64_t us, int extra_fd, int extra_fd2)
 
 bool TcpTransport::has_pending_sends() const
 {
+    auto in = enter();
     for (const OutConn *c : out_live_)
         if (c->state != OutConn::State::Failed && !c->queue.empty())
             return true;
@@ -1244,6 +1287,7 @@ bool TcpTransport::has_pending_sends() const
 
 void TcpTransport::say_goodbye()
 {
+    auto in = enter();
     finalizing_ = true; // no more evictions: the Goodbye goes on the open connections
     for (OutConn *c : out_live_) {
         if (!is_open(*c))
@@ -1260,6 +1304,7 @@ void TcpTransport::say_goodbye()
 
 bool TcpTransport::incoming_quiet() const
 {
+    auto in = enter();
     uint64_t now = 0;
     for (const auto &c : in_) {
         if (c->closed || c->goodbye)

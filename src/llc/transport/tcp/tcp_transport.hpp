@@ -63,7 +63,19 @@
 // on a connection that carries both directions a record written from a
 // handler (a rendezvous' clear-to-send) carries, in the same sendmsg, the
 // StreamAck up to the end of the record it answers (the decoder's
-// bytes_after_record).  The sender does not poll for them on
+// bytes_after_record).
+//
+// Held acknowledgements (connections that carry both directions): a
+// StreamAck owed at the end of a progress call is held back, so that the
+// next record we write on that connection (a ping-pong's answer) carries it
+// in the same sendmsg instead of a send of its own per message.  The
+// process writes one held for kAckHoldUs while it is inside the transport,
+// and an AckFlusher thread writes those held for its period (10 ms, at most
+// LLC_TCP_PEER_TIMEOUT_MS / 8) while it is not, so a receiver that reads and
+// then computes still acknowledges in time.  The flusher runs only when the
+// transport's lock (mu_, taken by every entry point, enter()) is free.
+//
+// The sender does not poll for them on
 // every call: it reads them at most once a millisecond while it has
 // unacknowledged bytes (and always before declaring a peer dead), so a
 // ping-pong does not pay for them on its critical path.  A sender whose
@@ -119,6 +131,7 @@
 #include "transport/transport.hpp"
 #include "wire/outgoing_message.hpp"
 #include "wire/stream_decoder.hpp"
+#include "transport/tcp/ack_flusher.hpp"
 #include "transport/tcp/tcp_hello.hpp"
 #include "support/unique_fd.hpp"
 
@@ -128,6 +141,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -176,7 +190,11 @@ public:
     // itself.  Has no effect when the cap could evict (LLC_MAX_CONTEXTS < size - 1).
     void enable_bidirectional();
     // Start connecting to dest now (hybrid promotion overlaps it with the drain).
-    void connect_early(int dest) { out_conn(dest); }
+    void connect_early(int dest)
+    {
+        auto in = enter();
+        out_conn(dest);
+    }
     bool has_pending_sends() const override;
 
     // Finalize support.
@@ -246,7 +264,7 @@ private:
         uint32_t ack_unsent = 0;      // bytes of ack_out not yet written (a partial write)
         uint64_t bytes_read = 0;      // stream bytes read so far
         uint64_t bytes_acked = 0;     // count carried by the last StreamAck
-        uint64_t ack_held_since_us = 0; // a StreamAck held back in the middle of a record since (0: none)
+        uint64_t ack_held_since_us = 0; // a StreamAck owed and held back since (0: none): mid-record, or for our next record
         WireHeader ack_out{};
         // The ring leased for this source (the hybrid's ring pool), read into
         // instead of staging_; asked of the Context again when its landing
@@ -310,7 +328,16 @@ private:
     bool read_acks(OutConn &c);
     bool check_liveness(OutConn &c, uint64_t now);
     bool stage_ack(InConn &c);
-    void send_ack(InConn &c);
+    void send_ack(InConn &c, bool prompt = false); // prompt: not corked
+    // Held acknowledgements (see the comment at the top): write those held
+    // at least `older_than_us`; true if some are still held.
+    bool flush_held_acks(uint64_t older_than_us);
+    // With an AckFlusher, every entry point from the process holds mu_ (the
+    // flusher writes held acknowledgements only while it is free).
+    std::unique_lock<std::recursive_mutex> enter() const
+    {
+        return flusher_ ? std::unique_lock<std::recursive_mutex>(mu_) : std::unique_lock<std::recursive_mutex>();
+    }
     void set_user_timeout(int fd) const;
     bool accept_all();
     bool read_in(InConn &c);
@@ -347,6 +374,9 @@ private:
     JobSecret secret_;
     RejectLog rejects_{"tcp connections that did not prove they belong to this job were", "auth_rejected"};
     size_t pending_auth_ = 0; // accepted connections not authenticated yet
+    mutable std::recursive_mutex mu_; // see enter()
+    // Last, so that it is stopped first: its thread uses the members above.
+    std::unique_ptr<AckFlusher> flusher_;
 };
 
 } // namespace llc

@@ -124,6 +124,37 @@ TEST(TcpBidi, OffEachDirectionHasItsOwnConnection)
     });
 }
 
+// Held acknowledgements (tcp_transport.hpp): rank 1 reads rank 0's message
+// and then computes for 4 peer timeouts without calling into libllc.  Its
+// acknowledgement, held for its next record on the connection, is written
+// by the flusher thread, so rank 0, waiting for the answer all that time,
+// does not report rank 1 as stopped.
+TEST(TcpBidi, HeldAcknowledgementIsWrittenWhileTheReceiverComputes)
+{
+    constexpr unsigned kTimeoutMs = 300;
+    LLC_EXPECT_JOB_OK(bidi_job(2, 120, "300"), [](TestProcess &p) {
+        CheckedRun run(p, kSmall);
+        ASSERT_TRUE(run.started());
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        ASSERT_NO_FATAL_FAILURE(ping_pong(run, p.rank, 0, 20)); // one connection, used both ways
+        if (p.rank == 0) {
+            ASSERT_GE(send_one(run.ctx, run.out, 0, 1), 0);
+            ASSERT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[1] == 21; }, 60));
+        } else {
+            ASSERT_TRUE(progress_until(run.ctx, [&] { return run.in.next_seq[0] == 21; }, 60));
+            usleep(4 * kTimeoutMs * 1000); // "compute"
+            ASSERT_GE(send_one(run.ctx, run.out, 1, 0), 0);
+        }
+        EXPECT_TRUE(progress_until(run.ctx, [&] { return run.out.callbacks == run.out.callbacks_owed; }, 30));
+        EXPECT_EQ(run.out.callback_errors, 0u);
+        EXPECT_EQ(run.in.bad, 0u) << run.in.first_problem;
+        llc_stats_t st = stats_of(run.ctx);
+        EXPECT_EQ(st.tcp_conns + st.tcp_adopted, 1u); // still the one connection
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        finalize_ok(run.ctx);
+    });
+}
+
 // Both send first, at once (the connects cross, as in MPI_Init's first
 // exchange), then ping-pong: rank 1, the higher, moves its sends onto rank
 // 0's connection once its own is idle, and closes its own.  Every message
