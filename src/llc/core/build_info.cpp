@@ -13,7 +13,7 @@ const std::vector<TransportInfo> &built_transports()
         {"self", "self", LLC_CAP_AM, "messages to the own rank, delivered by the next llc_progress"},
         {"shm", "node-local", LLC_CAP_AM,
          "shared-memory byte rings per sender, single copy (process_vm_readv) for large payloads"},
-        {"tcp", "RC-class", LLC_CAP_AM, "one lazily opened TCP connection per (sender, receiver) pair"},
+        {"tcp", "RC-class", LLC_CAP_AM, "one lazily opened TCP connection per pair, both directions (LLC_TCP_BIDI; one per direction under LLC_NET=hybrid or a cap below ranks - 1)"},
     };
     return table;
 }
