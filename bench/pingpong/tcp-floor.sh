@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
         --repeat) repeat=$2; shift 2 ;;
         --sizes) sizes=$2; shift 2 ;;
         -o) out=$2; shift 2 ;;
-        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
         *) echo "tcp-floor.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
