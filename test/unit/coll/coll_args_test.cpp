@@ -208,9 +208,16 @@ TEST_P(BcastWrongCounts, EveryNonRootIsToldAndNothingHangs)
             }
             EXPECT_NE(rc[size_t(r)], 99) << "rank " << r << " waited for a message that never came";
         }
-        // where the root's data did not fit (its children), the receive's truncation error
+        // where the root's data did not fit (its children), the receive's
+        // truncation error.  Which ranks are the root's children depends on
+        // the virtual ranks the optimizer has swapped in earlier rounds
+        // (slow threads become leaves), but the root is always virtual rank
+        // 0 and has 3 children in a tree of 7: exactly 3 ranks truncate.
         if (c.root_bytes > c.other_bytes) {
-            EXPECT_EQ(rc[1], kTruncate);
+            int truncated = 0;
+            for (int r = 1; r < n; r++)
+                truncated += rc[size_t(r)] == kTruncate;
+            EXPECT_EQ(truncated, 3) << "ranks 1..6 returned " << ::testing::PrintToString(rc);
         }
         EXPECT_EQ(net.pending(), 0u) << "messages left in flight";
         const size_t good = 1000;
