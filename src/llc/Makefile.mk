@@ -52,6 +52,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/hybrid/receive_history.cpp \
 	src/llc/hybrid/receive_history.hpp \
 	src/llc/transport/verbs/reg_cache.cpp \
+	src/llc/tagged/offer_book.cpp \
+	src/llc/tagged/offer_book.hpp \
 	src/llc/tagged/request_tokens.cpp \
 	src/llc/tagged/request_tokens.hpp \
 	src/llc/transport/verbs/reg_cache.hpp \
@@ -74,6 +76,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/tagged/tag_matcher.hpp \
 	src/llc/tagged/tagged.cpp \
 	src/llc/tagged/tagged.hpp \
+	src/llc/tagged/tagged_offers.cpp \
+	src/llc/tagged/tagged_util.hpp \
 	src/llc/transport/net_events.hpp \
 	src/llc/transport/tcp/tcp_address.cpp \
 	src/llc/transport/tcp/tcp_address.hpp \

@@ -95,7 +95,7 @@ int llc_finalize(llc_context_t *ctx)
 
 uint32_t llc_caps(const llc_context_t *ctx)
 {
-    return ctx ? LLC_CAP_AM | LLC_CAP_TAGGED : 0;
+    return ctx ? LLC_CAP_AM | LLC_CAP_TAGGED | LLC_CAP_REMOTE_WRITE : 0;
 }
 
 int llc_rank(const llc_context_t *ctx) { return ctx ? ctx->impl.rank() : -1; }
@@ -157,7 +157,16 @@ int llc_trecv(llc_context_t *ctx, int source, uint64_t tag, uint64_t ignore, voi
 {
     if (!ctx)
         return null_context("llc_trecv");
-    return guarded(ctx, [&]() -> int { return ctx->impl.tagged().recv(source, tag, ignore, buf, len, req); });
+    return guarded(ctx, [&]() -> int { return ctx->impl.tagged().recv(source, -1, tag, ignore, buf, len, req); });
+}
+
+int llc_trecv_from(llc_context_t *ctx, int source, int src_rank, uint64_t tag, uint64_t ignore, void *buf, size_t len,
+                   llc_treq_t *req)
+{
+    if (!ctx)
+        return null_context("llc_trecv_from");
+    return guarded(ctx,
+                   [&]() -> int { return ctx->impl.tagged().recv(source, src_rank, tag, ignore, buf, len, req); });
 }
 
 int llc_tprobe(llc_context_t *ctx, int source, uint64_t tag, uint64_t ignore, int *found, llc_treq_t *info)
@@ -199,10 +208,10 @@ int llc_tcancel(llc_context_t *ctx, llc_treq_t *req, int *cancelled)
     if (!ctx)
         return null_context("llc_tcancel");
     return guarded(ctx, [&]() -> int {
-        bool c = ctx->impl.tagged().cancel(req);
+        llc::Tagged::Cancel c = ctx->impl.tagged().cancel(req);
         if (cancelled)
-            *cancelled = c;
-        return LLC_OK;
+            *cancelled = c == llc::Tagged::Cancel::Done;
+        return c == llc::Tagged::Cancel::Pending ? LLC_INPROGRESS : LLC_OK;
     });
 }
 

@@ -211,9 +211,13 @@ void Context::deliver(int src, const WireHeader &wire, const void *hdr, const vo
 
 char *Context::payload_destination(int src, const WireHeader &wire, const void *hdr)
 {
-    if (Kind(wire.kind) != Kind::Am || wire.handler != kTagData || !tagged_)
+    if (Kind(wire.kind) != Kind::Am || !tagged_)
         return nullptr;
-    return tagged_->data_destination(src, hdr, wire.hdr_len, wire.payload_len);
+    if (wire.handler == kTagData)
+        return tagged_->data_destination(src, hdr, wire.hdr_len, wire.payload_len);
+    if (wire.handler == kTagPut)
+        return tagged_->put_destination(src, hdr, wire.hdr_len, wire.payload_len);
+    return nullptr;
 }
 
 void Context::deliver_tagged_chunk(int src, const char *chunk, size_t len)

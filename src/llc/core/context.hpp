@@ -43,6 +43,10 @@ public:
     // Tests that forge records from a real process (shm_cma_hostile_test.cpp):
     // the next sequence number to dest, used up.
     uint64_t take_send_seq_for_tests(int dest) { return next_send_seq_[dest]++; }
+    // Records sent to dest so far, and received (delivered or skipped) from
+    // src: a tagged offer compares the two (tagged.hpp, OfferWire).
+    uint64_t records_sent_to(int dest) { return next_send_seq_[dest]; }
+    uint64_t records_received_from(int src) { return next_recv_seq_[src]; }
 
     // --- libllc's own protocols (handler ids above the caller's) ---------
     void register_internal_handler(unsigned id, llc_am_handler_t handler, void *arg);
@@ -75,7 +79,8 @@ public:
     // The same for a message chunk of a shared-memory ring (a TagChunkHeader, then the payload).
     void deliver_tagged_chunk(int src, const char *chunk, size_t len);
     // Where a record's payload from src may be received in place
-    // (StreamDecoder::Placer): a rendezvous Data record's posted receive buffer.
+    // (StreamDecoder::Placer): the posted receive buffer of a rendezvous Data
+    // record or of a Put to an offered receive.
     char *payload_destination(int src, const WireHeader &wire, const void *hdr);
     // A message from src that will never be delivered (a single-copy read
     // that failed): its sequence number is used up, in order (deliver does

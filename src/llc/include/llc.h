@@ -50,7 +50,7 @@ enum llc_status {
 /* Capability bits (llc_caps). */
 #define LLC_CAP_AM          (1u << 0)   /* active messages (always set in v1) */
 #define LLC_CAP_TAGGED      (1u << 1)   /* native tagged point-to-point (llc_tsend ...) */
-#define LLC_CAP_REMOTE_WRITE (1u << 2)  /* reserved: receiver-initiated remote write */
+#define LLC_CAP_REMOTE_WRITE (1u << 2)  /* receiver-initiated remote write: llc_trecv_from offers (seed 004) */
 #define LLC_CAP_RMA         (1u << 3)   /* reserved: one-sided put/get/atomics */
 
 typedef struct llc_context llc_context_t;
@@ -206,8 +206,22 @@ int llc_tmprobe(llc_context_t *ctx, int source, uint64_t tag, uint64_t ignore,
 int llc_tmrecv(llc_context_t *ctx, llc_tmsg_t *msg, void *buf, size_t len, llc_treq_t *req);
 /* Cancel a posted receive that has not matched yet: *cancelled = 1, req's
  * status is LLC_ERR_CANCELED and its callback is not called.  Otherwise
- * *cancelled = 0 and the receive completes normally. */
+ * *cancelled = 0 and the receive completes normally; or, for a receive of
+ * llc_trecv_from that was offered to its sender, LLC_INPROGRESS is
+ * returned: the sender is asked to give the offer back, and the callback
+ * later reports either LLC_ERR_CANCELED or the message the sender had
+ * already written. */
 int llc_tcancel(llc_context_t *ctx, llc_treq_t *req, int *cancelled);
+
+/* llc_trecv for a receive whose source label (>= 0) stands for job rank
+ * src_rank: when LLC_TAG_OFFER is on and the receive is larger than
+ * LLC_TAG_EAGER_BYTES and posted before its message, it is offered to
+ * src_rank, which writes the message straight into buf (seed 004; see
+ * llc_tcancel for the one difference it makes).  src_rank -1: as llc_trecv.
+ * Added without changing LLC_API_VERSION: nothing else changed meaning. */
+#define LLC_HAVE_TRECV_FROM 1
+int llc_trecv_from(llc_context_t *ctx, int source, int src_rank, uint64_t tag, uint64_t ignore,
+                   void *buf, size_t len, llc_treq_t *req);
 
 /* ---------------------------------------------------------------------- */
 /* Errors and information                                                  */
@@ -321,6 +335,11 @@ typedef struct llc_stats {
     uint64_t tag_data_in_place; /* rendezvous payloads read from a tcp socket straight into the posted receive buffer (no staging copy) */
     /* LLC_NET=tcp: one connection per pair carries both directions; appended after tag_data_in_place */
     uint64_t tcp_adopted;       /* accepted tcp connections this process also sends on (it had no connection of its own to that peer) */
+    /* offers (seed 004: the receive posted first, llc_trecv_from); appended after tcp_adopted */
+    uint64_t tag_offers_sent;     /* receiver: receives offered to their sender */
+    uint64_t tag_offers_used;     /* receiver: offered receives the sender wrote the message into */
+    uint64_t tag_offers_declined; /* receiver: offers the sender refused or gave back (a message crossed the offer, or the receive was cancelled) */
+    uint64_t tag_cma_writes;      /* sender: messages written into an offered receive with process_vm_writev */
 } llc_stats_t;
 /* Copy min(size, sizeof(llc_stats_t)) bytes of counters to out: a caller
  * built against an older header (a shorter struct) gets its own prefix. */

@@ -31,12 +31,12 @@ struct TreqState {
     uint64_t tag;       // receive: wanted tag
     uint64_t ignore;    // receive: tag bits that do not matter
     int32_t source;     // receive: wanted label or LLC_ANY_SOURCE
-    int32_t peer;       // send: destination rank
+    int32_t peer;       // send: destination rank; offered receive: the sender's rank
     uint32_t pending;   // send: events still owed before completion
     uint8_t kind;
     uint8_t posted;     // receive: in the posted list
     uint8_t awaiting;   // Await: the record from the peer this request waits for
-    uint8_t spare;
+    uint8_t revoking;   // offered receive: cancelled, its offer revoked; the sender's answer is due
     uint64_t magic;     // kMagic while in use
     uint64_t token;     // while awaiting: its token on the wire (request_tokens.hpp), else 0
     static constexpr uint64_t kMagic = 0x6c6c632d74726571ull; // "llc-treq"
@@ -45,7 +45,8 @@ struct TreqState {
         AwaitNone = 0,
         AwaitReply = 1, // rendezvous send: clear-to-send, acknowledgement or read failure
         AwaitFin = 2,   // synchronous eager send: acknowledgement
-        AwaitData = 3   // receive that sent clear-to-send: the data
+        AwaitData = 3,  // receive that sent clear-to-send: the data
+        AwaitOffer = 4  // receive offered to its sender (seed 004): its write, or its refusal
     };
 };
 static_assert(sizeof(TreqState) <= sizeof(((llc_treq_t *)nullptr)->internal_), "TreqState fits llc_treq_t");
@@ -90,6 +91,19 @@ public:
     // take, it leaves the queue (the caller owns it).
     Unexpected *find_unexpected(uint64_t tag, uint64_t ignore, int source, bool take);
     void add_unexpected(std::unique_ptr<Unexpected> u);
+
+    // Whether every posted receive that could match a message r could
+    // match (the same or any source, tags that agree on the bits neither
+    // ignores) satisfies ok(): the rule for offering r to its sender.
+    template <class Ok> bool all_overlapping(const TreqState &r, Ok ok) const
+    {
+        for (const TreqState *p = posted_head_; p; p = p->next) {
+            bool sources = p->source == LLC_ANY_SOURCE || r.source == LLC_ANY_SOURCE || p->source == r.source;
+            if (sources && ((p->tag ^ r.tag) & ~p->ignore & ~r.ignore) == 0 && !ok(*p))
+                return false;
+        }
+        return true;
+    }
 
     size_t posted_count() const { return posted_count_; }
     size_t unexpected_count() const { return unexpected_count_; }

@@ -1,5 +1,6 @@
 // tagged.cpp - the tagged protocol: eager, request-to-send, pull, acknowledge.
 #include "tagged/tagged.hpp"
+#include "tagged/tagged_util.hpp"
 
 #include "core/context.hpp"
 #include "core/errors.hpp"
@@ -29,27 +30,7 @@ void start(llc_treq_t *req, TreqState::Kind kind, void *buf, uint64_t capacity)
     req->status = LLC_OK;
 }
 
-constexpr unsigned bit(TreqState::Await a) { return 1u << a; }
-
-std::string hex(uint64_t v)
-{
-    char b[24];
-    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-    return b;
-}
-
 } // namespace
-
-template <class T> bool Tagged::header_ok(const void *hdr, size_t hdr_len, int src, const char *what, T &out)
-{
-    if (hdr_len != sizeof(T)) {
-        reject(src, std::string("a tagged ") + what + " record with " + std::to_string(hdr_len) +
-                        " header bytes (not " + std::to_string(sizeof(T)) + ")");
-        return false;
-    }
-    std::memcpy(&out, hdr, sizeof(T));
-    return true;
-}
 
 void Tagged::reject(int src, const std::string &why)
 {
@@ -78,6 +59,10 @@ Tagged::Tagged(Context &ctx) : ctx_(ctx)
     ctx_.register_internal_handler(kTagData, on_data, this);
     ctx_.register_internal_handler(kTagFin, on_fin, this);
     ctx_.register_internal_handler(kTagFail, on_fail, this);
+    ctx_.register_internal_handler(kTagOffer, on_offer, this);
+    ctx_.register_internal_handler(kTagPut, on_put, this);
+    ctx_.register_internal_handler(kTagDecline, on_decline, this);
+    ctx_.register_internal_handler(kTagRevoke, on_revoke, this);
 }
 
 int Tagged::send(int dest, uint32_t source, uint64_t tag, const void *buf, size_t len, unsigned flags,
@@ -95,6 +80,9 @@ int Tagged::send(int dest, uint32_t source, uint64_t tag, const void *buf, size_
     start(req, TreqState::Send, const_cast<void *>(buf), len);
     TreqState &r = state_of(req);
     r.peer = dest;
+    Offer o;
+    if (offers_.size() && offers_.take_match(dest, tag, source, o))
+        return send_offered(dest, source, tag, buf, len, o, req); // matched already: synchronous too
     bool sync = flags & LLC_TSEND_SYNC;
     TagWire w{};
     w.tag = tag;
@@ -133,7 +121,7 @@ int Tagged::send(int dest, uint32_t source, uint64_t tag, const void *buf, size_
     return LLC_INPROGRESS;
 }
 
-int Tagged::recv(int source, uint64_t tag, uint64_t ignore, void *buf, size_t len, llc_treq_t *req)
+int Tagged::recv(int source, int src_rank, uint64_t tag, uint64_t ignore, void *buf, size_t len, llc_treq_t *req)
 {
     if (!req)
         throw Error(LLC_ERR_INVALID, "llc_trecv: req is NULL");
@@ -155,7 +143,10 @@ int Tagged::recv(int source, uint64_t tag, uint64_t ignore, void *buf, size_t le
         }
         return LLC_INPROGRESS;
     }
+    bool offered = may_offer(r, src_rank);
     matcher_.post(r);
+    if (offered)
+        offer(r, src_rank);
     return LLC_INPROGRESS;
 }
 
@@ -191,17 +182,27 @@ int Tagged::mrecv(llc_tmsg_t *msg, void *buf, size_t len, llc_treq_t *req)
     return LLC_INPROGRESS;
 }
 
-bool Tagged::cancel(llc_treq_t *req)
+Tagged::Cancel Tagged::cancel(llc_treq_t *req)
 {
     if (!req)
         throw Error(LLC_ERR_INVALID, "llc_tcancel: req is NULL");
     TreqState &r = state_of(req);
-    if (r.magic != TreqState::kMagic || r.kind != TreqState::Recv || !matcher_.unpost(r))
-        return false;
+    if (r.magic != TreqState::kMagic || r.kind != TreqState::Recv || !r.posted)
+        return Cancel::NotCancelled;
+    if (r.awaiting == TreqState::AwaitOffer) {
+        // The sender may be writing into the buffer now: ask for the offer
+        // back; its Decline cancels the receive (on_decline), its Put fills it.
+        if (!r.revoking) {
+            r.revoking = 1;
+            send_reply(r.peer, kTagRevoke, 0, r.token);
+        }
+        return Cancel::Pending;
+    }
+    matcher_.unpost(r);
     r.magic = 0;
     req->status = LLC_ERR_CANCELED;
     ctx_.counters().tag_cancelled++;
-    return true;
+    return Cancel::Done;
 }
 
 void Tagged::set_results(llc_treq_t *req, const TagEnvelope &env, size_t received)
@@ -298,7 +299,9 @@ TreqState *Tagged::request_awaiting(int src, uint64_t token, unsigned accepted)
     TreqState *r = tokens_.find(token);
     if (!r)
         return nullptr;
-    int peer = r->kind == TreqState::Send ? r->peer : request_of(r)->src_rank;
+    // (an offered receive knows its sender; another receive, the sender of
+    // the message it matched)
+    int peer = r->kind == TreqState::Send || r->awaiting == TreqState::AwaitOffer ? r->peer : request_of(r)->src_rank;
     return (accepted & bit(TreqState::Await(r->awaiting))) && peer == src ? r : nullptr;
 }
 
@@ -351,6 +354,13 @@ void Tagged::arrived(int src, const TagWire &w, const void *data, size_t data_le
     }
     TagEnvelope env{w.tag, w.source, src, w.length};
     if (TreqState *r = matcher_.take_posted(env)) {
+        if (r->awaiting == TreqState::AwaitOffer) {
+            // It crossed the offer: the sender declines the offer (it had
+            // sent more than the offer had seen), and the Decline finds
+            // the token released (on_decline ignores it).
+            stop_awaiting(*r);
+            r->revoking = 0;
+        }
         if (deliver(*r, env, w.flags, w.sreq, static_cast<const char *>(data), rndv, w.pid, w.addr))
             finish(*r, request_of(r)->status, true);
         return;
@@ -469,5 +479,6 @@ void Tagged::on_fail(llc_context_t *, void *self, int src, const void *hdr, size
     t->stop_awaiting(*r);
     t->send_event_done(*r, LLC_ERR_PEER);
 }
+
 
 } // namespace llc

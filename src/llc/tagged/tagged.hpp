@@ -19,12 +19,16 @@
 
 #include "wire/am_protocol.hpp"
 #include "auth/job_secret.hpp"
+#include "tagged/offer_book.hpp"
 #include "tagged/request_tokens.hpp"
 #include "tagged/tag_matcher.hpp"
 
 #include "llc.h"
 
 #include <cstdint>
+#include <cstring>
+#include <string>
+#include <unordered_map>
 
 namespace llc {
 
@@ -39,6 +43,11 @@ enum TagHandler : unsigned {
     kTagFin,                         // TagReply: the message was received (sync eager, pulled rendezvous)
     kTagFail,                        // TagReply: the receiver could not read the payload (process_vm_readv
                                      // failed): the send completes with LLC_ERR_PEER
+    // seed 004, the receive posted first (doc/libllc.md, "Offers"):
+    kTagOffer,   // OfferWire, receiver -> sender: write the next message that matches into this buffer
+    kTagPut,     // PutWire [+ payload], sender -> receiver: the message for an offered receive
+    kTagDecline, // TagReply (rreq), sender -> receiver: the offer is refused (a message crossed it, or revoked)
+    kTagRevoke,  // TagReply (rreq), receiver -> sender: the offered receive is cancelled, give the offer back
     kTagHandlerEnd
 };
 static_assert(kTagHandlerEnd <= kHandlerSlots, "tagged handler ids fit the handler table");
@@ -56,6 +65,37 @@ struct TagWire {
 static_assert(sizeof(TagWire) == 48, "tagged wire header layout");
 constexpr uint32_t kWireSync = 1;
 
+// An offer: the receive (token rreq) matches (tag, ignore, source label);
+// `seen` is the number of records the receiver had received from the sender
+// when it posted the receive (Context::records_received_from).  The sender
+// takes the offer only when it has sent exactly that many (nothing of its
+// was in flight, so nothing could have matched the receive on the way);
+// else it declines it.
+struct OfferWire {
+    uint64_t rreq;
+    uint64_t tag;
+    uint64_t ignore;
+    uint64_t capacity;
+    uint64_t addr; // the buffer, in process pid (same node: written with process_vm_writev)
+    uint64_t seen;
+    int32_t source;
+    int32_t pid;
+};
+static_assert(sizeof(OfferWire) == 56, "offer wire layout");
+
+// The message for an offered receive: its envelope, and its payload
+// (min(length, capacity) bytes) unless it was written already.
+struct PutWire {
+    uint64_t rreq;
+    uint64_t tag;
+    uint64_t length;
+    uint32_t source;
+    uint32_t flags; // kPutWritten, kPutFailed
+};
+static_assert(sizeof(PutWire) == 32, "put wire layout");
+constexpr uint32_t kPutWritten = 1; // the payload is in the buffer already (process_vm_writev)
+constexpr uint32_t kPutFailed = 2;  // the buffer could not be written: the receive fails (LLC_ERR_PEER)
+
 struct TagReply {
     uint64_t sreq; // the sender's request token (Cts, Fin, Fail), else 0
     uint64_t rreq; // the receiver's request token (Cts, Data), else 0
@@ -68,11 +108,16 @@ public:
     Tagged &operator=(const Tagged &) = delete;
 
     int send(int dest, uint32_t source, uint64_t tag, const void *buf, size_t len, unsigned flags, llc_treq_t *req);
-    int recv(int source, uint64_t tag, uint64_t ignore, void *buf, size_t len, llc_treq_t *req);
+    // src_rank: the job rank that sends as `source` (>= 0), so that the
+    // receive may be offered to it; -1 when unknown (never offered).
+    int recv(int source, int src_rank, uint64_t tag, uint64_t ignore, void *buf, size_t len, llc_treq_t *req);
     bool probe(int source, uint64_t tag, uint64_t ignore, llc_treq_t *info);
     llc_tmsg_t *mprobe(int source, uint64_t tag, uint64_t ignore, llc_treq_t *info);
     int mrecv(llc_tmsg_t *msg, void *buf, size_t len, llc_treq_t *req);
-    bool cancel(llc_treq_t *req);
+    enum class Cancel : uint8_t { Done, NotCancelled, Pending };
+    // Pending: an offered receive; its sender is asked to give the offer
+    // back, and the receive completes later, cancelled or with a message.
+    Cancel cancel(llc_treq_t *req);
     // A small eager message that came without a TagWire (Context::deliver_tagged_chunk).
     void arrived_eager(int src, uint64_t tag, uint32_t source, const char *data, size_t len)
     {
@@ -88,9 +133,12 @@ public:
     // when that receive waits for exactly len bytes of data from src and
     // keeps all of them; else nullptr (the payload is gathered and copied).
     char *data_destination(int src, const void *hdr, size_t hdr_len, uint64_t len);
+    // The same for the payload of a Put: the offered receive's buffer.
+    char *put_destination(int src, const void *hdr, size_t hdr_len, uint64_t len);
 
     const TagMatcher &matcher() const { return matcher_; }
     const RequestTokens &tokens() const { return tokens_; }
+    const OfferBook &offers() const { return offers_; }
 
 private:
     static void on_eager(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *data,
@@ -101,7 +149,24 @@ private:
                         size_t data_len);
     static void on_fin(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t);
     static void on_fail(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t);
+    static void on_offer(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t);
+    static void on_put(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *data,
+                       size_t data_len);
+    static void on_decline(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *,
+                           size_t);
+    static void on_revoke(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *,
+                          size_t);
     static void on_send_done(void *req, int status); // a transport finished with a send's buffer
+
+    // Offers (seed 004).  Whether receive r (about to be posted) may be
+    // offered to src_rank; then offer it (it is posted and holds a token).
+    bool may_offer(const TreqState &r, int src_rank);
+    void offer(TreqState &r, int src_rank);
+    // A send that matched offer o: write it there.
+    int send_offered(int dest, uint32_t source, uint64_t tag, const void *buf, size_t len, const Offer &o,
+                     llc_treq_t *req);
+    enum class Push : uint8_t { Done, NotPermitted, Failed };
+    Push push_by_cma(const void *buf, size_t n, int32_t pid, uint64_t addr);
 
     void arrived(int src, const TagWire &w, const void *data, size_t data_len, bool rndv);
     // A receive matched message u (its envelope, eager data or rendezvous
@@ -129,8 +194,31 @@ private:
     Context &ctx_;
     TagMatcher matcher_;
     RequestTokens tokens_; // requests awaiting a record from a peer
+    OfferBook offers_;     // receives our peers offered us
+    // Receiver: offers refused in a row by a sender, and eligible receives
+    // still to post without an offer before trying again (a sender whose
+    // messages keep crossing our offers, as in a tight ping-pong, costs a
+    // refusal each; this backs off up to kMaxOfferSkip receives).
+    struct OfferStreak {
+        uint32_t declined = 0;
+        uint32_t skip = 0;
+    };
+    static constexpr uint32_t kMaxOfferSkip = 256;
+    std::unordered_map<int, OfferStreak> offer_streaks_;
     RejectLog rejects_{"tagged protocol records (an unknown or stale request token, a record out of place) were",
                        "tag_rejected"};
 };
+
+// A record's header, checked for size (else dropped and counted).
+template <class T> bool Tagged::header_ok(const void *hdr, size_t hdr_len, int src, const char *what, T &out)
+{
+    if (hdr_len != sizeof(T)) {
+        reject(src, std::string("a tagged ") + what + " record with " + std::to_string(hdr_len) +
+                        " header bytes (not " + std::to_string(sizeof(T)) + ")");
+        return false;
+    }
+    std::memcpy(&out, hdr, sizeof(T));
+    return true;
+}
 
 } // namespace llc

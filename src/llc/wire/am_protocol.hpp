@@ -17,7 +17,7 @@ constexpr uint32_t kMaxAuxBytes = 1u << 24;
 // Handler ids: 0 .. LLC_AM_MAX_HANDLERS-1 are the caller's, the next
 // kInternalHandlers libllc's own (the tagged protocol, tagged.hpp).
 constexpr unsigned kPublicHandlers = 64; // LLC_AM_MAX_HANDLERS
-constexpr unsigned kInternalHandlers = 8;
+constexpr unsigned kInternalHandlers = 16;
 constexpr unsigned kHandlerSlots = kPublicHandlers + kInternalHandlers;
 
 enum class Kind : uint8_t {

@@ -130,10 +130,14 @@ size_t stream_size(std::mt19937_64 &rng)
 // between), some with any tag and any source, and checks each one's bytes:
 // non-overtaking order makes receive j the match of message j.  in_place:
 // the transport reads rendezvous payloads straight into the posted buffers
-// (tcp), which the receiver's counters must show.
-void race(JobOptions o, unsigned seed, bool in_place = false)
+// (tcp), which the receiver's counters must show.  offers: the receives
+// name the sender's rank (llc_trecv_from), so that those posted first are
+// offered to it (seed 004) and race the messages already on their way;
+// some buffers are then larger than their message, so that eager messages
+// meet offered receives too.
+void race(JobOptions o, unsigned seed, bool in_place = false, bool offers = false)
 {
-    LLC_EXPECT_JOB_OK(o, [seed, in_place](TestProcess &p) {
+    LLC_EXPECT_JOB_OK(o, [seed, in_place, offers](TestProcess &p) {
         constexpr int kMessages = 300;
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
@@ -178,13 +182,19 @@ void race(JobOptions o, unsigned seed, bool in_place = false)
             auto &reqs = rreqs;
             auto &bufs = rbufs;
             for (int i = 0; i < kMessages; i++) {
-                bufs[i].assign(len[i] + 1 + pace() % 3, 0);
+                bufs[i].assign(len[i] + 1 + pace() % 3 + (offers && pace() % 4 != 0 ? 20000 : 0), 0);
                 reqs[i].cb = count_cb;
                 reqs[i].user = &rdone;
-                bool any_tag = pace() % 4 == 0, any_source = pace() % 3 == 0;
+                // (with offers, fewer wildcards and small buffers: a
+                // receive that is not offered keeps every later one it
+                // overlaps from being offered)
+                bool any_tag = pace() % (offers ? 10 : 4) == 0, any_source = pace() % (offers ? 12 : 3) == 0;
                 uint64_t ignore = any_tag ? ~0ull : 0;
-                rimmediate += started(ctx, llc_trecv(ctx, any_source ? LLC_ANY_SOURCE : 0, uint64_t(i % 3), ignore,
-                                                    bufs[i].data(), bufs[i].size(), &reqs[i]));
+                int source = any_source ? LLC_ANY_SOURCE : 0;
+                rimmediate += started(ctx, offers ? llc_trecv_from(ctx, source, 0, uint64_t(i % 3), ignore,
+                                                                  bufs[i].data(), bufs[i].size(), &reqs[i])
+                                                  : llc_trecv(ctx, source, uint64_t(i % 3), ignore, bufs[i].data(),
+                                                              bufs[i].size(), &reqs[i]));
                 for (unsigned k = pace() % 50; k > 0; k--)
                     ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
                 if (i + 1 == kPostedFirst && me != 0) {
@@ -226,6 +236,13 @@ void race(JobOptions o, unsigned seed, bool in_place = false)
             } else {
                 EXPECT_EQ(s.tag_data_in_place, 0u);
             }
+            if (offers && p.size > 1) {
+                EXPECT_GT(s.tag_offers_sent, 0u) << "receives posted first were offered";
+                EXPECT_GT(s.tag_offers_used, 0u) << "the sender wrote into some of them";
+                EXPECT_LE(s.tag_offers_used + s.tag_offers_declined, s.tag_offers_sent);
+            } else {
+                EXPECT_EQ(s.tag_offers_sent, 0u);
+            }
         }
         finalize_ok(ctx);
     });
@@ -266,6 +283,34 @@ TEST(Tagged, RaceUdpWithLoss)
     race(o, 6);
 }
 TEST(Tagged, RaceSelf) { race(job({0}), 7); }
+
+// The same races with receives offered to the sender (seed 004): written
+// by process_vm_writev (shm), carried in the Put through the ring (shm
+// without CMA), read from the socket into the buffer (tcp), over udp at 5 %
+// loss; and to itself, where nothing is offered.
+TEST(TaggedOffers, RaceShm)
+{
+    for (unsigned seed : {11u, 12u, 13u, 14u})
+        race(job({0, 0}), seed, false, true);
+}
+TEST(TaggedOffers, RaceShmWithoutCma)
+{
+    JobOptions o = job({0, 0});
+    o.env = {{"LLC_CMA", "0"}};
+    race(o, 15, false, true);
+}
+TEST(TaggedOffers, RaceTcp)
+{
+    for (unsigned seed : {16u, 17u})
+        race(tcp_job(), seed, true, true);
+}
+TEST(TaggedOffers, RaceUdpWithLoss)
+{
+    JobOptions o = udp_job();
+    o.env.push_back({"LLC_UDP_DROP_PERMILLE", "50"});
+    race(o, 18, false, true);
+}
+TEST(TaggedOffers, RaceSelf) { race(job({0}), 19, false, true); }
 
 // Receives of any source on rank 2 take messages from a node-local sender
 // (shm) and a remote one (tcp) at once; per sender the order holds.
@@ -493,6 +538,7 @@ TEST(Tagged, BadArgumentsAreRefused)
         EXPECT_EQ(llc_trecv(ctx, -2, 0, 0, nullptr, 0, &r), LLC_ERR_INVALID);
         EXPECT_EQ(llc_trecv(ctx, 0, 0, 0, nullptr, 0, nullptr), LLC_ERR_INVALID);
         EXPECT_NE(llc_caps(ctx) & LLC_CAP_TAGGED, 0u);
+        EXPECT_NE(llc_caps(ctx) & LLC_CAP_REMOTE_WRITE, 0u) << "offers (llc_trecv_from)";
         finalize_ok(ctx);
     });
 }

@@ -23,6 +23,18 @@ void MPIDI_LLC_recv_done(llc_treq_t * treq)
     MPIR_Request *rreq = treq->user;
     MPI_Aint received = (MPI_Aint) treq->received;
 
+    if (treq->status == LLC_ERR_CANCELED) {
+        /* an offered receive whose offer the sender gave back (MPI_Cancel) */
+        MPIR_STATUS_SET_CANCEL_BIT(rreq->status, TRUE);
+        MPIR_STATUS_SET_COUNT(rreq->status, 0);
+        if (MPIDI_LLC_REQ(rreq).pack_buf) {
+            MPL_free(MPIDI_LLC_REQ(rreq).pack_buf);
+            MPIDI_LLC_REQ(rreq).pack_buf = NULL;
+            MPIR_Datatype_release_if_not_builtin(MPIDI_LLC_REQ(rreq).datatype);
+        }
+        MPIDIU_request_complete(rreq);
+        return;
+    }
     rreq->status.MPI_SOURCE = (int) treq->source;
     rreq->status.MPI_TAG = (int) (uint32_t) treq->tag;
     switch (treq->status) {
@@ -93,8 +105,8 @@ int MPIDI_LLC_isend_noncontig(const void *buf, MPI_Aint count, MPI_Datatype data
 }
 
 int MPIDI_LLC_irecv_noncontig(void *buf, MPI_Aint count, MPI_Datatype datatype, size_t data_sz,
-                              int source, uint64_t bits, uint64_t ignore, llc_tmsg_t * msg,
-                              MPIR_Request * req)
+                              int source, int src_rank, uint64_t bits, uint64_t ignore,
+                              llc_tmsg_t * msg, MPIR_Request * req)
 {
     int mpi_errno = MPI_SUCCESS, rc;
     void *pack = MPL_malloc(data_sz ? data_sz : 1, MPL_MEM_BUFFER);
@@ -111,8 +123,8 @@ int MPIDI_LLC_irecv_noncontig(void *buf, MPI_Aint count, MPI_Datatype datatype, 
     if (msg)
         rc = llc_tmrecv(MPIDI_LLC_global.ctx, msg, pack, data_sz, &MPIDI_LLC_REQ(req).treq);
     else
-        rc = llc_trecv(MPIDI_LLC_global.ctx, source, bits, ignore, pack, data_sz,
-                       &MPIDI_LLC_REQ(req).treq);
+        rc = llc_trecv_from(MPIDI_LLC_global.ctx, source, src_rank, bits, ignore, pack, data_sz,
+                            &MPIDI_LLC_REQ(req).treq);
     if (rc == LLC_OK) {
         MPIDI_LLC_recv_done(&MPIDI_LLC_REQ(req).treq);
     } else if (rc != LLC_INPROGRESS) {

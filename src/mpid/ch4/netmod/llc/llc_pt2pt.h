@@ -53,8 +53,8 @@ int MPIDI_LLC_isend_noncontig(const void *buf, MPI_Aint count, MPI_Datatype data
                               size_t data_sz, int dest, uint32_t source, uint64_t bits,
                               unsigned flags, MPIR_Request * req);
 int MPIDI_LLC_irecv_noncontig(void *buf, MPI_Aint count, MPI_Datatype datatype, size_t data_sz,
-                              int source, uint64_t bits, uint64_t ignore, llc_tmsg_t * msg,
-                              MPIR_Request * req);
+                              int source, int src_rank, uint64_t bits, uint64_t ignore,
+                              llc_tmsg_t * msg, MPIR_Request * req);
 void MPIDI_LLC_recv_status(MPIR_Request * rreq);
 
 MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
@@ -137,10 +137,13 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_cancel_send(MPIR_Request * sreq)
     return MPI_SUCCESS;
 }
 
-/* Post a receive into req (msg: a message taken by MPI_Improbe, else NULL). */
+/* Post a receive into req (msg: a message taken by MPI_Improbe, else NULL).
+ * src_rank: the job rank behind source (libllc may offer the receive to it,
+ * seed 004), or -1. */
 MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_irecv(void *buf, MPI_Aint count, MPI_Datatype datatype,
-                                             int source, uint64_t bits, uint64_t ignore,
-                                             llc_tmsg_t * msg, MPIR_Request * req)
+                                             int source, int src_rank, uint64_t bits,
+                                             uint64_t ignore, llc_tmsg_t * msg,
+                                             MPIR_Request * req)
 {
     int mpi_errno = MPI_SUCCESS, dt_contig, rc;
     size_t data_sz;
@@ -150,8 +153,8 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_irecv(void *buf, MPI_Aint count, MPI_Data
 
     MPIDI_Datatype_get_info(count, datatype, dt_contig, data_sz, dt_ptr, dt_true_lb);
     if (unlikely(!dt_contig))
-        return MPIDI_LLC_irecv_noncontig(buf, count, datatype, data_sz, source, bits, ignore, msg,
-                                         req);
+        return MPIDI_LLC_irecv_noncontig(buf, count, datatype, data_sz, source, src_rank, bits,
+                                         ignore, msg, req);
     MPIDI_LLC_REQ(req).pack_buf = NULL;
     MPIDI_LLC_REQ(req).treq.cb = MPIDI_LLC_recv_done;
     MPIDI_LLC_REQ(req).treq.user = req;
@@ -159,8 +162,8 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_irecv(void *buf, MPI_Aint count, MPI_Data
     if (msg)
         rc = llc_tmrecv(MPIDI_LLC_global.ctx, msg, recv_buf, data_sz, &MPIDI_LLC_REQ(req).treq);
     else
-        rc = llc_trecv(MPIDI_LLC_global.ctx, source, bits, ignore, recv_buf, data_sz,
-                       &MPIDI_LLC_REQ(req).treq);
+        rc = llc_trecv_from(MPIDI_LLC_global.ctx, source, src_rank, bits, ignore, recv_buf,
+                            data_sz, &MPIDI_LLC_REQ(req).treq);
     if (rc == LLC_OK)
         MPIDI_LLC_recv_done(&MPIDI_LLC_REQ(req).treq);
     else if (unlikely(rc != LLC_INPROGRESS))
@@ -185,6 +188,8 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_irecv(void *buf, MPI_Aint count, MPI_D
     *request = req;
     mpi_errno = MPIDI_LLC_irecv(buf, count, datatype,
                                 rank == MPI_ANY_SOURCE ? LLC_ANY_SOURCE : rank,
+                                rank == MPI_ANY_SOURCE ||
+                                !addr ? -1 : addr->netmod.llc.dest_plus1 - 1,
                                 MPIDI_LLC_match_bits(comm->recvcontext_id + context_offset,
                                                      tag == MPI_ANY_TAG ? 0 : tag),
                                 MPIDI_LLC_ignore_bits(tag), NULL, req);
@@ -200,9 +205,12 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_imrecv(void *buf, MPI_Aint count, MPI_
 {
     llc_tmsg_t *msg = MPIDI_LLC_REQ(message).msg;
     MPIDI_LLC_REQ(message).msg = NULL;
-    return MPIDI_LLC_irecv(buf, count, datatype, 0, 0, 0, msg, message);
+    return MPIDI_LLC_irecv(buf, count, datatype, 0, -1, 0, 0, msg, message);
 }
 
+/* An offered receive (seed 004) is not cancelled at once: llc_tcancel
+ * returns LLC_INPROGRESS and MPIDI_LLC_recv_done later completes it,
+ * cancelled or with the message its sender had already written. */
 MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_cancel_recv(MPIR_Request * rreq)
 {
     int cancelled = 0;
