@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -134,6 +135,73 @@ TEST(AlltoallAlgorithms, EntryPointForcedAutoInPlace)
     unsetenv("LLC_MODEL_B");
     unsetenv("LLC_ALLTOALL_TRIALS");
     unsetenv("LLC_ALLTOALL_MONITOR_PERIOD");
+}
+
+// Bruck's buffers come from a Scratch kept between calls: garbage left in it
+// by earlier calls of other sizes must not show, it grows only when needed,
+// and the entry point keeps it only while calls run Bruck (likewise the copy
+// of an in-place call).
+TEST(AlltoallAlgorithms, ScratchReusedOnlyWhileNeeded)
+{
+    const int P = 5;
+    a2a_test::Net net(P);
+    Errors err;
+    net.run([&](int r) {
+        const llc_coll_p2p_t *p = net.p2p(r);
+        llc::coll::alltoall::Scratch scratch;
+        int salt = 0;
+        for (size_t bytes : {1000, 3, 64, 1000, 0, 17}) {
+            if (scratch.capacity())  // what an earlier call left, made loud
+                std::memset(scratch.get(scratch.capacity()), 0xA5, scratch.capacity());
+            const char *before = scratch.capacity() ? scratch.get(0) : nullptr;
+            const size_t cap = scratch.capacity();
+            one(p, ++salt, bytes, false,
+                [&](const void *s, void *d) {
+                    return llc::coll::alltoall::run(Alg::bruck, p, s, d, bytes, &scratch);
+                },
+                &err, "bruck with scratch bytes=" + std::to_string(bytes));
+            if (cap >= (P + 2 * (P / 2 + 1)) * bytes && scratch.get(0) != before)
+                err.add("scratch reallocated although it was large enough");
+        }
+        if (scratch.capacity() < (P + 2 * (P / 2 + 1)) * 1000)
+            err.add("scratch smaller than Bruck's buffers at 1000 bytes");
+    });
+    for (auto &e : err.list)
+        ADD_FAILURE() << e;
+
+    // the entry point: auto without pruning learns bruck first, then pairwise
+    setenv("LLC_ALLTOALL", "auto", 1);
+    setenv("LLC_ALLTOALL_PRUNE", "0", 1);
+    setenv("LLC_ALLTOALL_TRIALS", "1", 1);
+    setenv("LLC_ALLTOALL_CUTOFF", "0", 1);
+    a2a_test::Net net2(P);
+    Errors err2;
+    net2.run([&](int r) {
+        llc_coll_state_t *st = llc_coll_state_create(r, P);
+        const llc_coll_p2p_t *p = net2.p2p(r);
+        llc::coll::AlltoallState *a = llc::coll::alltoall_state(st);
+        one(p, 1, 256, false, [&](const void *s, void *d) { return llc_coll_alltoall(st, p, s, d, 256); },
+            &err2, "auto call 1 (bruck)");
+        if (a->alg_scratch.capacity() == 0)
+            err2.add("bruck's scratch not kept after a bruck call");
+        if (a->in_place_copy.capacity() != 0)
+            err2.add("in-place copy held without an in-place call");
+        one(p, 2, 256, true, [&](const void *s, void *d) { return llc_coll_alltoall(st, p, s, d, 256); },
+            &err2, "auto call 2 (pairwise, in place)");
+        if (a->alg_scratch.capacity() != 0)
+            err2.add("bruck's scratch still held after a pairwise call");
+        if (a->in_place_copy.capacity() < size_t(P) * 256)
+            err2.add("in-place copy not kept after an in-place call");
+        one(p, 3, 256, false, [&](const void *s, void *d) { return llc_coll_alltoall(st, p, s, d, 256); },
+            &err2, "auto call 3");
+        if (a->in_place_copy.capacity() != 0)
+            err2.add("in-place copy still held after a call that is not in place");
+        llc_coll_state_free(st);
+    });
+    for (const char *v : {"LLC_ALLTOALL", "LLC_ALLTOALL_PRUNE", "LLC_ALLTOALL_TRIALS", "LLC_ALLTOALL_CUTOFF"})
+        unsetenv(v);
+    for (auto &e : err2.list)
+        ADD_FAILURE() << e;
 }
 
 TEST(AlltoallAlgorithms, MpichModeDeclines)

@@ -159,33 +159,35 @@ int shift_family(Alg a, const llc_coll_p2p_t *p, const void *sendbuf, void *recv
 
 // Bruck: rotate, ceil(log2 size) rounds exchanging the blocks whose index has
 // bit k set with rank +/- 2^k, rotate back.
-int bruck(const llc_coll_p2p_t *p, const void *sendbuf, void *recvbuf, size_t bytes)
+int bruck(const llc_coll_p2p_t *p, const void *sendbuf, void *recvbuf, size_t bytes,
+          Scratch *scratch)
 {
     const int rank = p->rank, size = p->size;
     const int tag = alg_tag(Alg::bruck, 0);
-    std::vector<char> tmp(size * bytes), sbuf, rbuf;
+    // one region: the rotated blocks, then the send and receive buffers of a
+    // round (at most size / 2 + 1 blocks each)
+    const size_t round_bytes = (size / 2 + 1) * bytes;
+    char *tmp = scratch->get(size * bytes + 2 * round_bytes);
+    char *sbuf = tmp + size * bytes, *rbuf = sbuf + round_bytes;
     for (int j = 0; j < size; j++)
-        copy_bytes(block(tmp.data(), j, bytes), block(sendbuf, (rank + j) % size, bytes), bytes);
-    sbuf.resize((size / 2 + 1) * bytes);
-    rbuf.resize(sbuf.size());
+        copy_bytes(block(tmp, j, bytes), block(sendbuf, (rank + j) % size, bytes), bytes);
     int late = 0;
     for (int k = 1; k < size; k <<= 1) {
         size_t n = 0;
         for (int j = 0; j < size; j++)
             if (j & k)
-                copy_bytes(sbuf.data() + bytes * n++, block(tmp.data(), j, bytes), bytes);
+                copy_bytes(sbuf + bytes * n++, block(tmp, j, bytes), bytes);
         int dst = (rank + k) % size, src = (rank - k + size) % size;
-        int rc = exchange(p, sbuf.data(), dst, rbuf.data(), src, n * bytes, tag, &late);
+        int rc = exchange(p, sbuf, dst, rbuf, src, n * bytes, tag, &late);
         if (rc)
             return rc;
         n = 0;
         for (int j = 0; j < size; j++)
             if (j & k)
-                copy_bytes(block(tmp.data(), j, bytes), rbuf.data() + bytes * n++, bytes);
+                copy_bytes(block(tmp, j, bytes), rbuf + bytes * n++, bytes);
     }
     for (int j = 0; j < size; j++)
-        copy_bytes(block(recvbuf, (rank - j + size) % size, bytes), block(tmp.data(), j, bytes),
-                   bytes);
+        copy_bytes(block(recvbuf, (rank - j + size) % size, bytes), block(tmp, j, bytes), bytes);
     return late;
 }
 
@@ -216,7 +218,24 @@ void step_partners(Alg a, int rank, int size, int i, int *dst, int *src)
     }
 }
 
-int run(Alg a, const llc_coll_p2p_t *p2p, const void *sendbuf, void *recvbuf, size_t bytes)
+char *Scratch::get(size_t bytes)
+{
+    if (bytes > cap_ || !buf_) {
+        buf_.reset();  // the old one goes first: never both at once
+        buf_.reset(new char[bytes ? bytes : 1]);  // not value-initialised: no memset
+        cap_ = bytes;
+    }
+    return buf_.get();
+}
+
+void Scratch::release()
+{
+    buf_.reset();
+    cap_ = 0;
+}
+
+int run(Alg a, const llc_coll_p2p_t *p2p, const void *sendbuf, void *recvbuf, size_t bytes,
+        Scratch *scratch)
 {
     if (a == Alg::native)
         return p2p->native_alltoall ? p2p->native_alltoall(p2p->arg, sendbuf, recvbuf, bytes)
@@ -227,7 +246,8 @@ int run(Alg a, const llc_coll_p2p_t *p2p, const void *sendbuf, void *recvbuf, si
             return 0;
         return shift_family(a, p2p, sendbuf, recvbuf, bytes);
     }
-    return bruck(p2p, sendbuf, recvbuf, bytes);
+    Scratch own;
+    return bruck(p2p, sendbuf, recvbuf, bytes, scratch ? scratch : &own);
 }
 
 }  // namespace llc::coll::alltoall

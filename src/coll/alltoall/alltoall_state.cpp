@@ -195,6 +195,16 @@ int new_size_class(llc_coll_state_t *s, AlltoallState *a, const llc_coll_p2p_t *
     return 0;
 }
 
+// One algorithm call with the state's scratch memory, which is freed as soon
+// as a call runs an algorithm that does not use it.
+int run_alg(AlltoallState *a, Alg alg, const llc_coll_p2p_t *p2p, const void *sendbuf,
+            void *recvbuf, size_t bytes)
+{
+    if (alg != Alg::bruck)
+        a->alg_scratch.release();
+    return alltoall::run(alg, p2p, sendbuf, recvbuf, bytes, &a->alg_scratch);
+}
+
 }  // namespace
 }  // namespace llc::coll
 
@@ -237,13 +247,15 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
     if (bytes == 0)
         return 0;
     const size_t total = bytes * p2p->size;
-    std::vector<char> copy;
     if (sendbuf == recvbuf) {  // in place: run from a copy of the send data
-        copy.assign(static_cast<const char *>(recvbuf), static_cast<const char *>(recvbuf) + total);
-        sendbuf = copy.data();
+        char *copy = a->in_place_copy.get(total);
+        std::memcpy(copy, recvbuf, total);
+        sendbuf = copy;
+    } else {
+        a->in_place_copy.release();
     }
     if (a->cfg.mode == alltoall::Config::Mode::forced || p2p->size == 1)
-        return alltoall::run(a->cfg.forced, p2p, sendbuf, recvbuf, bytes);
+        return run_alg(a, a->cfg.forced, p2p, sendbuf, recvbuf, bytes);
 
     const int cls = alltoall_size_class(bytes);
     auto it = a->classes.find(cls);
@@ -261,7 +273,7 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
     // An error of the algorithm itself (e.g. MPI_ERR_TRUNCATE: the processes
     // passed different counts) is returned after the tuner's bookkeeping,
     // which every process does in step (its decisions are collective).
-    const int alg_rc = alltoall::run(alg, p2p, sendbuf, recvbuf, bytes);
+    const int alg_rc = run_alg(a, alg, p2p, sendbuf, recvbuf, bytes);
     int rc = 0;
     struct LearnClock {  // counts the call (and its decision) if it was a learning call
         bool on;

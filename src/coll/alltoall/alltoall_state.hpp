@@ -51,6 +51,10 @@ struct AlltoallState {
     model::Analysis analysis;
     std::map<int, alltoall::SizeClass> classes;
     long calls = 0;
+    // Kept only while used: Bruck's buffers while calls run Bruck, the copy
+    // of the send data while calls are in place; released by the first call
+    // that does not need them.
+    alltoall::Scratch alg_scratch, in_place_copy;
 };
 
 // The state's Alltoall part, created (config from the environment) on first use.
