@@ -231,6 +231,43 @@ TEST(AlltoallTuner, ModelSkipsWhatItRanksBehindACutOff)
     EXPECT_EQ(w.chosen(), Alg::bruck);
 }
 
+// A second cut-off whose only later candidate the model had already skipped
+// behind the first one: the round must end there.  (It used to go on with
+// the index one past the last candidate: the next call ran the skipped
+// candidate anyway and wrote its time past the end of the per-candidate
+// vectors, damaging the heap; seen at 1 MiB with 8 ranks, where the skipped
+// one was Bruck.)
+TEST(AlltoallTuner, SecondCutOffWithOnlySkippedCandidatesLeftEndsTheRound)
+{
+    TunerConfig cfg;
+    cfg.trials = 3;
+    cfg.period = 0;
+    cfg.cutoff = 2.0;
+    cfg.model_stop = 2.0;  // skip when the estimate is >= 4 x the best
+    // measured: native 1, pairwise_mb 2 (cut off; estimates from it: ring_mb
+    // 2 x 1.9 = 3.8 < 4 stays, bruck 2 x 2.5 = 5 >= 4 is skipped), ring_mb
+    // 2.2 (cut off; bruck's estimate from it, 2.2 x 2.5 / 1.9 = 2.9 < 4, is
+    // not hopeless, but bruck was skipped already)
+    const std::vector<Alg> cand{Alg::native, Alg::pairwise_mb, Alg::ring_mb, Alg::bruck};
+    const std::vector<double> pred{0.0, 1.0, 1.9, 2.5};
+    Tuner t(cand, cfg, pred);
+    std::vector<Alg> order;
+    while (t.phase() == Tuner::Phase::learning && order.size() < 50) {
+        Alg a = t.current();
+        order.push_back(a);
+        double c = a == Alg::native ? 1.0 : a == Alg::pairwise_mb ? 2.0 : a == Alg::ring_mb ? 2.2 : 0.1;
+        if (t.record(c))
+            t.apply(t.decide(t.summary(), 1));
+    }
+    EXPECT_EQ(order, (std::vector<Alg>{Alg::native, Alg::native, Alg::native, Alg::pairwise_mb,
+                                       Alg::ring_mb}));
+    EXPECT_EQ(t.phase(), Tuner::Phase::monitoring);
+    EXPECT_EQ(t.chosen(), Alg::native);
+    EXPECT_EQ(t.skipped(), 2);
+    EXPECT_EQ(t.model_skipped(), 1);
+    EXPECT_EQ(t.learned_means(), (std::vector<double>{1.0, 2.0, 2.2, -1.0}));
+}
+
 namespace {
 
 // Fake-clock cost: every message of algorithm a costs cost[a] seconds.

@@ -64,6 +64,8 @@ bool Tuner::checking() const
 bool Tuner::record(double seconds)
 {
     if (phase_ == Phase::learning) {
+        if (idx_ >= cand_.size())  // round over, decision pending: never index past the end
+            return true;
         sums_[idx_] += seconds;
         counts_[idx_]++;
         if (++trial_ == cfg_.trials) {
@@ -120,6 +122,10 @@ std::vector<double> Tuner::decide(const std::vector<double> &sum, int nprocs) co
             const double bar = cfg_.model_stop * cfg_.cutoff * d[3 + best];
             bool left = false;
             for (size_t r = idx_ + 1; r < cand_.size(); r++) {
+                if (model_skip_[r]) {  // skipped behind an earlier cut-off: not left
+                    d[3 + r] = -1;
+                    continue;
+                }
                 const bool hopeless = cfg_.model_stop > 0 && pred_[idx_] > 0 && pred_[r] > 0 &&
                                       d[3 + idx_] * (pred_[r] / pred_[idx_]) >= bar;
                 if (hopeless)
@@ -156,10 +162,13 @@ void Tuner::apply(const std::vector<double> &d)
         if (action == kSkip) {
             skipped_++;
             next_candidate();
-            return;
-        }
-        if (!round_done_)  // the last candidate was cut off
+            // decide() counts only candidates still to try, so one is left;
+            // should none be, the round ends here rather than run past them
+            if (!round_done_)
+                return;
+        } else if (!round_done_) {  // the last candidate was cut off
             skipped_++;
+        }
         size_t best = std::min(static_cast<size_t>(d[1]), cand_.size() - 1);
         chosen_ = cand_[best];
         learned_ = d[2];
