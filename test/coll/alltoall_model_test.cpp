@@ -159,6 +159,23 @@ TEST(AlltoallModel, HockneyPredictionsAndPruning)
     EXPECT_EQ(prune(t, 2.0).size(), 9u);
     EXPECT_EQ(prune(t, 0).size(), 9u);
     EXPECT_EQ(prune(t, 1.0), (std::vector<Alg>{Alg::pairwise, Alg::ring}));
+    // the copy term: Bruck packs and unpacks every round's blocks and rotates
+    // the P blocks in and out: (2 x 4 + 2 x (2 + 2)) x 1500 bytes for P = 4
+    p.C = 1e-10;
+    std::vector<double> tc = predict_alltoall_all(Kind::hockney, 4, 1500, p, 1);
+    EXPECT_DOUBLE_EQ(tc[int(Alg::bruck)], 2 * (1e-6 + 3e-6) + 1e-10 * 16 * 1500);
+    EXPECT_DOUBLE_EQ(tc[int(Alg::pairwise)], t[int(Alg::pairwise)]);  // no copies
+    // 8 ranks, 1 MiB, this machine's measured order of magnitude: the copies
+    // take Bruck past twice the best, so pruning drops it
+    p.L = 4e-7;
+    p.B = 4e-10;
+    p.C = 2e-10;
+    tc = predict_alltoall_all(Kind::hockney, 8, 1048576, p, 1);
+    keep = prune(tc, 2.0);
+    EXPECT_EQ(std::count(keep.begin(), keep.end(), Alg::bruck), 0);
+    p.C = 0;
+    p.L = 1e-6;
+    p.B = 1e-9;
 
     // paper scale, 16 KB: bandwidth bound, Bruck's log2(P) x P/2 blocks lose
     // against P-1 blocks once the bandwidth is shared (pattern 0, 64 nodes)
@@ -184,6 +201,7 @@ TEST(AlltoallModel, CacheFileRoundTrip)
     p.B = 2.5e-10;
     p.o = 1e-7;
     p.g = 2e-7;
+    p.C = 1.5e-10;
     ASSERT_TRUE(cache_store(path, "hostA", p));
     p.L = 9e-6;
     ASSERT_TRUE(cache_store(path, "hostB", p));
@@ -191,9 +209,16 @@ TEST(AlltoallModel, CacheFileRoundTrip)
     ASSERT_TRUE(cache_load(path, "hostA", &q));
     EXPECT_DOUBLE_EQ(q.L, 3.5e-6);
     EXPECT_DOUBLE_EQ(q.B, 2.5e-10);
+    EXPECT_DOUBLE_EQ(q.C, 1.5e-10);
     ASSERT_TRUE(cache_load(path, "hostB", &q));
     EXPECT_DOUBLE_EQ(q.L, 9e-6);
     EXPECT_FALSE(cache_load(path, "hostC", &q));
+    // a line of an older version (no copy term) is not taken: measured again
+    {
+        std::ofstream old(path, std::ios::app);
+        old << "hostD L=1e-06 B=1e-09 o=1e-07 g=2e-07\n";
+    }
+    EXPECT_FALSE(cache_load(path, "hostD", &q));
     setenv("LLC_MODEL_CACHE", path.c_str(), 1);
     EXPECT_EQ(cache_path(), path);
     setenv("LLC_MODEL_CACHE", "off", 1);
@@ -220,6 +245,8 @@ TEST(AlltoallModel, AcquireMeasuresOnceThenCaches)
             EXPECT_DOUBLE_EQ(got[r].B, got[0].B);
             EXPECT_GT(got[r].L, 0);
             EXPECT_GT(got[r].B, 0);
+            EXPECT_GT(got[r].C, 0);  // measured by rank 0, broadcast with the rest
+            EXPECT_DOUBLE_EQ(got[r].C, got[0].C);
         }
         EXPECT_EQ(net.pending(), 0u);
     }

@@ -181,9 +181,9 @@ int new_size_class(llc_coll_state_t *s, AlltoallState *a, const llc_coll_p2p_t *
         else
             std::fprintf(stderr,
                          "llc_coll alltoall: P=%d bytes=%zu class=%d model=%s params=%s "
-                         "(L=%.3g B=%.3g) sharing=%s (paper factor %.3f) candidates:",
+                         "(L=%.3g B=%.3g C=%.3g) sharing=%s (paper factor %.3f) candidates:",
                          s->size, bytes, alltoall_size_class(bytes), model::kind_name(a->cfg.model),
-                         a->params.source.c_str(), a->params.L, a->params.B,
+                         a->params.source.c_str(), a->params.L, a->params.B, a->params.C,
                          model::sharing_mode_name(a->cfg.sharing), a->analysis.sharing);
         for (Alg c : cand) {
             std::fprintf(stderr, " %s", alltoall::alg_name(c));

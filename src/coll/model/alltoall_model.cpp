@@ -22,13 +22,15 @@ double predict_alltoall_steps(Kind k, Alg a, int P, double M, const Params &p,
     switch (a) {
     case Alg::bruck: {
         size_t i = 0;
+        double copied = 2.0 * P * M;  // the rotations in and out
         for (int bit = 1; bit < P; bit <<= 1, i++) {
             int blocks = 0;  // block indices in [0, P) with this bit set
             for (int j = 0; j < P; j++)
                 blocks += (j & bit) != 0;
             t += msg_time(k, p, blocks * M, s(i));
+            copied += 2.0 * blocks * M;  // packed before the round, unpacked after it
         }
-        return t;
+        return t + p.C * copied;
     }
     case Alg::pairwise:
     case Alg::ring:

@@ -18,6 +18,10 @@ struct Params {
     // Hockney: one message of M bytes takes L + M * B.
     double L = 5e-6;   // latency, s (half round trip of a 1-byte ping-pong)
     double B = 1e-9;   // inverse bandwidth, s/byte
+    // Local copy (memcpy within a process), s/byte: what an algorithm that
+    // packs and unpacks blocks (Bruck) pays besides its messages.  0 until
+    // measured (or LLC_MODEL_C): the algorithms are then messages only.
+    double C = 0;
     // LogGP: L_w + 2 o + (M - 1) G; g = gap between consecutive messages.
     double Lw = 3e-6;  // wire latency, s
     double o = 1e-6;   // per-message CPU overhead, s
@@ -52,12 +56,15 @@ bool apply_env(Params *p);
 // ${XDG_CACHE_HOME:-$HOME/.cache}/mpich-llc/model-params; "" if disabled.
 std::string cache_path();
 std::string host_name();
-// One line per machine: "<host> L=<s> B=<s/byte> o=<s> g=<s>".
+// One line per machine: "<host> L=<s> B=<s/byte> o=<s> g=<s> C=<s/byte>".  A
+// line without C (written by an older version, before the copy term) does
+// not count: the parameters are measured again.
 bool cache_load(const std::string &path, const std::string &host, Params *p);
 bool cache_store(const std::string &path, const std::string &host, const Params &p);
 
 // Ping-pong between rank 0 and rank `peer` (collective only for those two):
-// fills L, B, o, g.  Takes a few milliseconds.
+// fills L, B, o, g, and C (a local memcpy, rank 0's).  Takes a few
+// milliseconds.
 int measure(const llc_coll_p2p_t *p2p, int peer, Params *out);
 // Collective over all ranks: rank 0 takes the parameters from the
 // environment, else from the cache, else measures them against the last rank
