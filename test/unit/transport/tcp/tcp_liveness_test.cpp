@@ -99,6 +99,12 @@ TEST_P(TcpStoppedPeer, IsReportedAfterTheTimeout)
             uint64_t pid = uint64_t(getpid());
             ASSERT_EQ(llc_am_send(ctx, 0, 0, &pid, sizeof(pid), nullptr, 0, nullptr, nullptr), LLC_OK);
             progress_until(ctx, [&] { return in.n == 1; }); // rank 0 is connected to us
+            // The answer carries the acknowledgement of rank 0's message
+            // (held acknowledgements ride on the next record out), so rank 0
+            // has nothing unacknowledged when it starts the clock below; a
+            // stop before the held acknowledgement is written would make
+            // rank 0's timeout run from that earlier message.
+            ASSERT_EQ(llc_am_send(ctx, 0, 0, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
             p.depart();
             raise(SIGSTOP); // rank 0 continues us when it is done
             std::fflush(stderr);
@@ -111,6 +117,7 @@ TEST_P(TcpStoppedPeer, IsReportedAfterTheTimeout)
             ~Continue() { kill(pid, SIGCONT); }
         } cont{peer};
         ASSERT_EQ(llc_am_send(ctx, 1, 0, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
+        progress_until(ctx, [&] { return in.n == 2; }); // rank 1's answer: our message is acknowledged
         double wait_end = now_s() + 10;
         while (process_state(peer) != 'T' && now_s() < wait_end) {
             ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
