@@ -1,6 +1,6 @@
 ## libllc sources (included from the top-level Makefile.am)
 lib_LTLIBRARIES += src/llc/libllc.la
-include_HEADERS += src/llc/include/llc.h
+include_HEADERS += src/llc/include/llc.h src/llc/include/llc_fast.h
 ## sources include each other by their path under src/llc ("transport/shm/shm_ring.hpp")
 src_llc_libllc_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc
 src_llc_libllc_la_SOURCES = \

@@ -3,6 +3,7 @@
 #include "core/context.hpp"
 #include "core/errors.hpp"
 #include "llc.h"
+#include "llc_fast.h"
 #include "mem/mem_accounting.hpp"
 #include "tagged/tagged.hpp"
 
@@ -143,6 +144,17 @@ int llc_get_stats_sized(const llc_context_t *ctx, llc_stats_t *out, size_t size)
     llc_stats_t all = ctx->impl.stats();
     std::memcpy(out, &all, std::min(size, sizeof(all)));
     return LLC_OK;
+}
+
+llc_fast_peer_t *llc_fast_peer(llc_context_t *ctx, int dest, int layout)
+{
+    if (!ctx || layout != LLC_FAST_LAYOUT)
+        return nullptr;
+    try {
+        return ctx->impl.fast_peer(dest);
+    } catch (...) {
+        return nullptr;
+    }
 }
 
 int llc_tsend(llc_context_t *ctx, int dest, uint32_t source, uint64_t tag, const void *buf, size_t len,

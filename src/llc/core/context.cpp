@@ -168,6 +168,11 @@ bool Context::try_send_tagged_inline(int dest, uint64_t tag, uint32_t source, co
     return true;
 }
 
+llc_fast_peer_t *Context::fast_peer(int dest)
+{
+    return dest >= 0 && dest < size_ && dest != rank_ ? transport_to(dest).fast_peer(dest) : nullptr;
+}
+
 void Context::count_sent(uint64_t bytes)
 {
     // each transport counts its own messages (self_msgs, shm_msgs, tcp_msgs, ...)

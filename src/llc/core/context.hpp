@@ -6,6 +6,7 @@
 #include "core/config.hpp"
 #include "support/lazy_array.hpp"
 #include "llc.h"
+#include "llc_fast.h"
 #include "node/node_map.hpp"
 #include "wire/outgoing_message.hpp"
 #include "core/progress_backoff.hpp"
@@ -46,6 +47,11 @@ public:
     // Records sent to dest so far, and received (delivered or skipped) from
     // src: a tagged offer compares the two (tagged.hpp, OfferWire).
     uint64_t records_sent_to(int dest) { return next_send_seq_[dest]; }
+    // The stream's next sequence number to dest, where the inline fast path
+    // (llc_fast.h) increments it: the address is stable for the context's life.
+    uint64_t *send_seq_slot(int dest) { return &next_send_seq_[dest]; }
+    // llc_fast_peer: dest's inline path, or nullptr.
+    llc_fast_peer_t *fast_peer(int dest);
     uint64_t records_received_from(int src) { return next_recv_seq_[src]; }
 
     // --- libllc's own protocols (handler ids above the caller's) ---------

@@ -48,6 +48,12 @@ public:
     bool peek(int peer, Offer &out) const;
     // Offers held now, from every peer (0: the send path skips the lookup).
     size_t size() const { return total_; }
+    // Offers held now from peer.
+    size_t count(int peer) const
+    {
+        auto it = by_peer_.find(peer);
+        return it == by_peer_.end() ? 0 : it->second.size();
+    }
     // Forget every offer from peer (it is gone).
     void drop_peer(int peer);
 

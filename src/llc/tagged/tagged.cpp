@@ -81,8 +81,10 @@ int Tagged::send(int dest, uint32_t source, uint64_t tag, const void *buf, size_
     TreqState &r = state_of(req);
     r.peer = dest;
     Offer o;
-    if (offers_.size() && offers_.take_match(dest, tag, source, o))
+    if (offers_.size() && offers_.take_match(dest, tag, source, o)) {
+        offers_changed(dest);
         return send_offered(dest, source, tag, buf, len, o, req); // matched already: synchronous too
+    }
     bool sync = flags & LLC_TSEND_SYNC;
     TagWire w{};
     w.tag = tag;

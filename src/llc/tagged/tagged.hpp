@@ -186,6 +186,9 @@ private:
     void await(TreqState &r, TreqState::Await what);
     void stop_awaiting(TreqState &r);
     void reject(int src, const std::string &why);
+    // After offers_ changed for peer: the inline fast path (llc_fast.h) to
+    // it stays closed while it holds offers (a send must look at them first).
+    void offers_changed(int peer);
     template <class T> bool header_ok(const void *hdr, size_t hdr_len, int src, const char *what, T &out);
     void set_results(llc_treq_t *req, const TagEnvelope &env, size_t received);
     static void finish(TreqState &r, int status, bool call_back);

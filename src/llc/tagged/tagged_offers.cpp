@@ -162,6 +162,14 @@ void Tagged::on_offer(llc_context_t *, void *self, int src, const void *hdr, siz
     // Taken only when nothing we sent was in flight as the receive was posted.
     if (w.seen != t->ctx_.records_sent_to(src) || !t->offers_.add(src, o))
         t->send_reply(src, kTagDecline, 0, w.rreq);
+    else
+        t->offers_changed(src);
+}
+
+void Tagged::offers_changed(int peer)
+{
+    if (llc_fast_peer_t *f = ctx_.fast_peer(peer))
+        f->offers = uint32_t(offers_.count(peer));
 }
 
 void Tagged::on_revoke(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t)
@@ -171,8 +179,10 @@ void Tagged::on_revoke(llc_context_t *, void *self, int src, const void *hdr, si
     if (!t->header_ok(hdr, hdr_len, src, "revoke", in))
         return;
     // Not here: a Put or a Decline for it is on its way already.
-    if (t->offers_.remove(src, in.rreq))
+    if (t->offers_.remove(src, in.rreq)) {
+        t->offers_changed(src);
         t->send_reply(src, kTagDecline, 0, in.rreq);
+    }
 }
 
 void Tagged::on_decline(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t)

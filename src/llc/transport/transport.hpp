@@ -15,6 +15,7 @@
 #pragma once
 
 #include "llc.h"
+#include "llc_fast.h"
 #include "wire/am_protocol.hpp"
 #include "wire/outgoing_message.hpp"
 
@@ -75,6 +76,13 @@ public:
     {
         (void)dest, (void)h, (void)buf, (void)len;
         return false;
+    }
+    // The caller's inline path to dest (llc_fast.h), or nullptr (the default:
+    // a transport without one).
+    virtual llc_fast_peer_t *fast_peer(int dest)
+    {
+        (void)dest;
+        return nullptr;
     }
     // Move what can move without blocking; true if anything did.
     virtual bool progress() = 0;

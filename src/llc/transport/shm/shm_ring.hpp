@@ -25,7 +25,14 @@
 // the producer may reuse the space).  head counts bytes written; only the
 // producer touches it.  The producer keeps the last tail it read and reads
 // the shared one again only when that copy says the ring is too full.
+//
+// The layout and the producer's steps are written once, in the installed
+// header llc_fast.h (llc_ring_tx_t and its inline functions), because a
+// caller's inline fast path (llc_fast_tsend) writes message chunks into the
+// same ring with the same producer state; this class uses them.
 #pragma once
+
+#include "llc_fast.h"
 
 #include "core/errors.hpp"
 #include "wire/outgoing_message.hpp"
@@ -52,23 +59,30 @@ struct RingControl {
     std::atomic<uint32_t> sender_finalizing;
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared-memory atomics must be lock-free");
+static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t), "llc_ring_tx_t reads head and tail as plain words");
 static_assert(sizeof(RingControl) % kCacheLine == 0, "ring control padding");
 
 class ShmRing {
 public:
-    static constexpr size_t kChunkAlign = 16;
-    static constexpr size_t kChunkHeader = 16; // seal (8 bytes), len (8 bytes)
-    static constexpr uint64_t kMessageFlag = uint64_t(1) << 63; // in len: a whole message chunk
+    static constexpr size_t kChunkAlign = LLC_RING_CHUNK_ALIGN;
+    static constexpr size_t kChunkHeader = LLC_RING_CHUNK_HEADER; // seal (8 bytes), len (8 bytes)
+    static constexpr uint64_t kMessageFlag = LLC_RING_MESSAGE_FLAG; // in len: a whole message chunk
     // Space one chunk of n bytes takes, with the next chunk's zeroed seal.
-    static size_t footprint(size_t n) { return 2 * kChunkHeader + padded(n); }
+    static size_t footprint(size_t n) { return size_t(llc_ring_footprint(n)); }
 
     ShmRing() = default;
     // capacity: a power of two, at least 64 (the segment gives >= 4096).
-    ShmRing(RingControl *control, char *data, size_t capacity)
-        : control_(control), data_(data), capacity_(capacity), mask_(capacity - 1),
-          head_(control ? control->head.load(std::memory_order_relaxed) : 0),
-          tail_seen_(control ? control->tail.load(std::memory_order_acquire) : 0)
+    ShmRing(RingControl *control, char *data, size_t capacity) : control_(control), data_(data), capacity_(capacity), mask_(capacity - 1)
     {
+        tx_.data = data;
+        tx_.capacity = capacity;
+        tx_.mask = capacity - 1;
+        if (control) {
+            tx_.head = control->head.load(std::memory_order_relaxed);
+            tx_.tail_seen = control->tail.load(std::memory_order_acquire);
+            tx_.shared_head = reinterpret_cast<uint64_t *>(&control->head);
+            tx_.shared_tail = reinterpret_cast<uint64_t *>(&control->tail);
+        }
     }
 
     // Called once by the segment's owner before anyone else maps it (the
@@ -82,26 +96,27 @@ public:
     }
 
     RingControl *control() const { return control_; }
+    // The producer's state, shared with the inline fast path (llc_fast.h).
+    llc_ring_tx_t *producer() { return &tx_; }
 
     // Producer: write as much of the message's remaining bytes as fits, as
     // one chunk.
     size_t write_from(OutgoingMessage &msg)
     {
-        uint64_t head = head_;
-        size_t space = space_for(head, footprint(msg.remaining()));
+        size_t space = size_t(llc_ring_tx_space(&tx_, footprint(msg.remaining())));
         if (space < footprint(1))
             return 0;
         size_t want = std::min(space - 2 * kChunkHeader, msg.remaining());
         if (want == 0)
             return 0;
-        size_t pos = (size_t(head) + kChunkHeader) & mask_;
+        size_t pos = (size_t(tx_.head) + kChunkHeader) & mask_;
         size_t first = std::min(want, capacity_ - pos);
         size_t done = msg.copy_out(data_ + pos, first);
         if (done == first && want > first)
             done += msg.copy_out(data_, want - first);
         if (done == 0)
             return 0;
-        publish(head, done);
+        llc_ring_tx_publish(&tx_, done, 0);
         return done;
     }
 
@@ -109,10 +124,9 @@ public:
     // now.  The fast path of small sends (no message object).
     bool try_write_whole(const ConstSpan *spans, size_t n, size_t total)
     {
-        uint64_t head = head_;
-        if (total == 0 || footprint(total) > capacity_ || space_for(head, footprint(total)) < footprint(total))
+        if (total == 0 || footprint(total) > capacity_ || llc_ring_tx_space(&tx_, footprint(total)) < footprint(total))
             return false;
-        size_t pos = (size_t(head) + kChunkHeader) & mask_;
+        size_t pos = (size_t(tx_.head) + kChunkHeader) & mask_;
         for (size_t i = 0; i < n; i++) {
             const char *p = spans[i].data;
             size_t len = spans[i].len;
@@ -122,7 +136,7 @@ public:
                 std::memcpy(data_, p + first, len - first);
             pos = (pos + len) & mask_;
         }
-        publish(head, total);
+        llc_ring_tx_publish(&tx_, total, 0);
         return true;
     }
 
@@ -131,15 +145,14 @@ public:
     // ring; else false (the caller sends them as stream records).
     bool try_write_message(const ConstSpan *spans, size_t n, size_t total)
     {
-        uint64_t head = head_;
-        size_t pos = (size_t(head) + kChunkHeader) & mask_;
-        if (total == 0 || pos + total > capacity_ || space_for(head, footprint(total)) < footprint(total))
+        char *at = llc_ring_tx_message_slot(&tx_, total);
+        if (!at)
             return false;
         for (size_t i = 0; i < n; i++) {
-            std::memcpy(data_ + pos, spans[i].data, spans[i].len);
-            pos += spans[i].len;
+            std::memcpy(at, spans[i].data, spans[i].len);
+            at += spans[i].len;
         }
-        publish(head, total, kMessageFlag);
+        llc_ring_tx_publish(&tx_, total, kMessageFlag);
         return true;
     }
 
@@ -205,37 +218,11 @@ private:
         return *reinterpret_cast<std::atomic<uint64_t> *>(data_ + pos);
     }
 
-    // Producer: the next chunk's seal zeroed, len, then the seal (release),
-    // then head for the record.
-    void publish(uint64_t head, size_t len, uint64_t flags = 0)
-    {
-        size_t pos = size_t(head) & mask_;
-        uint64_t next = head + kChunkHeader + padded(len);
-        seal_at(size_t(next) & mask_).store(0, std::memory_order_relaxed);
-        uint64_t len64 = len | flags;
-        std::memcpy(data_ + pos + 8, &len64, sizeof(len64));
-        seal_at(pos).store(head + 1, std::memory_order_release);
-        head_ = next;
-        control_->head.store(head_, std::memory_order_relaxed);
-    }
-
-    // Producer: free bytes, from the remembered tail when that shows `want`
-    // fit, else from a fresh read of the shared tail.
-    size_t space_for(uint64_t head, size_t want)
-    {
-        size_t space = capacity_ - size_t(head - tail_seen_);
-        if (space >= want)
-            return space;
-        tail_seen_ = control_->tail.load(std::memory_order_acquire);
-        return capacity_ - size_t(head - tail_seen_);
-    }
-
     RingControl *control_ = nullptr;
     char *data_ = nullptr;
     size_t capacity_ = 0;
     size_t mask_ = 0;
-    uint64_t head_ = 0;      // producer's position (control_->head mirrors it)
-    uint64_t tail_seen_ = 0; // producer's copy of control_->tail (never ahead of it)
+    llc_ring_tx_t tx_{};     // producer: position, the consumer's last seen tail
 };
 
 } // namespace llc

@@ -14,11 +14,18 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <new>
 
 namespace llc {
+
+// The inline fast path (llc_fast.h) writes the same message chunks.
+static_assert(sizeof(TagChunkHeader) == sizeof(llc_ring_tag_header_t) &&
+                  offsetof(TagChunkHeader, source) == offsetof(llc_ring_tag_header_t, source) &&
+                  offsetof(TagChunkHeader, seq) == offsetof(llc_ring_tag_header_t, seq),
+              "llc_fast.h's tag header is TagChunkHeader");
 
 namespace {
 // How often progress() looks whether the local peers' processes still exist
@@ -71,6 +78,9 @@ void ShmTransport::attach()
 #endif
         peer->tx = peer->segment.ring(my_local_index_);
         peer->rx = own_.ring(i);
+        peer->fast.ring = peer->tx.producer();
+        peer->fast.send_seq = ctx_.send_seq_slot(r);
+        peer->fast.max_len = std::min<size_t>(caps_.inline_max, ctx_.config().tag_eager_bytes);
         Peer *raw = peer.get();
         peer->decoder = std::make_unique<StreamDecoder>(
             [this, raw](const IncomingRecord &rec) { on_record(*raw, rec); });
@@ -81,14 +91,38 @@ void ShmTransport::attach()
     gone_.reserve(peers_.size());
 }
 
-ShmTransport::Peer &ShmTransport::peer_for(int rank)
+ShmTransport::Peer *ShmTransport::find_peer(int rank)
 {
     auto it = std::lower_bound(local_ranks_.begin(), local_ranks_.end(), rank);
     size_t i = size_t(it - local_ranks_.begin());
     size_t slot = i > my_local_index_ ? i - 1 : i;
     if (it == local_ranks_.end() || *it != rank || i == my_local_index_ || slot >= peers_.size())
+        return nullptr;
+    return peers_[slot].get();
+}
+
+ShmTransport::Peer &ShmTransport::peer_for(int rank)
+{
+    Peer *peer = find_peer(rank);
+    if (!peer)
         throw Error(LLC_ERR_STATE, "no shared-memory connection to rank " + std::to_string(rank));
-    return *peers_[slot];
+    return *peer;
+}
+
+llc_fast_peer_t *ShmTransport::fast_peer(int dest)
+{
+    Peer *peer = ctx_.config().fast_path ? find_peer(dest) : nullptr;
+    return peer ? &peer->fast : nullptr;
+}
+
+void ShmTransport::add_stats(llc_stats_t &st) const
+{
+    for (const auto &p : peers_) {
+        st.shm_msgs += p->fast.msgs;
+        st.msgs_sent += p->fast.msgs;
+        st.bytes_sent += p->fast.bytes;
+        st.tag_eager_sends += p->fast.msgs;
+    }
 }
 
 int ShmTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)
@@ -108,6 +142,7 @@ int ShmTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)
         m->convert_to_cma_rts(int(::getpid()));
     peer.queue.push_back(std::move(msg));
     advance_sends(peer);
+    refresh_fast(peer);
     bool still_queued = !peer.queue.empty() && peer.queue.back().get() == m;
     if (!still_queued)
         return LLC_OK; // written to the ring completely
@@ -216,8 +251,12 @@ bool ShmTransport::progress()
         try {
             if (read_ring(peer))
                 did = peer.contacted = true;
-            if (!peer.queue.empty() || !peer.control.empty())
+            if (!peer.queue.empty() || !peer.control.empty()) {
                 did |= advance_sends(peer);
+                refresh_fast(peer);
+            } else if (peer.fast.closed) {
+                refresh_fast(peer);
+            }
         } catch (const Error &e) {
             fail_peer(peer, e.status(), e.what());
             did = true;
@@ -423,6 +462,7 @@ void ShmTransport::on_cma_reply(Peer &peer, const IncomingRecord &rec)
 void ShmTransport::fail_peer(Peer &peer, int status, const std::string &message)
 {
     peer.broken = true;
+    peer.fast.closed = 1;
     peer.failure = message;
     for (auto &m : peer.queue)
         ctx_.defer_completion(*m, LLC_ERR_PEER);
@@ -514,13 +554,14 @@ bool ShmTransport::check_liveness()
         }
         std::string why = "rank " + std::to_string(peer.rank) + " (pid " + std::to_string(int(peer.pid)) +
                           ", on this node) died: its process exited without finalizing";
-        if (!busy && !peer.contacted) {
+        if (!busy && !peer.contacted && peer.fast.msgs == 0) { // (fast.msgs: sent inline)
             // We never talked to it: no error for this progress call (a
             // neighbour's death is not ours to report, as tcp reports only
             // broken connections), but a send to it fails at once.  A peer
             // we talked to may owe us a reply (a rendezvous of the tagged
             // layer waits above this transport): its death is reported.
             peer.broken = true;
+            peer.fast.closed = 1;
             peer.failure = why + " (shared memory transport)";
             continue;
         }

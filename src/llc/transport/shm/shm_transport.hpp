@@ -46,6 +46,10 @@ public:
     bool try_send_tagged(int dest, const TagChunkHeader &h, const void *buf, size_t len) override;
     bool progress() override;
     bool has_pending_sends() const override;
+    // The inline fast path to a peer on this node (llc_fast.h), or nullptr.
+    llc_fast_peer_t *fast_peer(int dest) override;
+    // Adds what the inline fast path sent (it counts in llc_fast_peer_t).
+    void add_stats(llc_stats_t &st) const override;
 
     // Finalize: the segment says this process is finalizing (its peers
     // then know it is not merely slow); each round marks the peers whose
@@ -76,9 +80,18 @@ private:
         UniqueFd pidfd;      // readable once the process has exited (pidfd_open); -1: use process_gone()
         std::string failure;
         ByteBuffer cma_buffer;
+        // The caller's inline path into tx (llc_fast.h): closed while
+        // anything waits in queue or control, or the peer failed.
+        llc_fast_peer_t fast{};
     };
 
     Peer &peer_for(int rank);
+    Peer *find_peer(int rank); // nullptr: not a peer on this node
+    // After queue, control or broken changed: open or close the inline path.
+    static void refresh_fast(Peer &peer)
+    {
+        peer.fast.closed = peer.broken || !peer.queue.empty() || !peer.control.empty();
+    }
     // The peer's ring takes a record now: not failed, nothing queued before it.
     Peer *inline_ready(int dest, size_t payload_len);
     bool advance_sends(Peer &peer);

@@ -14,6 +14,7 @@
 #include "mpidch4r.h"
 #include "ch4_impl.h"
 #include <llc.h>
+#include <llc_fast.h>
 
 /* The one libllc handler the netmod registers; MPIDIG's own handler id
  * travels in MPIDI_LLC_am_hdr_t. */
@@ -37,6 +38,8 @@ typedef struct MPIDI_LLC_am_hdr {
 typedef struct {
     llc_context_t *ctx;
     int deferred_errno;         /* error seen inside a callback, reported by progress */
+    llc_fast_peer_t **fast;     /* the inline paths to the processes on this node (llc_fast.h) */
+    int nfast;
 } MPIDI_LLC_global_t;
 
 extern MPIDI_LLC_global_t MPIDI_LLC_global;

@@ -182,8 +182,22 @@ int MPIDI_LLC_init_world(void)
     MPIR_ERR_CHKANDJUMP1(!(llc_caps(MPIDI_LLC_global.ctx) & LLC_CAP_TAGGED), mpi_errno,
                          MPI_ERR_OTHER, "**fail", "**fail %s",
                          "libllc has no tagged messages (LLC_CAP_TAGGED): mismatched libllc?");
-    for (int i = 0; i < MPIR_Process.size; i++)
-        MPIDIU_get_av(0, i).netmod.llc.dest_plus1 = i + 1;
+    MPIDI_LLC_global.fast = MPL_malloc(sizeof(llc_fast_peer_t *) * MPIR_Process.local_size,
+                                       MPL_MEM_ADDRESS);
+    MPIR_ERR_CHKANDJUMP(MPIDI_LLC_global.fast == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    MPIDI_LLC_global.nfast = 0;
+    for (int i = 0; i < MPIR_Process.size; i++) {
+        MPIDI_av_entry_t *av = &MPIDIU_get_av(0, i);
+        llc_fast_peer_t *fast = NULL;
+        av->netmod.llc.dest_plus1 = i + 1;
+        av->netmod.llc.fast_plus1 = 0;
+        if (MPIR_Process.node_map[i] == MPIR_Process.node_map[MPIR_Process.rank])
+            fast = llc_fast_peer(MPIDI_LLC_global.ctx, i, LLC_FAST_LAYOUT);
+        if (fast && MPIDI_LLC_global.nfast < MPIR_Process.local_size) {
+            MPIDI_LLC_global.fast[MPIDI_LLC_global.nfast++] = fast;
+            av->netmod.llc.fast_plus1 = MPIDI_LLC_global.nfast;
+        }
+    }
     rc = llc_am_register(MPIDI_LLC_global.ctx, MPIDI_LLC_AM_ID, MPIDI_LLC_am_recv_handler,
                          NULL);
     MPIR_ERR_CHKANDJUMP1(rc != LLC_OK, mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
@@ -213,7 +227,11 @@ int MPIDI_LLC_mpi_finalize_hook(void)
     int mpi_errno = MPI_SUCCESS;
 
     if (MPIDI_LLC_global.ctx) {
-        int rc = llc_finalize(MPIDI_LLC_global.ctx);
+        int rc;
+        MPL_free(MPIDI_LLC_global.fast);
+        MPIDI_LLC_global.fast = NULL;
+        MPIDI_LLC_global.nfast = 0;
+        rc = llc_finalize(MPIDI_LLC_global.ctx);
         MPIDI_LLC_global.ctx = NULL;
         MPIR_ERR_CHKANDJUMP1(rc != LLC_OK, mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
                              llc_last_error(NULL));

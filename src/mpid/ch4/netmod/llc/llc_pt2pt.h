@@ -72,10 +72,20 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_isend(const void *buf, MPI_Aint count, MP
     mpi_errno = MPIDI_LLC_dest(addr, &dest);
     if (unlikely(mpi_errno))
         return mpi_errno;
+    MPIDI_Datatype_get_info(count, datatype, dt_contig, data_sz, dt_ptr, dt_true_lb);
+    /* The fast path: a small contiguous message to a process on this node
+     * goes straight into its ring (llc_fast.h) and is complete, so the
+     * request is MPICH's pre-completed one, as the ucx netmod does. */
+    if (likely(addr->netmod.llc.fast_plus1 && dt_contig && flags == 0) &&
+        llc_fast_tsend(MPIDI_LLC_global.fast[addr->netmod.llc.fast_plus1 - 1],
+                       (uint32_t) comm->rank, bits, MPIR_get_contig_ptr(buf, dt_true_lb),
+                       data_sz)) {
+        *request = MPIR_Request_create_complete(MPIR_REQUEST_KIND__SEND);
+        return MPI_SUCCESS;
+    }
     req = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__SEND, 0, 2);
     MPIR_ERR_CHKANDJUMP(req == NULL, mpi_errno, MPIX_ERR_NOREQ, "**nomemreq");
     *request = req;
-    MPIDI_Datatype_get_info(count, datatype, dt_contig, data_sz, dt_ptr, dt_true_lb);
     if (unlikely(!dt_contig))
         return MPIDI_LLC_isend_noncontig(buf, count, datatype, data_sz, dest, comm->rank, bits,
                                          flags, req);

@@ -1,0 +1,162 @@
+/*
+ * llc_fast.h - the inline fast path of libllc: a small tagged message to a
+ * process on the same node, written straight into that process's ring by
+ * the caller's own code, with no call into the library.
+ *
+ * libllc's shared-memory transport gives every pair of processes on a node
+ * a single-producer single-consumer ring of chunks (its layout below).  A
+ * caller that sends many small messages (an MPI library's MPI_Isend) asks
+ * once per destination for that destination's llc_fast_peer_t
+ * (llc_fast_peer) and then sends with llc_fast_tsend, an inline function:
+ * header, payload and seal go into the ring in one short sequence of
+ * stores.  The message is the same one llc_tsend would have written (a
+ * message chunk: matched by the receiver exactly like any other tagged
+ * message, in order with everything else sent to that destination), and
+ * it is complete when llc_fast_tsend returns 1: the bytes are in the ring.
+ *
+ * llc_fast_tsend returns 0 and writes nothing whenever the message cannot
+ * take this path: larger than max_len, the ring too full or the chunk
+ * would wrap, earlier sends to that peer still queued inside libllc, the
+ * peer failed, or the peer has offered us receives (those may match this
+ * message).  The caller then uses llc_tsend, which handles every case.
+ *
+ * The layout is an agreement between this header and the library: the
+ * caller passes LLC_FAST_LAYOUT to llc_fast_peer, which returns NULL when
+ * the library was built with another one (then llc_tsend is always used).
+ * Used under the context's one-thread-at-a-time rule (llc.h).
+ */
+#ifndef LLC_FAST_H_INCLUDED
+#define LLC_FAST_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "llc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of the ring and chunk layout below. */
+#define LLC_FAST_LAYOUT 1
+
+/* A chunk starts at a 16-byte aligned position with {seal, len}: seal is
+ * the chunk's start position + 1, stored last with release; len has
+ * LLC_RING_MESSAGE_FLAG set for a whole message chunk, which holds an
+ * llc_ring_tag_header_t and the payload and never wraps.  The producer
+ * zeroes the next chunk's seal word before it seals, and always leaves one
+ * chunk header's worth of room free for that word. */
+#define LLC_RING_CHUNK_ALIGN 16u
+#define LLC_RING_CHUNK_HEADER 16u
+#define LLC_RING_MESSAGE_FLAG (UINT64_C(1) << 63)
+
+typedef struct llc_ring_tag_header {
+    uint64_t tag;
+    uint32_t source;            /* the sender's label */
+    uint32_t seq;               /* low 32 bits of the stream's sequence number */
+} llc_ring_tag_header_t;
+
+/* The producer's side of one ring: where it is, where the consumer was last
+ * seen.  head and tail count bytes ever written / consumed. */
+typedef struct llc_ring_tx {
+    char *data;                 /* the ring's bytes (capacity, a power of two) */
+    uint64_t capacity;
+    uint64_t mask;              /* capacity - 1 */
+    uint64_t head;              /* next chunk's position (the producer's own copy) */
+    uint64_t tail_seen;         /* the consumer's tail when last read (never ahead of it) */
+    uint64_t *shared_head;      /* in shared memory: head, for the consumer's finalize checks */
+    uint64_t *shared_tail;      /* in shared memory: stored by the consumer with release */
+} llc_ring_tx_t;
+
+/* One destination on this node.  Owned by the library; the fields the
+ * inline path reads besides the ring are kept current by it. */
+typedef struct llc_fast_peer {
+    llc_ring_tx_t *ring;
+    uint64_t *send_seq;         /* the stream's next sequence number */
+    size_t max_len;             /* largest payload of this path */
+    uint32_t closed;            /* non-zero: sends queued inside the library, or the peer failed */
+    uint32_t offers;            /* receives this peer has offered us and we hold */
+    uint64_t msgs;              /* messages sent by llc_fast_tsend (added to llc_get_stats) */
+    uint64_t bytes;
+} llc_fast_peer_t;
+
+/* Bytes a chunk of n bytes takes, with the next chunk's zeroed seal word. */
+static inline uint64_t llc_ring_footprint(uint64_t n)
+{
+    return 2 * LLC_RING_CHUNK_HEADER + ((n + LLC_RING_CHUNK_ALIGN - 1) & ~(uint64_t) (LLC_RING_CHUNK_ALIGN - 1));
+}
+
+/* Free bytes, from tail_seen when that shows `want` fit, else from a fresh
+ * read of the consumer's tail. */
+static inline uint64_t llc_ring_tx_space(llc_ring_tx_t *r, uint64_t want)
+{
+    uint64_t space = r->capacity - (r->head - r->tail_seen);
+    if (space >= want)
+        return space;
+    r->tail_seen = __atomic_load_n(r->shared_tail, __ATOMIC_ACQUIRE);
+    return r->capacity - (r->head - r->tail_seen);
+}
+
+/* Seal the chunk of len bytes (flags: LLC_RING_MESSAGE_FLAG or 0) written
+ * after r->head's header: the next seal word zeroed, len, then the seal. */
+static inline void llc_ring_tx_publish(llc_ring_tx_t *r, uint64_t len, uint64_t flags)
+{
+    uint64_t head = r->head;
+    uint64_t next = head + llc_ring_footprint(len) - LLC_RING_CHUNK_HEADER;
+    uint64_t len_word = len | flags;
+    char *chunk = r->data + (head & r->mask);
+    __atomic_store_n((uint64_t *) (void *) (r->data + (next & r->mask)), 0, __ATOMIC_RELAXED);
+    memcpy(chunk + 8, &len_word, sizeof(len_word));
+    __atomic_store_n((uint64_t *) (void *) chunk, head + 1, __ATOMIC_RELEASE);
+    r->head = next;
+    __atomic_store_n(r->shared_head, next, __ATOMIC_RELAXED);
+}
+
+/* Where a whole message chunk of total bytes goes, or NULL when it does not
+ * fit now without wrapping. */
+static inline char *llc_ring_tx_message_slot(llc_ring_tx_t *r, uint64_t total)
+{
+    uint64_t pos = (r->head + LLC_RING_CHUNK_HEADER) & r->mask;
+    uint64_t want = llc_ring_footprint(total);
+    if (total == 0 || pos + total > r->capacity || llc_ring_tx_space(r, want) < want)
+        return NULL;
+    return r->data + pos;
+}
+
+/* Send len bytes at buf with (tag, source) as one message chunk.  1: sent
+ * and complete; 0: nothing written, use llc_tsend. */
+static inline int llc_fast_tsend(llc_fast_peer_t *p, uint32_t source, uint64_t tag, const void *buf,
+                                 size_t len)
+{
+    llc_ring_tag_header_t h;
+    uint64_t total = sizeof(h) + len;
+    char *slot;
+    if ((p->closed | p->offers) != 0 || len > p->max_len)
+        return 0;
+    slot = llc_ring_tx_message_slot(p->ring, total);
+    if (slot == NULL)
+        return 0;
+    h.tag = tag;
+    h.source = source;
+    h.seq = (uint32_t) *p->send_seq;
+    memcpy(slot, &h, sizeof(h));
+    memcpy(slot + sizeof(h), buf, len);
+    llc_ring_tx_publish(p->ring, total, LLC_RING_MESSAGE_FLAG);
+    ++*p->send_seq;
+    p->msgs++;
+    p->bytes += len;
+    return 1;
+}
+
+/* The fast path to job rank dest, or NULL when there is none (dest is not
+ * on this node, is this process, or the node's transport is not shared
+ * memory) or the library's layout is not `layout` (pass LLC_FAST_LAYOUT).
+ * Valid until llc_finalize. */
+llc_fast_peer_t *llc_fast_peer(llc_context_t *ctx, int dest, int layout);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LLC_FAST_H_INCLUDED */
