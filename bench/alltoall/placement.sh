@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # placement.sh -- Alltoall placement campaign on the emulated cluster
-# (maint/llc-netns), imitating the five placement patterns of paper 002.
+# (maint/llc-netns), imitating the five placement patterns of Kurokawa's report.
 #
 # Emulated fabric (bench/alltoall/emu8.fabric): 8 hosts h0..h7, one rank
 # each.  The hosts get fabric node numbers per pattern (4 leaves x 8 node
