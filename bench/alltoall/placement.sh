@@ -43,7 +43,8 @@
 # the MPI default run --calls1m calls each, the two dynamic modes
 # --calls1m-dyn calls (they need room for their learning phase).
 #
-# Builds: llc = /work/main/_install (libllccoll.so of this tree through
+# Builds: llc = $LLC_PREFIX (set it; the default below is a path of the
+# development machine), with libllccoll.so of this tree through
 # LD_LIBRARY_PATH: $BUILD_LIB), mpich = Debian MPICH + libllccoll_pmpi.so of
 # this tree (LD_PRELOAD: $PMPI_LIB).  Binaries: $BENCH_LLC, $BENCH_MPICH.
 set -euo pipefail
