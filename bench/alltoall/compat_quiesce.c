@@ -1,13 +1,12 @@
 /* Compatibility shim for placement.sh: a no-op llc_coll_state_quiesce.
  *
- * The llc install (/work/main/_install) was rebuilt during the campaign from
- * main's work in progress, whose netmod glue calls llc_coll_state_quiesce
- * (completes the broadcast optimizer's in-flight reports before a
- * communicator is freed).  This branch's libllccoll, which the campaign puts
- * first in LD_LIBRARY_PATH, does not have it; its broadcast sends no such
- * reports, so "nothing to complete" (return 0) is the exact behaviour for
- * it.  Preloaded only when the installed libmpi needs the symbol and the
- * branch's libllccoll lacks it.
+ * An llc install whose netmod glue calls llc_coll_state_quiesce (completes
+ * the broadcast optimizer's in-flight reports before a communicator is
+ * freed) may be run with an older libllccoll first in LD_LIBRARY_PATH that
+ * does not have it; such a libllccoll's broadcast sends no such reports, so
+ * "nothing to complete" (return 0) is the exact behaviour for it.  Preloaded
+ * only when the installed libmpi needs the symbol and the libllccoll under
+ * test lacks it.
  *   cc -shared -fPIC -o /tmp/a2a-bench/compat_quiesce.so bench/alltoall/compat_quiesce.c */
 struct llc_coll_state;
 struct llc_coll_p2p;

@@ -1,6 +1,6 @@
 // Model-only sweep at the paper's scale: RICC fat tree (52 leaves x 20
 // nodes, 4 uplinks, uplink = destination mod 4), 64..256 processes (one per
-// node), the five placement patterns of paper 002.  For each placement it
+// node), the five placement patterns of Kurokawa's report.  For each placement it
 // prints the paper's system-wide sharing (B / min BS_ij), the mean per-step
 // sharing of Bruck and pairwise from the per-step link analysis, the
 // predicted Bruck/pairwise ratio and the set that pruning keeps under both

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # placement.sh -- Alltoall placement campaign on the emulated cluster
-# (maint/llc-netns), imitating the five placement patterns of paper 002.
+# (maint/llc-netns), imitating the five placement patterns of Kurokawa's report.
 #
 # Emulated fabric (bench/alltoall/emu8.fabric): 8 hosts h0..h7, one rank
 # each.  The hosts get fabric node numbers per pattern (4 leaves x 8 node
@@ -43,7 +43,8 @@
 # the MPI default run --calls1m calls each, the two dynamic modes
 # --calls1m-dyn calls (they need room for their learning phase).
 #
-# Builds: llc = /work/main/_install (libllccoll.so of this tree through
+# Builds: llc = $LLC_PREFIX (set it; the default below is a path of the
+# development machine), with libllccoll.so of this tree through
 # LD_LIBRARY_PATH: $BUILD_LIB), mpich = Debian MPICH + libllccoll_pmpi.so of
 # this tree (LD_PRELOAD: $PMPI_LIB).  Binaries: $BENCH_LLC, $BENCH_MPICH.
 set -euo pipefail

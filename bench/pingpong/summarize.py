@@ -23,7 +23,7 @@ NAME = {"lat": "latency", "bw": "bandwidth", "bibw": "bidirectional bandwidth",
 LOWER_IS_BETTER = {"lat"}
 MODE_TITLE = {"intra": "Intra-node (2 ranks in emulated host h0)",
               "inter": "Inter-node (rank 0 in h0, rank 1 in h1, tcp over veth + bridge)"}
-# issue 17: (mode, test, size, goal for llc/mpich, "<=" or ">=")
+# the targets (doc/bench-pingpong.md): (mode, test, size, goal for llc/mpich, "<=" or ">=")
 TARGETS = [("intra", "lat", 8, 0.9, "<="),
            ("intra", "bw", 4194304, 1.1, ">="),
            ("inter", "lat", 8, 0.9, "<="),
@@ -114,7 +114,7 @@ def main():
     nrep = max(runs.values()) if runs else 0
 
     # ------------------------------------------------------------ targets
-    tgt = ["| target (issue 17) | llc | Debian MPICH | llc/mpich | goal | status |",
+    tgt = ["| target | llc | Debian MPICH | llc/mpich | goal | status |",
            "|---|---:|---:|---:|---:|---|"]
     for mode, test, size, goal, op in TARGETS:
         if mode not in modes or test not in tests:

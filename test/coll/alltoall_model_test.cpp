@@ -1,6 +1,6 @@
-// Performance models on hand-computed cases: RCV_ij / BS_ij of paper 002 on
+// Performance models on hand-computed cases: RCV_ij / BS_ij of Kurokawa's report on
 // the RICC fat tree, Hockney / LogGP / LogPQ formulas (LogPQ against the CM-5
-// numbers of paper 003), fabric files, cache file, pruning decisions.
+// numbers of Touyama and Horiguchi), fabric files, cache file, pruning decisions.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -106,7 +106,7 @@ TEST(AlltoallModel, FabricFile)
 
 TEST(AlltoallModel, LogPQRelations)
 {
-    // eq. (2) with the CM-5 LogP numbers of paper 003 (m = 16 words)
+    // eq. (2) with the CM-5 LogP numbers of Touyama and Horiguchi (m = 16 words)
     LogPQ q = logpq_from_logp(1.25e-4, 1.71e-4, 5.50e-5, 16, 9.75e-5);
     EXPECT_NEAR(q.L, 2.96e-4, 1e-9);
     EXPECT_NEAR(q.o, 4.59e-6, 1e-8);

@@ -228,7 +228,7 @@ TEST(BcastThreads, ThousandsOfBroadcastsTablesIdenticalAfterEach)
 // Max-effect pattern: the first receiver (real 4 of 8) is loaded before every
 // broadcast; the optimizer moves it to a leaf within a few rounds.
 // DISABLED: in about 1 run of 6 the optimizer never moves the loaded rank
-// (issue 4, open bug); re-enable when the optimizer converges reliably.
+// (an open bug); re-enable when the optimizer converges reliably.
 TEST(BcastThreads, LoadedFirstReceiverMovesToLeaf)
 {
     Env env{{"LLC_BCAST", "vrank"}, {"LLC_BCAST_WEIGHT_I", "1"}, {"LLC_BCAST_MIN_GAP", "100e-6"}};

@@ -1,5 +1,5 @@
 /* Collectives called with counts that disagree between processes
- * (doc/reliability.md, "Wrong arguments"; issue 20 item 5).  With
+ * (doc/reliability.md, "Wrong arguments").  With
  * MPI_ERRORS_RETURN:
  *  1. MPI_Bcast, the root sends 10 ints, the others post 1: every non-root
  *     gets an error, at least one (where the data did not fit) of class

@@ -1,6 +1,7 @@
-/* Fault test (issue 20, item 4): a rank is killed (SIGKILL) in the middle of
- * a large transfer, as the sender or as the receiver.  The other end must
- * get an error, not hang; the driver checks the time.
+/* Fault test (doc/reliability.md, "The fault campaign"): a rank is killed
+ * (SIGKILL) in the middle of a large transfer, as the sender or as the
+ * receiver.  The other end must get an error, not hang; the driver checks
+ * the time.
  *
  * Usage: fault_big_transfer [-hold] send|recv [MIB [DELAY_MS]]
  *   -hold     the launcher does not see the death (fault_hold.h): only

@@ -1,4 +1,4 @@
-/* Fault test (issue 20, item 4): with LLC_KVS=dist, a KVS node leader is
+/* Fault test (doc/reliability.md, "The fault campaign"): with LLC_KVS=dist, a KVS node leader is
  * killed (SIGKILL) while the other ranks look peers up (first contact to
  * every other rank, so every rank asks the leaders owning the peers'
  * entries).  Run with one rank per "node" (MPIR_CVAR_NOLOCAL=1, or one rank

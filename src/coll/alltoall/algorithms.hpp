@@ -1,4 +1,4 @@
-// The nine Alltoall algorithms of the dynamic selection (paper 002), written
+// The nine Alltoall algorithms of the dynamic selection (Kurokawa's report), written
 // against llc_coll_p2p_t.  Every function moves `bytes` bytes from block j of
 // `sendbuf` to block `rank` of `recvbuf` on rank j, for any communicator size.
 // `sendbuf` and `recvbuf` must not overlap (llc_coll_alltoall handles "in

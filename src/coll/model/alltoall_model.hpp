@@ -1,4 +1,4 @@
-// Predicted time of each Alltoall algorithm (paper 002: Hockney per message,
+// Predicted time of each Alltoall algorithm (Kurokawa's report: Hockney per message,
 // bandwidth divided by the topology's sharing; LogGP and LogPQ variants) and
 // the pruning rule.
 #pragma once
@@ -25,7 +25,7 @@ std::vector<double> predict_alltoall_all_steps(Kind k, const Fabric &fabric,
                                                const std::vector<int> &node_of_rank, double bytes,
                                                const Params &p);
 // procs P, bytes M per destination rank, sharing >= 1 (Analysis::sharing):
-// paper 002, the same factor for every step.
+// Kurokawa's report, the same factor for every step.
 double predict_alltoall(Kind k, alltoall::Alg a, int procs, double bytes, const Params &p,
                         double sharing);
 // All nine, indexed by static_cast<int>(Alg).

@@ -27,7 +27,7 @@ struct Params {
     double o = 1e-6;   // per-message CPU overhead, s
     double g = 1e-6;   // gap, s
     double G = 1e-9;   // gap per byte, s/byte
-    // LogPQ (paper 003): one-word LogP parameters, word ratio r = wc / wp,
+    // LogPQ (Touyama and Horiguchi): one-word LogP parameters, word ratio r = wc / wp,
     // processor word w bytes, fixed per-message overhead n, queue bounds in
     // bytes (send queue SQ, network queue TQ, receive queue RQ).
     double L0 = 3e-6, o0 = 1e-6, g0 = 8e-9, r = 1, w = 8, n = 1e-6;

@@ -1,4 +1,4 @@
-// Per-step link analysis of the Alltoall algorithms (issue 5).
+// Per-step link analysis of the Alltoall algorithms.
 //
 // The paper's model (topology.hpp, `Analysis::sharing`) uses one system-wide
 // sharing factor for every algorithm.  Here each algorithm's schedule is
@@ -20,7 +20,7 @@
 
 namespace llc::coll::model {
 
-// LLC_ALLTOALL_MODEL_SHARING: one factor for all (paper 002) or per step.
+// LLC_ALLTOALL_MODEL_SHARING: one factor for all (Kurokawa's report) or per step.
 enum class SharingMode { paper, steps };
 const char *sharing_mode_name(SharingMode m);
 bool sharing_mode_from_name(const std::string &s, SharingMode *out);

@@ -1,4 +1,4 @@
-// Fabric description and the link-sharing analysis of paper 002.
+// Fabric description and the link-sharing analysis of Kurokawa's report.
 #include "model/topology.hpp"
 
 #include <algorithm>

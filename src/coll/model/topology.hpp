@@ -1,7 +1,7 @@
 // Network topology for the models: a small fabric description (file format
 // in doc/coll-alltoall.md, example: src/coll/model/ricc.fabric) plus the node
 // of every rank, and the per-link expected sharers / minimum average
-// bandwidth of paper 002 (RCV_ij, BS_ij).  Shared by the Alltoall and the
+// bandwidth of Kurokawa's report (RCV_ij, BS_ij).  Shared by the Alltoall and the
 // broadcast.
 #pragma once
 
@@ -19,7 +19,7 @@ struct Fabric {
     int hosts_per_leaf = 0;    // node n is on leaf n / hosts_per_leaf (0: all on one leaf)
     int uplinks_per_leaf = 0;  // leaf -> upper links
     // bandwidth of one uplink relative to a node link ("uplink_speed 0.5":
-    // half as fast); 1 in paper 002's fabric.
+    // half as fast); 1 in Kurokawa's fabric.
     double uplink_speed = 1.0;
     // routing rule of inter-leaf traffic: the uplink is dest_node mod uplinks
     // (the only rule supported: "route dest_mod_uplinks").
@@ -31,11 +31,11 @@ struct Fabric {
 
 bool parse_fabric(std::istream &in, Fabric *f, std::string *err);
 bool load_fabric(const std::string &path, Fabric *f, std::string *err);
-// The RICC fat tree of paper 002: 52 leaves x 20 nodes, 4 uplinks per leaf.
+// The RICC fat tree of Kurokawa's report: 52 leaves x 20 nodes, 4 uplinks per leaf.
 Fabric ricc_fabric();
 
 // How the inter-leaf term of BS_ij counts the off-leaf partners:
-// paper:   (Nnode - N_i) * RCV_ij        (as printed in paper 002)
+// paper:   (Nnode - N_i) * RCV_ij        (as printed in Kurokawa's report)
 // process: (Nnode - N_i) * Pn * RCV_ij   (every off-leaf process counted)
 enum class BsVariant { paper, process };
 
@@ -43,7 +43,7 @@ enum class BsVariant { paper, process };
 double rcv(double nul, double pn, double nnode, double ni, double maxn);
 // B / BS_ij = (Pn - 1 + (N_i - 1)*Pn*Pn + (Nnode - N_i)*RCV_ij) / (Nnode*Pn - 1)
 // (uplink_speed < 1: RCV_ij / uplink_speed, the uplink's flows count more;
-// paper 002 has equal link speeds, uplink_speed 1)
+// Kurokawa's report has equal link speeds, uplink_speed 1)
 double bs_divisor(double pn, double ni, double nnode, double rcv_ij, BsVariant v,
                   double uplink_speed = 1.0);
 
@@ -65,7 +65,7 @@ struct Analysis {
 Analysis analyze(const Fabric &f, const std::vector<int> &node_of_rank,
                  BsVariant v = BsVariant::paper);
 
-// Placement patterns of paper 002 on a fabric (one process per node):
+// Placement patterns of Kurokawa's report on a fabric (one process per node):
 // 0: node numbers multiple of 4, 1: multiple of 2, 2/3/4: first 4/8/16 nodes
 // of each leaf; `per_leaf` nodes per leaf for patterns 0..2 (4, or 5 when
 // the leaves run out).  Returns the node of each of `procs` ranks (empty if

@@ -15,7 +15,7 @@ struct Config {
     size_t cma_threshold = 64 * 1024;     // LLC_CMA_THRESHOLD
     bool cma_simulate_eperm = false;      // LLC_CMA_SIMULATE_EPERM (testing)
     size_t copy_max = 16 * 1024;          // LLC_COPY_MAX
-    bool tag_offer = true;                // LLC_TAG_OFFER: offer receives posted first to their sender (seed 004)
+    bool tag_offer = true;                // LLC_TAG_OFFER: offer receives posted first to their sender
     size_t tag_eager_bytes = 16 * 1024;   // LLC_TAG_EAGER_BYTES: larger tagged messages go by request-to-send
     uint64_t spin_count = 1000;           // LLC_SPIN_COUNT
     uint64_t idle_sleep_us = 1000;        // LLC_IDLE_SLEEP_US

@@ -50,7 +50,7 @@ enum llc_status {
 /* Capability bits (llc_caps). */
 #define LLC_CAP_AM          (1u << 0)   /* active messages (always set in v1) */
 #define LLC_CAP_TAGGED      (1u << 1)   /* native tagged point-to-point (llc_tsend ...) */
-#define LLC_CAP_REMOTE_WRITE (1u << 2)  /* receiver-initiated remote write: llc_trecv_from offers (seed 004) */
+#define LLC_CAP_REMOTE_WRITE (1u << 2)  /* receiver-initiated remote write: llc_trecv_from offers */
 #define LLC_CAP_RMA         (1u << 3)   /* reserved: one-sided put/get/atomics */
 
 typedef struct llc_context llc_context_t;
@@ -216,7 +216,7 @@ int llc_tcancel(llc_context_t *ctx, llc_treq_t *req, int *cancelled);
 /* llc_trecv for a receive whose source label (>= 0) stands for job rank
  * src_rank: when LLC_TAG_OFFER is on and the receive is larger than
  * LLC_TAG_EAGER_BYTES and posted before its message, it is offered to
- * src_rank, which writes the message straight into buf (seed 004; see
+ * src_rank, which writes the message straight into buf (offers; see
  * llc_tcancel for the one difference it makes).  src_rank -1: as llc_trecv.
  * Added without changing LLC_API_VERSION: nothing else changed meaning. */
 #define LLC_HAVE_TRECV_FROM 1
@@ -335,7 +335,7 @@ typedef struct llc_stats {
     uint64_t tag_data_in_place; /* rendezvous payloads read from a tcp socket straight into the posted receive buffer (no staging copy) */
     /* LLC_NET=tcp: one connection per pair carries both directions; appended after tag_data_in_place */
     uint64_t tcp_adopted;       /* accepted tcp connections this process also sends on (it had no connection of its own to that peer) */
-    /* offers (seed 004: the receive posted first, llc_trecv_from); appended after tcp_adopted */
+    /* offers (the receive posted first, llc_trecv_from); appended after tcp_adopted */
     uint64_t tag_offers_sent;     /* receiver: receives offered to their sender */
     uint64_t tag_offers_used;     /* receiver: offered receives the sender wrote the message into */
     uint64_t tag_offers_declined; /* receiver: offers the sender refused or gave back (a message crossed the offer, or the receive was cancelled) */

@@ -9,7 +9,7 @@
 // numbers move as soon as a peer is used.  See doc/memory.md.
 //
 // Every component says which component of the paper's per-node memory model
-// (SEEDS.md section 2, paper 001) it corresponds to.
+// (Yamaguchi et al., doc/references.md) it corresponds to.
 #pragma once
 
 #include "llc.h"

@@ -1,9 +1,9 @@
 // peer_table.hpp - capped on-demand per-peer contexts behind a hashed rank table.
 //
-// The paper's design (SEEDS.md section 2) keeps at most gamma live high-level
-// contexts and finds a rank's context through a hash into gamma short lists
-// instead of an n-entry array.  PeerTable<T> is that component: memory is
-// O(capacity) whatever the job size.
+// The memory-saving design of Yamaguchi et al. (doc/references.md) keeps at
+// most gamma live high-level contexts and finds a rank's context through a
+// hash into gamma short lists instead of an n-entry array.  PeerTable<T> is
+// that component: memory is O(capacity) whatever the job size.
 //
 //   * Lookup: bucket = hash(rank) mod buckets (buckets = capacity by default),
 //     then a walk of the bucket's chain (slot indices, no allocation).

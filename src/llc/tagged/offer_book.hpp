@@ -1,4 +1,4 @@
-// offer_book.hpp - the sender's side of seed 004's receiver-first path: the
+// offer_book.hpp - the sender's side of the receiver-first path (offers): the
 // receives that peers have offered us (their buffer, where we may write the
 // next message that matches them), per peer, oldest first.
 //

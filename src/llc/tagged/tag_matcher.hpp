@@ -46,7 +46,7 @@ struct TreqState {
         AwaitReply = 1, // rendezvous send: clear-to-send, acknowledgement or read failure
         AwaitFin = 2,   // synchronous eager send: acknowledgement
         AwaitData = 3,  // receive that sent clear-to-send: the data
-        AwaitOffer = 4  // receive offered to its sender (seed 004): its write, or its refusal
+        AwaitOffer = 4  // receive offered to its sender (offers): its write, or its refusal
     };
 };
 static_assert(sizeof(TreqState) <= sizeof(((llc_treq_t *)nullptr)->internal_), "TreqState fits llc_treq_t");

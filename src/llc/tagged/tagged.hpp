@@ -43,7 +43,7 @@ enum TagHandler : unsigned {
     kTagFin,                         // TagReply: the message was received (sync eager, pulled rendezvous)
     kTagFail,                        // TagReply: the receiver could not read the payload (process_vm_readv
                                      // failed): the send completes with LLC_ERR_PEER
-    // seed 004, the receive posted first (doc/libllc.md, "Offers"):
+    // offers, the receive posted first (doc/libllc.md, "Offers"):
     kTagOffer,   // OfferWire, receiver -> sender: write the next message that matches into this buffer
     kTagPut,     // PutWire [+ payload], sender -> receiver: the message for an offered receive
     kTagDecline, // TagReply (rreq), sender -> receiver: the offer is refused (a message crossed it, or revoked)
@@ -158,7 +158,7 @@ private:
                           size_t);
     static void on_send_done(void *req, int status); // a transport finished with a send's buffer
 
-    // Offers (seed 004).  Whether receive r (about to be posted) may be
+    // Offers (Morimoto et al.).  Whether receive r (about to be posted) may be
     // offered to src_rank; then offer it (it is posted and holds a token).
     bool may_offer(const TreqState &r, int src_rank);
     void offer(TreqState &r, int src_rank);

@@ -1,4 +1,4 @@
-// tagged_offers.cpp - seed 004's receive-first path: a receive posted
+// tagged_offers.cpp - the receive-first path (Morimoto et al.): a receive posted
 // before its message is offered to the sender, which writes the message
 // straight into it (doc/libllc.md, "Offers").
 #include "tagged/tagged.hpp"

@@ -1,4 +1,5 @@
-// mem_model.cpp - see mem_model.hpp.  Equation numbers are the paper's (001).
+// mem_model.cpp - see mem_model.hpp.  Equation numbers are those of Yamaguchi et al.
+// (doc/references.md).
 #include "mem_model.hpp"
 
 #include "mem/mem_accounting.hpp"

@@ -1,6 +1,6 @@
 // mem_model.hpp - per-node memory of the communication library as a function
-// of the job size: the paper's analytic model (baseline and designed, errata
-// applied; SEEDS.md section 2) and libllc's own model built from the sizeof of
+// of the job size: the analytic model of Yamaguchi et al. (baseline and
+// designed, errata applied; doc/references.md) and libllc's own model built from the sizeof of
 // its real structures (MemWalk::struct_sizes).  Used by llc_memmodel and the
 // unit tests.  Bytes are per node; n = m * nodes processes.
 #pragma once

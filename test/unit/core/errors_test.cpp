@@ -215,8 +215,8 @@ TEST(Errors, ProgressAndFinalizeInsideHandlerAreRefused)
 
 // Rank 1 is gone (no llc_finalize) in the middle of a 16 MiB message, as
 // sender or as receiver: rank 0 must get LLC_ERR_PEER naming it within a few
-// seconds on every transport (issue 20, item 4).  Before, shm (ring and
-// single copy) and a udp receiver waited forever.
+// seconds on every transport (doc/reliability.md, "Peers that die"); shm
+// (ring and single copy) and a udp receiver once waited forever.
 struct MidTransferCase {
     const char *name;
     std::vector<int> nodes;

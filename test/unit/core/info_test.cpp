@@ -310,7 +310,7 @@ TEST(BuildInfo, TransportsAndCaps)
     EXPECT_STRNE(llc::package_version(), "");
 }
 
-// SEEDS.md section 2 with the errata: at 2^20 nodes, m = 4, c = 10,
+// Yamaguchi et al.'s model with the errata (doc/references.md): at 2^20 nodes, m = 4, c = 10,
 // gamma = 1024: baseline 1.74 TB, designed 1.07 GB per node (powers of 1000).
 TEST(MemModel, PaperTotalsAt2To20Nodes)
 {

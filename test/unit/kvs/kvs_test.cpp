@@ -384,7 +384,7 @@ TEST(Kvs, MissingKeyFailsWithinTimeout)
 // The node leader owning the destination's entry dies after init: the send
 // fails with LLC_ERR_PEER at once (its server's port refuses the connection),
 // naming the key and the dead owner as the failed process, not the
-// destination (issue 20, item 4: a live rank was blamed, after 10 s).
+// destination (a lookup must not make its peers blame a live rank).
 TEST(Kvs, DeadOwnerFailsWithinTimeout)
 {
     const int n = 5;

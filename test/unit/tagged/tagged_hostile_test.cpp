@@ -1,5 +1,5 @@
 // tagged_hostile_test.cpp - tagged protocol records from a job member that
-// do not fit (issue 20, doc/reliability.md): forged and stale request
+// do not fit (doc/reliability.md): forged and stale request
 // tokens, the token of a cancelled receive, repeated acknowledgements,
 // records out of place for the request they name, malformed headers, and a
 // request-to-send naming memory that cannot be read.  Each is dropped and

@@ -132,7 +132,7 @@ size_t stream_size(std::mt19937_64 &rng)
 // the transport reads rendezvous payloads straight into the posted buffers
 // (tcp), which the receiver's counters must show.  offers: the receives
 // name the sender's rank (llc_trecv_from), so that those posted first are
-// offered to it (seed 004) and race the messages already on their way;
+// offered to it (offers) and race the messages already on their way;
 // some buffers are then larger than their message, so that eager messages
 // meet offered receives too.
 void race(JobOptions o, unsigned seed, bool in_place = false, bool offers = false)
@@ -284,7 +284,7 @@ TEST(Tagged, RaceUdpWithLoss)
 }
 TEST(Tagged, RaceSelf) { race(job({0}), 7); }
 
-// The same races with receives offered to the sender (seed 004): written
+// The same races with receives offered to the sender (offers): written
 // by process_vm_writev (shm), carried in the Put through the ring (shm
 // without CMA), read from the socket into the buffer (tcp), over udp at 5 %
 // loss; and to itself, where nothing is offered.

@@ -265,7 +265,7 @@ bool ShmTransport::progress()
     // A peer that died (SIGKILL, a crash) writes nothing more and reads
     // nothing more: without this, a receive from it or a send to it that
     // waits for ring space or a CMA acknowledgement would wait forever when
-    // the launcher does not end the job (issue 20, item 4).  The clock is
+    // the launcher does not end the job (doc/reliability.md).  The clock is
     // read on every 64th call only.
     if (!peers_.empty() && (++liveness_tick_ & 63) == 0) {
         uint64_t now = monotonic_us();

@@ -1,7 +1,7 @@
 // udp_node_socket.hpp - one udp receive socket per node shared by the node's
 // processes (LLC_UDP_SHARED_RECV=1): the DC-class receive queue of the
-// paper's design (SEEDS.md section 2, "shared receive buffers on the DC-QPs,
-// shared by the node's processes"), in sockets.
+// memory-saving design of Yamaguchi et al. (doc/references.md: receive
+// buffers of the connectionless queues shared by the node's processes), in sockets.
 //
 // The node leader creates the udp socket as usual, and the node's receive
 // buffers (udp_handover.hpp: one inbox per process in a shared-memory

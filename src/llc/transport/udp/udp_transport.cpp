@@ -1447,7 +1447,7 @@ bool UdpTransport::progress_after_poll(bool socket_ready)
 // A sender that died in the middle of a message sends nothing more, and a
 // receiver with nothing to send never learns of it (check_timers watches
 // only data we sent): a receive of a large message from a killed rank waited
-// forever (issue 20, item 4).  Such a peer is probed; a closed socket answers
+// forever.  Such a peer is probed; a closed socket answers
 // with ICMP port unreachable (on_rank_gone), and a peer that stays silent
 // (host gone, or a stopped process) fails after LLC_UDP_PEER_TIMEOUT_MS.
 bool UdpTransport::probe_stalled_senders(uint64_t now)

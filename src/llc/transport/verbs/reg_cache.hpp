@@ -1,5 +1,5 @@
-// reg_cache.hpp - the memory-registration cache of the paper's design
-// (SEEDS.md section 2, "Buffers": radix tree with a 4-bit radix, at most 65536
+// reg_cache.hpp - the memory-registration cache of Yamaguchi et al.'s design
+// (doc/references.md; radix tree with a 4-bit radix, at most 65536
 // registrations), for the single-copy / RDMA paths.
 //
 // On InfiniBand a buffer must be registered (ibv_reg_mr) before the adapter

@@ -4,7 +4,7 @@
 // messages and tagged messages, 16 MiB messages both ways at once, the same
 // traffic under injected loss, a peer dying in the middle of a stream, and
 // the traffic of more peers than a per-peer cap.  A check is instantiated
-// for the rows that promise what it tests (issue 19, item 5).
+// for the rows that promise what it tests.
 #include "transport/conformance/transport_rows.hpp"
 
 #include "common/checked_messages.hpp"

@@ -1,6 +1,6 @@
 // shm_cma_hostile_test.cpp - single-copy (CMA) request-to-sends of the shm
-// transport (CmaRts) from a job member that do not fit (issue 20,
-// doc/reliability.md): descriptors naming unmapped memory, the top of the
+// transport (CmaRts) from a job member that do not fit
+// (doc/reliability.md): descriptors naming unmapped memory, the top of the
 // address space, a process that does not exist or is not the sender, a
 // buffer freed before the read, a read that stops part-way.  Each fails its
 // own message alone: not delivered, counted (cma_read_failed), the sender's

@@ -149,7 +149,7 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_cancel_send(MPIR_Request * sreq)
 
 /* Post a receive into req (msg: a message taken by MPI_Improbe, else NULL).
  * src_rank: the job rank behind source (libllc may offer the receive to it,
- * seed 004), or -1. */
+ * an offer), or -1. */
 MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_irecv(void *buf, MPI_Aint count, MPI_Datatype datatype,
                                              int source, int src_rank, uint64_t bits,
                                              uint64_t ignore, llc_tmsg_t * msg,
@@ -218,7 +218,7 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_imrecv(void *buf, MPI_Aint count, MPI_
     return MPIDI_LLC_irecv(buf, count, datatype, 0, -1, 0, 0, msg, message);
 }
 
-/* An offered receive (seed 004) is not cancelled at once: llc_tcancel
+/* An offered receive is not cancelled at once: llc_tcancel
  * returns LLC_INPROGRESS and MPIDI_LLC_recv_done later completes it,
  * cancelled or with the message its sender had already written. */
 MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_cancel_recv(MPIR_Request * rreq)
