@@ -88,7 +88,8 @@ for m in "${mpi_list[@]}"; do
 done
 
 cleanup() { [ "${netns_up:-0}" = 0 ] || "$NETNS" down >/dev/null 2>&1 || true; }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'cleanup; exit 143' INT TERM  # stop here: the loop would run on without the hosts
 netns_up=0
 hosts_of() { local n=$1 i l=""; for ((i = 0; i < n; i++)); do l+="${l:+,}h$i"; done; echo "$l"; }
 
