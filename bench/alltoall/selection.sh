@@ -9,10 +9,16 @@
 #   bench/alltoall/selection.sh --prefix DIR [--out DIR] [--sizes 16384,262144,1048576]
 #       [--placements node,2hosts,4hosts] [--ranks 8] [--calls 200] [--reps 2]
 #       [--calls-fixed N] [--mpis llc,mpich,ompi] [--timeout 900]
+#       [--llc-env VAR=VAL]...
 #
 # --calls-fixed N: the nine forced algorithms run N calls (default: --calls),
 # auto and the MPIs' own --calls; across emulated hosts a 1 MiB call takes
 # a tenth of a second, and the barrier variants three times that.
+#
+# --llc-env VAR=VAL (repeatable): one more environment variable for the llc
+# runs only, e.g. LD_LIBRARY_PATH=/tmp/lib to measure a libllccoll.so.0 built
+# from a working tree against the installed MPI (its libmpi has a RUNPATH,
+# which LD_LIBRARY_PATH overrides); recorded in setup.txt.
 #
 # Placements: node = all ranks on this machine (libllc shm); Nhosts = the
 # ranks round-robin over N emulated hosts (maint/llc-netns, libllc tcp
@@ -38,9 +44,10 @@ PROG=${0##*/}
 
 prefix="" out="" sizes=16384,262144,1048576 placements=node,2hosts,4hosts
 ranks=8 calls=200 calls_fixed="" reps=2 mpis=llc,mpich,ompi timeout_s=900
+llc_env=()
 FORCED=bruck,pairwise,pairwise_lb,pairwise_mb,pairwise_ob,ring,ring_lb,ring_mb,ring_ob
 
-usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "$PROG: error: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case $1 in
@@ -54,6 +61,9 @@ while [ $# -gt 0 ]; do
         --reps) reps=$2; shift 2 ;;
         --mpis) mpis=$2; shift 2 ;;
         --timeout) timeout_s=$2; shift 2 ;;
+        --llc-env)
+            [[ $2 == [A-Za-z_]*=* ]] || die "--llc-env wants VAR=VAL, got '$2'"
+            llc_env+=("$2"); shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
     esac
@@ -78,7 +88,8 @@ for m in "${mpi_list[@]}"; do
 done
 
 cleanup() { [ "${netns_up:-0}" = 0 ] || "$NETNS" down >/dev/null 2>&1 || true; }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'cleanup; exit 143' INT TERM  # stop here: the loop would run on without the hosts
 netns_up=0
 hosts_of() { local n=$1 i l=""; for ((i = 0; i < n; i++)); do l+="${l:+,}h$i"; done; echo "$l"; }
 
@@ -87,6 +98,7 @@ hosts_of() { local n=$1 i l=""; for ((i = 0; i < n; i++)); do l+="${l:+,}h$i"; d
     echo "git: $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo none) ($(git -C "$TOP" status --porcelain 2>/dev/null | wc -l) files modified)"
     echo "command: $0 --prefix $prefix --sizes $sizes --placements $placements --ranks $ranks --calls $calls --calls-fixed $calls_fixed --reps $reps --mpis $mpis"
     echo "machine: $(nproc) cores, $(uptime)"
+    echo "llc env: ${llc_env[*]:-(none)}"
 } >"$out/setup.txt"
 
 launch() {  # placement mpi: the launcher command of that MPI for that placement
@@ -108,7 +120,10 @@ run_one() {  # placement mpi size rep
     # llc: the forced nine (--calls-fixed calls), then its MPICH algorithm and
     # auto (--calls); the others: their own MPI_Alltoall
     local jobs=("mpich $calls")
-    [ "$m" != llc ] || jobs=("$FORCED $calls_fixed" "mpich,auto $calls")
+    if [ "$m" = llc ]; then
+        jobs=("$FORCED $calls_fixed" "mpich,auto $calls")
+        envs+=(${llc_env[@]+"${llc_env[@]}"})
+    fi
     log "$pl $m $size B rep $rep"
     : >"$f.txt"
     : >"$f.err"

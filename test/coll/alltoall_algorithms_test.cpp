@@ -169,8 +169,10 @@ TEST(AlltoallAlgorithms, ScratchReusedOnlyWhileNeeded)
     for (auto &e : err.list)
         ADD_FAILURE() << e;
 
-    // the entry point: auto without pruning learns bruck first, then pairwise
+    // the entry point: auto without pruning (and without warm-up calls)
+    // learns bruck first, then pairwise
     setenv("LLC_ALLTOALL", "auto", 1);
+    setenv("LLC_ALLTOALL_WARMUP", "0", 1);
     setenv("LLC_ALLTOALL_PRUNE", "0", 1);
     setenv("LLC_ALLTOALL_TRIALS", "1", 1);
     setenv("LLC_ALLTOALL_CUTOFF", "0", 1);
@@ -198,7 +200,8 @@ TEST(AlltoallAlgorithms, ScratchReusedOnlyWhileNeeded)
             err2.add("in-place copy still held after a call that is not in place");
         llc_coll_state_free(st);
     });
-    for (const char *v : {"LLC_ALLTOALL", "LLC_ALLTOALL_PRUNE", "LLC_ALLTOALL_TRIALS", "LLC_ALLTOALL_CUTOFF"})
+    for (const char *v : {"LLC_ALLTOALL", "LLC_ALLTOALL_WARMUP", "LLC_ALLTOALL_PRUNE", "LLC_ALLTOALL_TRIALS",
+                          "LLC_ALLTOALL_CUTOFF"})
         unsetenv(v);
     for (auto &e : err2.list)
         ADD_FAILURE() << e;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <type_traits>
 #include <vector>
 
 #include "alltoall/alltoall_state.hpp"
@@ -15,6 +16,52 @@ using llc::coll::alltoall::Alg;
 using llc::coll::alltoall::Tuner;
 using llc::coll::alltoall::TunerConfig;
 
+namespace {
+
+struct Round {
+    std::vector<Alg> order;  // the algorithm of every call
+    int syncs = 0;           // decisions agreed on
+};
+
+// Runs t's learning phase to its end (at most 50 calls) as nprocs identical
+// processes would.  cost_of(alg) or cost_of(alg, n) is the time of a call,
+// n counting the calls of that candidate in a row from 0 (its warm-up first).
+template <class Cost>
+Round learn(Tuner &t, Cost cost_of, int nprocs = 1)
+{
+    Round r;
+    int n = 0;
+    while (t.phase() == Tuner::Phase::learning && r.order.size() < 50) {
+        const Alg a = t.current();
+        n = !r.order.empty() && r.order.back() == a ? n + 1 : 0;
+        r.order.push_back(a);
+        double c;
+        if constexpr (std::is_invocable_v<Cost, Alg, int>)
+            c = cost_of(a, n);
+        else
+            c = cost_of(a);
+        if (t.record(c)) {
+            r.syncs++;
+            std::vector<double> s = t.summary();  // the sum over identical processes
+            for (double &x : s)
+                x *= nprocs;
+            t.apply(t.decide(s, nprocs));
+        }
+    }
+    return r;
+}
+
+// k calls of each of the given candidates, in order
+std::vector<Alg> calls_of(std::initializer_list<std::pair<Alg, int>> runs)
+{
+    std::vector<Alg> v;
+    for (auto [a, k] : runs)
+        v.insert(v.end(), k, a);
+    return v;
+}
+
+}  // namespace
+
 TEST(AlltoallTuner, LearnsTheFastestThenMonitors)
 {
     TunerConfig cfg;
@@ -23,24 +70,16 @@ TEST(AlltoallTuner, LearnsTheFastestThenMonitors)
     cfg.relearn = 0.5;
     cfg.cutoff = 0;  // every candidate all its trials (CutsOffHopelessCandidates)
     Tuner t({Alg::bruck, Alg::ring, Alg::pairwise_ob}, cfg);
-    const double cost[] = {3.0, 1.0, 2.0};
-    std::vector<Alg> order;
-    int syncs = 0;
-    for (int call = 0; call < 6; call++) {
-        order.push_back(t.current());
-        double c = cost[call / 2];
-        if (t.record(c)) {
-            syncs++;
-            // two processes: the sum of two identical summaries
-            std::vector<double> s = t.summary();
-            for (double &x : s)
-                x *= 2;
-            t.apply(t.decide(s, 2));
-        }
-    }
-    EXPECT_EQ(order, (std::vector<Alg>{Alg::bruck, Alg::bruck, Alg::ring, Alg::ring,
-                                       Alg::pairwise_ob, Alg::pairwise_ob}));
-    EXPECT_EQ(syncs, 1);
+    // the warm-up call of each (n = 0) is 10x and not counted
+    Round r = learn(
+        t,
+        [](Alg a, int n) {
+            const double c = a == Alg::bruck ? 3.0 : a == Alg::ring ? 1.0 : 2.0;
+            return n == 0 ? 10 * c : c;
+        },
+        2);
+    EXPECT_EQ(r.order, calls_of({{Alg::bruck, 3}, {Alg::ring, 3}, {Alg::pairwise_ob, 3}}));
+    EXPECT_EQ(r.syncs, 1);
     EXPECT_EQ(t.phase(), Tuner::Phase::monitoring);
     EXPECT_EQ(t.chosen(), Alg::ring);
     EXPECT_DOUBLE_EQ(t.learned_time(), 1.0);
@@ -69,7 +108,9 @@ TEST(AlltoallTuner, AveragesOverProcesses)
     TunerConfig cfg;
     cfg.trials = 1;
     Tuner t({Alg::bruck, Alg::ring}, cfg);
-    t.record(1.0);
+    EXPECT_FALSE(t.record(9.0));  // bruck's warm-up
+    EXPECT_FALSE(t.record(1.0));
+    EXPECT_FALSE(t.record(9.0));  // ring's warm-up
     ASSERT_TRUE(t.record(1.0));
     // rank sums: bruck slower on average although one rank saw it faster
     std::vector<double> d = t.decide({1.0 + 5.0, 2.0 + 2.0}, 2);
@@ -91,16 +132,16 @@ TEST(AlltoallTuner, SingleCandidateAndNoMonitoring)
     cfg.trials = 1;
     cfg.period = 0;
     Tuner t({Alg::bruck, Alg::ring}, cfg);
-    t.record(2);
-    t.record(1);
-    t.apply(t.decide(t.summary(), 1));
+    learn(t, [](Alg a) { return a == Alg::bruck ? 2.0 : 1.0; });
+    EXPECT_EQ(t.chosen(), Alg::ring);
     for (int i = 0; i < 200; i++)
         EXPECT_FALSE(t.record(100.0));
 }
 
-// A candidate whose first call is already `cutoff` x the best candidate so
-// far gets no more trials; the others get all of theirs; cutting off the
-// last candidate ends the round; the winner is the fastest of all.
+// A candidate whose first counted call is already `cutoff` x the best
+// candidate so far gets no more trials; the others get all of theirs;
+// cutting off the last candidate ends the round; the winner is the fastest
+// of all.
 TEST(AlltoallTuner, CutsOffHopelessCandidates)
 {
     TunerConfig cfg;
@@ -108,54 +149,86 @@ TEST(AlltoallTuner, CutsOffHopelessCandidates)
     cfg.period = 0;
     cfg.cutoff = 2.0;
     Tuner t({Alg::ring_ob, Alg::bruck, Alg::pairwise, Alg::ring_mb}, cfg);
-    // per-call cost of each candidate (first call, later calls)
-    auto cost = [](Alg a, int trial) {
+    // per-call cost of each candidate (n: its calls in a row so far; 0 is
+    // the warm-up)
+    auto cost = [](Alg a, int n) {
         switch (a) {
         case Alg::ring_ob: return 1.0;
-        case Alg::bruck: return 2.5;               // 2.5 x best: cut
-        case Alg::pairwise: return trial ? 0.5 : 1.9;  // slow start, then the best: kept
-        default: return 9.0;                       // ring_mb, the last: cut, round over
+        case Alg::bruck: return 2.5;                   // 2.5 x best: cut
+        case Alg::pairwise: return n > 1 ? 0.5 : 1.9;  // slow start, then the best: kept
+        default: return 9.0;                           // ring_mb, the last: cut, round over
         }
     };
-    std::vector<Alg> order;
-    int syncs = 0, trial = 0;
-    Alg prev = t.current();
-    while (t.phase() == Tuner::Phase::learning && order.size() < 50) {
-        Alg a = t.current();
-        trial = a == prev ? trial : 0;
-        prev = a;
-        order.push_back(a);
-        if (t.record(cost(a, trial++))) {
-            syncs++;
-            t.apply(t.decide(t.summary(), 1));
-        }
-    }
-    EXPECT_EQ(order, (std::vector<Alg>{Alg::ring_ob, Alg::ring_ob, Alg::ring_ob, Alg::bruck,
-                                       Alg::pairwise, Alg::pairwise, Alg::pairwise,
-                                       Alg::ring_mb}));
-    EXPECT_EQ(syncs, 3);  // checks of bruck, pairwise, ring_mb (which ends the round)
+    Round r = learn(t, cost);
+    EXPECT_EQ(r.order, calls_of({{Alg::ring_ob, 4}, {Alg::bruck, 2}, {Alg::pairwise, 4},
+                                 {Alg::ring_mb, 2}}));
+    EXPECT_EQ(r.syncs, 3);  // checks of bruck, pairwise, ring_mb (which ends the round)
     EXPECT_EQ(t.skipped(), 2);
-    EXPECT_EQ(t.chosen(), Alg::pairwise);  // mean (1.9 + 0.5 + 0.5) / 3 < 1.0
+    EXPECT_EQ(t.chosen(), Alg::pairwise);  // mean of its counted calls (1.9 + 0.5 + 0.5) / 3 < 1.0
     EXPECT_NEAR(t.learned_time(), 2.9 / 3, 1e-12);
-    EXPECT_DOUBLE_EQ(t.learned_means()[1], 2.5);  // the one call it had
+    EXPECT_DOUBLE_EQ(t.learned_means()[1], 2.5);  // the one counted call it had
     EXPECT_DOUBLE_EQ(t.learned_means()[3], 9.0);
 
     // cutoff 0: all trials, one decision at the end
     cfg.cutoff = 0;
     Tuner all({Alg::ring_ob, Alg::bruck}, cfg);
-    int n = 0;
-    syncs = 0;
-    while (all.phase() == Tuner::Phase::learning && n < 50) {
-        n++;
-        if (all.record(all.current() == Alg::bruck ? 5.0 : 1.0)) {
-            syncs++;
-            all.apply(all.decide(all.summary(), 1));
-        }
-    }
-    EXPECT_EQ(n, 6);
-    EXPECT_EQ(syncs, 1);
+    r = learn(all, [](Alg a) { return a == Alg::bruck ? 5.0 : 1.0; });
+    EXPECT_EQ(r.order.size(), 8u);
+    EXPECT_EQ(r.syncs, 1);
     EXPECT_EQ(all.skipped(), 0);
     EXPECT_EQ(all.chosen(), Alg::ring_ob);
+}
+
+// The first call of a candidate in a round is cold (page faults, connection
+// setup): it is a warm-up, not counted, so it neither cuts the candidate off
+// nor raises the bar for the others.  Here pairwise_ob's first call costs 4x
+// its steady state, which is the best of all; judged on first calls (no
+// warm-up) it and ring_ob would be cut off and the MPI's own would win.
+TEST(AlltoallTuner, ColdFirstCallIsAWarmUp)
+{
+    TunerConfig cfg;  // the defaults but for monitoring
+    cfg.period = 0;
+    const std::vector<Alg> cand{Alg::native, Alg::ring_ob, Alg::pairwise_ob, Alg::bruck};
+    const std::vector<double> pred{0.0, 1.0, 1.1, 3.0};
+    auto cost = [](Alg a, int n) {
+        switch (a) {
+        case Alg::native: return n == 0 ? 1.5 : 1.0;
+        case Alg::ring_ob: return n == 0 ? 2.5 : 1.25;
+        case Alg::pairwise_ob: return n == 0 ? 3.0 : 0.75;  // 4x cold, the best warm
+        default: return 5.0;                               // bruck: hopeless, cold or warm
+        }
+    };
+    Tuner t(cand, cfg, pred);
+    Round r = learn(t, cost);
+    EXPECT_EQ(t.chosen(), Alg::pairwise_ob);
+    EXPECT_DOUBLE_EQ(t.learned_time(), 0.75);
+    // each candidate: one warm-up and its three counted calls; bruck is cut
+    // off after its first counted one
+    EXPECT_EQ(r.order, calls_of({{Alg::native, 4}, {Alg::ring_ob, 4}, {Alg::pairwise_ob, 4},
+                                 {Alg::bruck, 2}}));
+    EXPECT_EQ(t.skipped(), 1);
+    EXPECT_EQ(t.model_skipped(), 0);
+    EXPECT_EQ(t.learned_means(), (std::vector<double>{1.0, 1.25, 0.75, 5.0}));
+
+    // the learning cost is bounded: candidates x (warm-up + trials) calls
+    TunerConfig two = cfg;
+    two.warmup = 2;
+    two.trials = 2;
+    two.cutoff = 0;
+    Tuner u(cand, two, pred);
+    EXPECT_EQ(learn(u, cost).order.size(), cand.size() * 4);
+    EXPECT_EQ(u.chosen(), Alg::pairwise_ob);
+
+    // LLC_ALLTOALL_WARMUP=0 (judged on the first calls): the MPI's own sets
+    // the bar at (1.5 + 1 + 1) / 3, ring_ob's 2.5 and pairwise_ob's 3.0 are
+    // cut off, and bruck goes untried behind ring_ob (estimate 7.5)
+    TunerConfig cold = cfg;
+    cold.warmup = 0;
+    Tuner v(cand, cold, pred);
+    r = learn(v, cost);
+    EXPECT_EQ(v.chosen(), Alg::native);
+    EXPECT_EQ(r.order, calls_of({{Alg::native, 3}, {Alg::ring_ob, 1}, {Alg::pairwise_ob, 1}}));
+    EXPECT_EQ(v.model_skipped(), 1);
 }
 
 // With predictions, a cut-off candidate takes along the later candidates
@@ -170,21 +243,15 @@ TEST(AlltoallTuner, ModelSkipsWhatItRanksBehindACutOff)
     cfg.model_stop = 2.0;  // skip when the estimate is >= 4 x the best
     const std::vector<Alg> cand{Alg::native, Alg::ring_ob, Alg::pairwise_ob, Alg::bruck};
     const std::vector<double> pred{0.0, 1.0, 1.1, 3.0};  // the MPI's own: none
-    auto learn = [&](Tuner &t, double ring_ob_cost, std::vector<Alg> *order) {
-        while (t.phase() == Tuner::Phase::learning && order->size() < 50) {
-            Alg a = t.current();
-            order->push_back(a);
-            double c = a == Alg::native ? 1.0 : a == Alg::ring_ob ? ring_ob_cost
-                                            : a == Alg::pairwise_ob ? 0.8 : 0.5;
-            if (t.record(c))
-                t.apply(t.decide(t.summary(), 1));
-        }
+    auto cost = [](double ring_ob_cost) {
+        return [ring_ob_cost](Alg a) {
+            return a == Alg::native ? 1.0 : a == Alg::ring_ob ? ring_ob_cost : a == Alg::pairwise_ob ? 0.8 : 0.5;
+        };
     };
     // ring_ob at 5x: pairwise_ob (estimate 5.5) and bruck (15) go with it
     Tuner t(cand, cfg, pred);
-    std::vector<Alg> order;
-    learn(t, 5.0, &order);
-    EXPECT_EQ(order, (std::vector<Alg>{Alg::native, Alg::native, Alg::ring_ob}));
+    Round r = learn(t, cost(5.0));
+    EXPECT_EQ(r.order, calls_of({{Alg::native, 3}, {Alg::ring_ob, 2}}));
     EXPECT_EQ(t.chosen(), Alg::native);
     EXPECT_EQ(t.skipped(), 1);
     EXPECT_EQ(t.model_skipped(), 2);
@@ -193,25 +260,22 @@ TEST(AlltoallTuner, ModelSkipsWhatItRanksBehindACutOff)
     // ring_ob at 3x: pairwise_ob's estimate 3.3 < 4 is tried (and wins),
     // bruck's 9 is not (the model would have missed its 0.5 here)
     Tuner u(cand, cfg, pred);
-    order.clear();
-    learn(u, 3.0, &order);
-    EXPECT_EQ(order, (std::vector<Alg>{Alg::native, Alg::native, Alg::ring_ob, Alg::pairwise_ob,
-                                       Alg::pairwise_ob}));
+    r = learn(u, cost(3.0));
+    EXPECT_EQ(r.order, calls_of({{Alg::native, 3}, {Alg::ring_ob, 2}, {Alg::pairwise_ob, 3}}));
     EXPECT_EQ(u.chosen(), Alg::pairwise_ob);
     EXPECT_EQ(u.model_skipped(), 1);
     EXPECT_DOUBLE_EQ(u.learned_means()[3], -1.0);
 
-    // off (0), or no predictions: every candidate gets its first call
+    // off (0), or no predictions: every candidate gets its first counted call
     for (int variant = 0; variant < 2; variant++) {
         TunerConfig c = cfg;
         if (variant == 0)
             c.model_stop = 0;
         Tuner v(cand, c, variant == 0 ? pred : std::vector<double>{});
-        order.clear();
-        learn(v, 5.0, &order);
+        r = learn(v, cost(5.0));
         EXPECT_EQ(v.model_skipped(), 0);
         EXPECT_EQ(v.chosen(), Alg::bruck) << "variant " << variant;
-        EXPECT_EQ(std::count(order.begin(), order.end(), Alg::bruck), 2);
+        EXPECT_EQ(std::count(r.order.begin(), r.order.end(), Alg::bruck), 3);
     }
 
     // the skips hold for the round only: a re-learn tries everyone again
@@ -219,15 +283,13 @@ TEST(AlltoallTuner, ModelSkipsWhatItRanksBehindACutOff)
     m.period = 1;
     m.relearn = 0.5;
     Tuner w(cand, m, pred);
-    order.clear();
-    learn(w, 5.0, &order);
+    learn(w, cost(5.0));
     ASSERT_EQ(w.chosen(), Alg::native);
     ASSERT_TRUE(w.record(3.0));  // monitoring: 3x the learned time -> re-learn
     w.apply(w.decide(w.summary(), 1));
     ASSERT_EQ(w.phase(), Tuner::Phase::learning);
-    order.clear();
-    learn(w, 1.5, &order);  // ring_ob no longer cut off: everyone tried
-    EXPECT_EQ(std::count(order.begin(), order.end(), Alg::bruck), 2);
+    r = learn(w, cost(1.5));  // ring_ob no longer cut off: everyone tried
+    EXPECT_EQ(std::count(r.order.begin(), r.order.end(), Alg::bruck), 3);
     EXPECT_EQ(w.chosen(), Alg::bruck);
 }
 
@@ -251,16 +313,10 @@ TEST(AlltoallTuner, SecondCutOffWithOnlySkippedCandidatesLeftEndsTheRound)
     const std::vector<Alg> cand{Alg::native, Alg::pairwise_mb, Alg::ring_mb, Alg::bruck};
     const std::vector<double> pred{0.0, 1.0, 1.9, 2.5};
     Tuner t(cand, cfg, pred);
-    std::vector<Alg> order;
-    while (t.phase() == Tuner::Phase::learning && order.size() < 50) {
-        Alg a = t.current();
-        order.push_back(a);
-        double c = a == Alg::native ? 1.0 : a == Alg::pairwise_mb ? 2.0 : a == Alg::ring_mb ? 2.2 : 0.1;
-        if (t.record(c))
-            t.apply(t.decide(t.summary(), 1));
-    }
-    EXPECT_EQ(order, (std::vector<Alg>{Alg::native, Alg::native, Alg::native, Alg::pairwise_mb,
-                                       Alg::ring_mb}));
+    Round r = learn(t, [](Alg a) {
+        return a == Alg::native ? 1.0 : a == Alg::pairwise_mb ? 2.0 : a == Alg::ring_mb ? 2.2 : 0.1;
+    });
+    EXPECT_EQ(r.order, calls_of({{Alg::native, 4}, {Alg::pairwise_mb, 2}, {Alg::ring_mb, 2}}));
     EXPECT_EQ(t.phase(), Tuner::Phase::monitoring);
     EXPECT_EQ(t.chosen(), Alg::native);
     EXPECT_EQ(t.skipped(), 2);
@@ -312,7 +368,7 @@ TEST(AlltoallTuner, EndToEndWithFakeClock)
     g_cost.assign(9, 1.0);
     g_cost[int(Alg::ring_ob)] = 0.1;  // cheapest per message
     g_cost[int(Alg::bruck)] = 0.5;
-    calls(9 * 2, 100);  // exactly one learning round
+    calls(9 * 3, 100);  // exactly one learning round: a warm-up and 2 trials each
     for (int r = 0; r < P; r++) {
         EXPECT_EQ(state(r, 100).phase(), Tuner::Phase::monitoring);
         EXPECT_EQ(state(r, 100).chosen(), Alg::ring_ob) << "rank " << r;
@@ -332,7 +388,7 @@ TEST(AlltoallTuner, EndToEndWithFakeClock)
         EXPECT_EQ(state(r, 100).relearns(), 1);
         EXPECT_EQ(state(r, 100).phase(), Tuner::Phase::learning);
     }
-    calls(9 * 2, 100);
+    calls(9 * 3, 100);
     for (int r = 0; r < P; r++)
         EXPECT_EQ(state(r, 100).chosen(), Alg::bruck) << "rank " << r;
     EXPECT_EQ(net.pending(), 0u);
@@ -453,42 +509,43 @@ TEST(AlltoallTuner, NativeIsATenthCandidate)
             llc_coll_state_free(s);
     };
 
-    // fastest: chosen after one learning round of 10 x 2 calls
+    // fastest: chosen after one learning round of 10 x (1 warm-up + 2) calls
     g_native_cost = 0.05;
     long before = 0;
     auto st = fresh();
-    run_calls(st, 10 * 2 + 3);
+    run_calls(st, 10 * 3 + 3);
     for (int r = 0; r < P; r++) {
         EXPECT_EQ(tuner(st[r]).candidates().size(), 10u);
         EXPECT_EQ(tuner(st[r]).candidates().front(), Alg::native);  // learned first
         EXPECT_EQ(tuner(st[r]).chosen(), Alg::native) << "rank " << r;
     }
-    EXPECT_EQ(net.native_calls(), 2 + 3);
+    EXPECT_EQ(net.native_calls(), 3 + 3);
     EXPECT_STREQ(llc::coll::alltoall::alg_name(Alg::native), "mpich");
     free_all(st);
 
     // with the cutoff (default 2): the MPI's own goes first, the nine are
-    // 20x slower per message and get one call each: a round of 2 + 9 calls
+    // 20x slower per message and get a warm-up and one counted call each: a
+    // round of 3 + 9 x 2 calls
     unsetenv("LLC_ALLTOALL_CUTOFF");
     before = net.native_calls();
     st = fresh();
-    run_calls(st, 2 + 9 + 4);
+    run_calls(st, 3 + 9 * 2 + 4);
     for (int r = 0; r < P; r++) {
         EXPECT_EQ(tuner(st[r]).phase(), Tuner::Phase::monitoring);
         EXPECT_EQ(tuner(st[r]).chosen(), Alg::native);
         EXPECT_EQ(tuner(st[r]).skipped(), 9);
     }
-    EXPECT_EQ(net.native_calls() - before, 2 + 4);
+    EXPECT_EQ(net.native_calls() - before, 3 + 4);
     free_all(st);
     setenv("LLC_ALLTOALL_CUTOFF", "0", 1);
 
-    // slowest: learned (2 calls) and then left alone
+    // slowest: learned (3 calls) and then left alone
     g_native_cost = 5.0;
     before = net.native_calls();
     st = fresh();
-    run_calls(st, 10 * 2 + 5);
+    run_calls(st, 10 * 3 + 5);
     EXPECT_EQ(tuner(st[0]).chosen(), Alg::pairwise_ob);
-    EXPECT_EQ(net.native_calls() - before, 2);
+    EXPECT_EQ(net.native_calls() - before, 3);
     free_all(st);
 
     // LLC_ALLTOALL_NATIVE=0: the nine only
@@ -496,7 +553,7 @@ TEST(AlltoallTuner, NativeIsATenthCandidate)
     g_native_cost = 0.05;
     before = net.native_calls();
     st = fresh();
-    run_calls(st, 9 * 2 + 2);
+    run_calls(st, 9 * 3 + 2);
     EXPECT_EQ(tuner(st[0]).candidates().size(), 9u);
     EXPECT_EQ(tuner(st[0]).chosen(), Alg::pairwise_ob);
     EXPECT_EQ(net.native_calls(), before);

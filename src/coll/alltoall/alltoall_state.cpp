@@ -46,6 +46,8 @@ Config config_from_env()
             c.mode = Config::Mode::forced, c.forced = a;
     }
     read_setting(SettingId::LLC_ALLTOALL_PRUNE, c.prune);
+    if (read_setting(SettingId::LLC_ALLTOALL_WARMUP, c.tuner.warmup))
+        c.tuner.warmup = std::max(0, c.tuner.warmup);
     if (read_setting(SettingId::LLC_ALLTOALL_TRIALS, c.tuner.trials))
         c.tuner.trials = std::max(1, c.tuner.trials);
     if (read_setting(SettingId::LLC_ALLTOALL_MONITOR_PERIOD, c.tuner.period))
@@ -305,7 +307,7 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
         if (learning)
             g_learn_phases.fetch_add(1, std::memory_order_relaxed);
         if (a->cfg.verbose && state->rank == 0 && t.skipped() != skipped)
-            std::fprintf(stderr, "llc_coll alltoall: class %d %s cut off after one call (%.3gs)\n",
+            std::fprintf(stderr, "llc_coll alltoall: class %d %s cut off after one counted call (%.3gs)\n",
                          cls, alltoall::alg_name(tried),
                          d[3 + (std::find(t.candidates().begin(), t.candidates().end(), tried) -
                                 t.candidates().begin())]);

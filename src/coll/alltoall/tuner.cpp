@@ -17,6 +17,7 @@ Tuner::Tuner(std::vector<Alg> candidates, TunerConfig cfg, std::vector<double> p
         cand_.push_back(Alg::pairwise);
     pred_.resize(cand_.size(), 0.0);
     cfg_.trials = std::max(cfg_.trials, 1);
+    cfg_.warmup = std::max(cfg_.warmup, 0);
     cfg_.period = std::max(cfg_.period, 0);
     start_learning();
 }
@@ -58,7 +59,7 @@ void Tuner::next_candidate()
 
 bool Tuner::checking() const
 {
-    return phase_ == Phase::learning && !round_done_ && trial_ == 1;
+    return phase_ == Phase::learning && !round_done_ && trial_ == cfg_.warmup + 1;
 }
 
 bool Tuner::record(double seconds)
@@ -66,14 +67,16 @@ bool Tuner::record(double seconds)
     if (phase_ == Phase::learning) {
         if (idx_ >= cand_.size())  // round over, decision pending: never index past the end
             return true;
-        sums_[idx_] += seconds;
-        counts_[idx_]++;
-        if (++trial_ == cfg_.trials) {
+        if (trial_++ >= cfg_.warmup) {  // a warm-up call is run and timed, not counted
+            sums_[idx_] += seconds;
+            counts_[idx_]++;
+        }
+        if (trial_ == cfg_.warmup + cfg_.trials) {
             next_candidate();
             return round_done_;
         }
-        // first call of a later candidate: is it already hopeless?
-        return trial_ == 1 && idx_ > 0 && cfg_.cutoff > 0;
+        // first counted call of a later candidate: is it already hopeless?
+        return checking() && idx_ > 0 && cfg_.cutoff > 0;
     }
     if (cand_.size() == 1 || cfg_.period == 0)
         return false;

@@ -1,15 +1,18 @@
 // STAR-MPI style selection for one (communicator, message-size class):
-// learning phase (every candidate `trials` times in a row, mean time over
-// the calls and over the processes, fastest wins; a candidate whose first
-// call is already `cutoff` times slower than the best candidate so far is not
-// tried again; with predictions, the candidates the model ranks behind a
-// cut-off one are skipped too when their estimated time is hopeless by a
-// margin, see TunerConfig::model_stop) and monitoring phase (the
-// winner; every `period` calls the mean time of the period is compared with
-// the learned time and a relative deviation beyond `relearn` re-enters
-// learning).  Pure logic: the caller measures the time and runs the
-// reduce/decide/broadcast (model::agree) when record() asks for it, so every
-// rank applies the same decision.
+// learning phase (every candidate `warmup + trials` times in a row; its first
+// `warmup` calls of the round are not counted, since a candidate's first call
+// is cold (page faults of memory it touches first, connections and receive
+// offers set up on first use) and can cost several times its steady state;
+// the mean time over the other calls and over the processes decides, fastest
+// wins; a candidate whose first counted call is already `cutoff` times slower
+// than the best candidate so far is not tried again; with predictions, the
+// candidates the model ranks behind a cut-off one are skipped too when their
+// estimated time is hopeless by a margin, see TunerConfig::model_stop) and
+// monitoring phase (the winner; every `period` calls the mean time of the
+// period is compared with the learned time and a relative deviation beyond
+// `relearn` re-enters learning).  Pure logic: the caller measures the time
+// and runs the reduce/decide/broadcast (model::agree) when record() asks for
+// it, so every rank applies the same decision.
 #pragma once
 
 #include <vector>
@@ -19,7 +22,8 @@
 namespace llc::coll::alltoall {
 
 struct TunerConfig {
-    int trials = 3;        // LLC_ALLTOALL_TRIALS
+    int warmup = 1;        // LLC_ALLTOALL_WARMUP: first calls of a candidate in a round, not counted
+    int trials = 3;        // LLC_ALLTOALL_TRIALS: counted calls after them
     int period = 50;       // LLC_ALLTOALL_MONITOR_PERIOD (0: never re-check)
     double relearn = 0.5;  // LLC_ALLTOALL_RELEARN
     double cutoff = 2.0;   // LLC_ALLTOALL_CUTOFF (0: every candidate gets all its trials)
@@ -42,9 +46,9 @@ class Tuner {
     Alg current() const;
     // Local time of the call just made with current().  True when the caller
     // must now agree on a decision (same call on every rank): at the end of a
-    // learning round, after the first trial of every candidate but the first
-    // (cutoff check, when trials > 1 and cutoff > 0), and at the end of a
-    // monitoring period.
+    // learning round, after the first counted trial of every candidate but the
+    // first (cutoff check, when trials > 1 and cutoff > 0), and at the end of
+    // a monitoring period.
     bool record(double seconds);
     std::vector<double> summary() const;  // local values, summed over the ranks
     size_t decision_len() const;
@@ -78,10 +82,10 @@ class Tuner {
     Phase phase_ = Phase::learning;
     int calls_ = 0;             // monitoring: calls in the current period
     size_t idx_ = 0;            // learning: candidate being tried
-    int trial_ = 0;             // learning: its calls so far
+    int trial_ = 0;             // learning: its calls so far, warm-up included
     bool round_done_ = false;   // learning: every candidate tried, final decision due
     std::vector<double> sums_;  // learning: local time sums per candidate
-    std::vector<int> counts_;   // learning: calls per candidate
+    std::vector<int> counts_;   // learning: counted calls per candidate
     double period_sum_ = 0;     // monitoring
     Alg chosen_;
     double learned_ = 0, last_monitored_ = 0;
