@@ -47,12 +47,20 @@ int main(int argc, char **argv)
     CHECK(size >= 2, "needs 2 ranks");
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     if (argc > 1 && strcmp(argv[1], "stop") == 0) {
+        /* The last rank stops only once every other rank has left the
+         * barrier (each tells it so): a rank still inside the barrier
+         * would wait there on a peer that waits on the stopped rank, which
+         * is not the case this checks (the stop of a rank that others
+         * then send to). */
         if (rank == size - 1) {
+            for (int i = 0; i < size - 1; i++)
+                CHECK_MPI(MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
             fprintf(stderr, "fault_rank_dies: rank %d stops (SIGSTOP) now\n", rank);
             fflush(stderr);
             raise(SIGSTOP);
             return 1; /* not reached unless someone sends SIGCONT */
         }
+        CHECK_MPI(MPI_Send(&v, 1, MPI_INT, size - 1, 7, MPI_COMM_WORLD));
         send_to_silent_rank(rank, size - 1);
     }
     if (rank == size - 1) {
