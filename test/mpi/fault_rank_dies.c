@@ -21,10 +21,21 @@ static void send_to_silent_rank(int rank, int dest)
     int len = 0;
     double t0;
     int err;
+    int flag;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    sleep(1); /* let the last rank stop first */
+    /* Let the last rank stop first, making progress meanwhile: the message
+     * that tells it to stop may still be queued behind a connection being
+     * set up (a standard send completes once its data is buffered; it moves
+     * on only inside MPI calls). */
     t0 = MPI_Wtime();
-    err = MPI_Send(big, (int) sizeof(big), MPI_CHAR, dest, 0, MPI_COMM_WORLD);
+    err = MPI_SUCCESS;
+    while (err == MPI_SUCCESS && MPI_Wtime() - t0 < 1.0) {
+        err = MPI_Iprobe(MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        usleep(1000);
+    }
+    t0 = MPI_Wtime();
+    if (err == MPI_SUCCESS)
+        err = MPI_Send(big, (int) sizeof(big), MPI_CHAR, dest, 0, MPI_COMM_WORLD);
     if (err == MPI_SUCCESS) /* eager: the data may only be buffered; wait for a reply */
         err = MPI_Recv(big, 1, MPI_CHAR, dest, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Error_string(err, msg, &len);
