@@ -130,6 +130,14 @@ int llc_progress(llc_context_t *ctx, int *progressed)
     return guarded(ctx, [&]() -> int { return ctx->impl.progress(progressed); });
 }
 
+int llc_set_idle_hook(llc_context_t *ctx, llc_idle_hook_t hook, void *arg)
+{
+    if (!ctx)
+        return null_context("llc_set_idle_hook");
+    ctx->impl.set_idle_hook(hook, arg);
+    return LLC_OK;
+}
+
 const char *llc_strerror(int status) { return llc::status_text(status); }
 
 const char *llc_last_error(const llc_context_t *ctx)

@@ -9,6 +9,7 @@
 #include "core/open_transports.hpp"
 #include "tagged/tagged.hpp"
 
+#include <algorithm>
 #include <sched.h>
 #include <time.h>
 
@@ -284,42 +285,61 @@ bool Context::run_completions()
 
 int Context::progress(int *progressed)
 {
-    if (in_progress_)
-        throw Error(LLC_ERR_STATE, "llc_progress called from inside a handler or completion callback");
-    FlagGuard guard(in_progress_);
-    progress_status_ = LLC_OK;
-    progress_message_.clear();
+    auto idle = ProgressBackoff::Action::Spin;
+    int status;
+    {
+        if (in_progress_)
+            throw Error(LLC_ERR_STATE, "llc_progress called from inside a handler or completion callback");
+        FlagGuard guard(in_progress_);
+        progress_status_ = LLC_OK;
+        progress_message_.clear();
 
-    bool did = false;
-    for (Transport *t : live_)
-        did |= t->progress();
-    if (!completions_.empty())
-        did |= run_completions();
+        bool did = false;
+        for (Transport *t : live_)
+            did |= t->progress();
+        if (!completions_.empty())
+            did |= run_completions();
 
-    if (did) {
-        backoff_.on_activity();
-    } else {
-        switch (backoff_.on_idle()) {
-        case ProgressBackoff::Action::Spin:
-            break;
-        case ProgressBackoff::Action::Yield:
-            sched_yield();
-            stats_.idle_yields++;
-            break;
-        case ProgressBackoff::Action::Sleep:
-            if (idle_waiter_)
-                idle_waiter_->idle_wait(config_.sleep_us);
-            else
-                sleep_us(config_.sleep_us);
-            stats_.idle_sleeps++;
-            break;
+        if (did)
+            backoff_.on_activity();
+        else
+            idle = backoff_.on_idle();
+        if (progressed)
+            *progressed = did ? 1 : 0;
+        if (progress_status_ != LLC_OK)
+            last_error_ = progress_message_;
+        status = progress_status_;
+        // The caller's hook takes the wait once the context is left: while
+        // it sleeps with its lock released, another thread may come in.
+        if (idle != ProgressBackoff::Action::Spin && !idle_hook_)
+            idle_action(idle);
+    }
+    if (idle != ProgressBackoff::Action::Spin && idle_hook_) {
+        const bool sleep = idle == ProgressBackoff::Action::Sleep;
+        if (idle_hook_(idle_hook_arg_, sleep ? unsigned(std::max<uint64_t>(config_.sleep_us, 1)) : 0u)) {
+            (sleep ? stats_.idle_sleeps : stats_.idle_yields)++;
+        } else {
+            FlagGuard guard(in_progress_);
+            idle_action(idle);
         }
     }
-    if (progressed)
-        *progressed = did ? 1 : 0;
-    if (progress_status_ != LLC_OK)
-        last_error_ = progress_message_;
-    return progress_status_;
+    return status;
+}
+
+// An idle llc_progress call's yield or sleep, inside the context: the sleep
+// may wait on the transports' descriptors (idle_wait).
+void Context::idle_action(ProgressBackoff::Action action)
+{
+    if (action == ProgressBackoff::Action::Yield) {
+        sched_yield();
+        stats_.idle_yields++;
+    } else if (action == ProgressBackoff::Action::Sleep) {
+        if (idle_waiter_)
+            idle_waiter_->idle_wait(config_.sleep_us);
+        else
+            sleep_us(config_.sleep_us);
+        stats_.idle_sleeps++;
+    }
 }
 
 bool Context::sends_pending() const
@@ -332,6 +352,9 @@ void Context::finalize()
 {
     if (in_progress_)
         throw Error(LLC_ERR_STATE, "llc_finalize called from inside a handler or completion callback");
+    // Finalize's own progress keeps the caller's lock (llc_set_idle_hook:
+    // the hook is for llc_progress calls).
+    idle_hook_ = nullptr;
     int first_status = LLC_OK;
     std::string first_message;
     auto note = [&](int status, const std::string &message) {

@@ -65,6 +65,13 @@ public:
     // before it; true when sent.  False: send it as a kTagEager record.
     bool try_send_tagged_inline(int dest, uint64_t tag, uint32_t source, const void *buf, size_t len);
     int progress(int *progressed);
+    // llc_set_idle_hook: idle yields and sleeps go to hook (outside the
+    // context) when it takes them; nullptr: progress does its own.
+    void set_idle_hook(llc_idle_hook_t hook, void *arg)
+    {
+        idle_hook_ = hook;
+        idle_hook_arg_ = arg;
+    }
     // Flush, say goodbye, fence.  Throws the first error met (after fencing).
     void finalize();
     llc_stats_t stats() const; // the counters, with the connected slot figures as of now
@@ -145,6 +152,9 @@ private:
     std::string progress_message_;
     bool in_progress_ = false;
     ProgressBackoff backoff_;
+    llc_idle_hook_t idle_hook_ = nullptr;
+    void *idle_hook_arg_ = nullptr;
+    void idle_action(ProgressBackoff::Action action);
 
     std::unique_ptr<AddressBook> kvs_; // declared before the transports: destroyed after them
     // By Route: to itself, to the node's other processes (none when it has

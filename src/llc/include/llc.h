@@ -13,7 +13,8 @@
  * cancel).  RMA will come as new functions and capability bits (llc_caps).
  *
  * Threading: a context is used by one thread at a time (the caller
- * serialises).  Handlers and completion callbacks run inside llc_progress()
+ * serialises; llc_set_idle_hook lets it release its lock while an idle
+ * llc_progress yields or sleeps).  Handlers and completion callbacks run inside llc_progress()
  * and may call llc_am_send(), but not llc_progress() or llc_finalize().
  */
 #ifndef LLC_H_INCLUDED
@@ -145,6 +146,21 @@ int llc_am_send(llc_context_t *ctx, int dest, unsigned id,
  * with more processes than cores still makes progress.  Returns LLC_OK or an
  * error such as LLC_ERR_PEER (a peer's connection broke before it finalized). */
 int llc_progress(llc_context_t *ctx, int *progressed);
+
+/* Idle waits outside the caller's lock (added without changing
+ * LLC_API_VERSION: nothing above changed meaning).  A caller that lets
+ * several threads use one context under its own lock (an MPI library at
+ * MPI_THREAD_MULTIPLE) installs a hook: when an idle llc_progress call has
+ * come to yield the core or sleep, it first leaves the context and then calls
+ * hook(arg, sleep_us) -- sleep_us 0 to yield, else the time to sleep
+ * (LLC_SLEEP_US).  The hook releases the caller's lock, yields or sleeps,
+ * takes the lock back and returns non-zero; meanwhile other threads may use
+ * the context.  A hook that returns 0 did nothing: llc_progress then waits
+ * itself, inside the context (a sleep that may wake early on arrivals).
+ * NULL removes the hook.  The hook is called from llc_progress only. */
+#define LLC_HAVE_IDLE_HOOK 1
+typedef int (*llc_idle_hook_t)(void *arg, unsigned sleep_us);
+int llc_set_idle_hook(llc_context_t *ctx, llc_idle_hook_t hook, void *arg);
 
 /* ---------------------------------------------------------------------- */
 /* Tagged point-to-point (LLC_CAP_TAGGED)                                   */
