@@ -58,8 +58,9 @@ public:
     NetRouter &operator=(const NetRouter &) = delete;
     ~NetRouter() override;
 
-    // Transport: "tcp", "udp" or "hybrid" (LLC_NET), reliable and ordered
-    // per peer either way.
+    // Transport: "tcp", "udp" or "hybrid" (LLC_NET), with the flags its
+    // transports share (common_flags): reliable and ordered per peer, woken
+    // by arrivals.
     const TransportCaps &caps() const override { return caps_; }
     // LLC_UDP_SHARED_RECV=1: the node leader's udp socket (throws Error);
     // the leader's slot count and ring pool (never fail).
@@ -127,6 +128,9 @@ private:
     // Periods a request may stay unanswered before the source counts by what
     // arrives again (and may be asked again): the sender can refuse silently.
     static constexpr uint64_t kRequestPatience = 3;
+
+    // The flags every transport it routes over has (for caps_).
+    uint32_t common_flags() const;
 
     // The switching protocol.
     int hold(Route &r, std::unique_ptr<OutgoingMessage> msg);

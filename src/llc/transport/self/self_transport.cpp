@@ -9,8 +9,8 @@ namespace llc {
 
 const TransportCaps &SelfTransport::caps() const
 {
-    // remote_read: a request-to-send to itself is read in place (the CMA read of its own memory)
-    static const TransportCaps self{"self", TransportCaps::Connection::None, true, true, 0, true, false};
+    // CapRemoteRead: a request-to-send to itself is read in place (the CMA read of its own memory)
+    static constexpr TransportCaps self = TransportCaps::named("self").with(CapOrdered | CapReliable | CapRemoteRead);
     return self;
 }
 

@@ -21,6 +21,12 @@
 namespace llc {
 
 class Context;
+struct Config;
+
+// shm's capabilities under this configuration: ordered and reliable; single-copy
+// reads (CapRemoteRead) with LLC_CMA; records of up to LLC_COPY_MAX bytes
+// written whole into the peer's ring (below LLC_CMA_THRESHOLD with CMA).
+TransportCaps shm_caps(const Config &cfg);
 
 class ShmTransport final : public Transport {
 public:
