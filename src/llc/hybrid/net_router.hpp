@@ -42,6 +42,7 @@
 namespace llc {
 
 class Context;
+struct StructSizes;
 class TcpTransport;
 class UdpTransport;
 
@@ -79,6 +80,10 @@ public:
     std::string pending_report() const override; // udp's ("" without udp)
     // The figures only the router knows (connected slots, tables, rings).
     void add_stats(llc_stats_t &st) const override;
+    // Its transports' account(), then its own object, routes, receive
+    // histories, the node's slot count and ring pool (net_router_account.cpp).
+    void account(MemRegistry &r) const override;
+    static void struct_sizes(StructSizes &s);
 
     // NetEvents
     void note_arrival(int src, Arrival path, uint64_t bytes) override
@@ -97,8 +102,6 @@ public:
     void on_tcp_source_failed(int src) override;
 
 private:
-    friend struct MemWalk; // mem_accounting.cpp counts the members
-
     // Per inter-node destination talked to recently, in a PeerTable capped
     // at LLC_MAX_CONTEXTS (see route_droppable).
     enum class Path : uint8_t { Udp, Tcp };

@@ -26,6 +26,8 @@
 
 namespace llc {
 
+class MemRegistry;
+
 // What a transport promises, as bit flags (TransportCaps::has).
 enum CapFlag : uint32_t {
     // Messages to one peer arrive in the order they were sent.
@@ -140,6 +142,10 @@ public:
 
     // Counters only the transport knows now, into st.
     virtual void add_stats(llc_stats_t &st) const { (void)st; }
+    // The memory it holds now, into r (mem/mem_accounting.hpp): its object,
+    // tables, per-peer state, buffers and queued records.  Nothing by
+    // default (verbs is not accounted yet).
+    virtual void account(MemRegistry &r) const { (void)r; }
 };
 
 } // namespace llc
