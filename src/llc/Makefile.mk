@@ -20,6 +20,7 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/core/config.hpp \
 	src/llc/core/settings_table.hpp \
 	src/llc/core/context.cpp \
+	src/llc/core/context_account.cpp \
 	src/llc/core/context.hpp \
 	src/llc/core/api_checks.cpp \
 	src/llc/core/api_checks.hpp \
@@ -44,6 +45,7 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/wire/outgoing_message.hpp \
 	src/llc/core/progress_backoff.hpp \
 	src/llc/hybrid/net_router.cpp \
+	src/llc/hybrid/net_router_account.cpp \
 	src/llc/hybrid/net_router.hpp \
 	src/llc/hybrid/connected_slots.cpp \
 	src/llc/hybrid/connected_slots.hpp \
@@ -64,6 +66,7 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/transport/shm/shm_segment.cpp \
 	src/llc/transport/shm/shm_segment.hpp \
 	src/llc/transport/shm/shm_transport.cpp \
+	src/llc/transport/shm/shm_account.cpp \
 	src/llc/transport/shm/shm_transport.hpp \
 	src/llc/wire/stream_decoder.cpp \
 	src/llc/wire/stream_decoder.hpp \
@@ -84,6 +87,7 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/transport/tcp/ack_flusher.cpp \
 	src/llc/transport/tcp/ack_flusher.hpp \
 	src/llc/transport/tcp/tcp_transport.cpp \
+	src/llc/transport/tcp/tcp_account.cpp \
 	src/llc/transport/tcp/tcp_transport.hpp \
 	src/llc/hybrid/udp_handover.cpp \
 	src/llc/hybrid/udp_handover.hpp \
@@ -92,6 +96,7 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/hybrid/udp_ring_landing.cpp \
 	src/llc/hybrid/udp_ring_landing.hpp \
 	src/llc/transport/udp/udp_transport.cpp \
+	src/llc/transport/udp/udp_account.cpp \
 	src/llc/transport/udp/udp_transport.hpp \
 	src/llc/support/unique_fd.hpp
 
@@ -139,7 +144,6 @@ src_llc_libllc_la_SOURCES += \
 	src/llc/support/lazy_array.hpp \
 	src/llc/mem/mem_accounting.cpp \
 	src/llc/mem/mem_accounting.hpp \
-	src/llc/mem/mem_walk_udp.cpp \
 	src/llc/support/peer_table.hpp
 
 ## tools installed in $(bindir): llc_info (version, transports, environment

@@ -101,8 +101,9 @@ void Context::create_transports()
     for (auto &t : transports_)
         if (t) {
             t->release_names();
+            attempt([&] { require_in_order_delivery(*t); }); // take_sequence relies on it
             live_.push_back(t.get());
-            if (!idle_waiter_ && t->caps().wakes_on_arrival)
+            if (!idle_waiter_ && t->caps().has(CapWakesOnArrival))
                 idle_waiter_ = t.get();
         }
     if (failure)

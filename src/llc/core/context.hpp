@@ -19,8 +19,10 @@
 namespace llc {
 
 class AddressBook;
+class MemRegistry;
 class Tagged;
 class Transport;
+struct StructSizes;
 
 class Context {
 public:
@@ -53,6 +55,12 @@ public:
     // llc_fast_peer: dest's inline path, or nullptr.
     llc_fast_peer_t *fast_peer(int dest);
     uint64_t records_received_from(int src) { return next_recv_seq_[src]; }
+    // What it holds now, into r (mem/mem_accounting.hpp; context_account.cpp):
+    // its own members, the node map, the bootstrap and KVS, then each
+    // transport's account().
+    void account(MemRegistry &r) const;
+    // sizeof of the Context and of its handler table (for the memory model).
+    static void struct_sizes(StructSizes &s);
 
     // --- libllc's own protocols (handler ids above the caller's) ---------
     void register_internal_handler(unsigned id, llc_am_handler_t handler, void *arg);
@@ -117,7 +125,6 @@ private:
     // (in the bits of `bits`: a shm message chunk carries the low 32): use
     // it up, or throw LLC_ERR_PEER naming both numbers.
     void take_sequence(int src, uint64_t got, uint64_t bits);
-    friend struct MemWalk; // mem_accounting.cpp counts the members
     void create_transports();
     bool run_completions();
     bool sends_pending() const;

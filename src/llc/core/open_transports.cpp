@@ -9,6 +9,7 @@
 #include "transport/verbs/verbs_transport.hpp"
 
 #include <atomic>
+#include <string>
 #include <cstdio>
 
 namespace llc {
@@ -47,6 +48,17 @@ std::unique_ptr<Transport> open_inter_node(Context &ctx, Config &config, const N
         }
     }
     return std::make_unique<NetRouter>(ctx, local_ranks);
+}
+
+void require_in_order_delivery(const Transport &t)
+{
+    const TransportCaps &caps = t.caps();
+    if (caps.has(CapOrdered | CapReliable))
+        return;
+    std::string lacks = caps.has(CapOrdered) ? "reliable delivery" : caps.has(CapReliable) ? "ordered delivery"
+                                                                                           : "ordered, reliable delivery";
+    throw Error(LLC_ERR_UNSUPPORTED, std::string("transport ") + caps.name + " does not promise " + lacks +
+                                         ", which libllc's per-peer sequence numbers need");
 }
 
 } // namespace llc

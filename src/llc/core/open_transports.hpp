@@ -36,4 +36,10 @@ NetChoice choose_inter_node(Config &config, int rank);
 std::unique_ptr<Transport> open_inter_node(Context &ctx, Config &config, const NetChoice &choice,
                                            const std::vector<int> &local_ranks);
 
+// The Context numbers the records to each peer and takes them from each
+// peer in that order (Context::take_sequence): a transport without
+// CapOrdered and CapReliable would fail that check at its first gap.
+// Throws Error (LLC_ERR_UNSUPPORTED) naming the transport and what it lacks.
+void require_in_order_delivery(const Transport &t);
+
 } // namespace llc

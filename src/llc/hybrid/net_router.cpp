@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <initializer_list>
 
 namespace llc {
 
@@ -19,11 +20,6 @@ NetRouter::NetRouter(Context &ctx, const std::vector<int> &local_ranks)
     : ctx_(ctx), config_(ctx.config()), stats_(ctx.counters()), rank_(ctx.rank()),
       hybrid_(config_.net == Config::Net::Hybrid)
 {
-    using Connection = TransportCaps::Connection;
-    caps_.name = hybrid_ ? "hybrid" : config_.net == Config::Net::Udp ? "udp" : "tcp";
-    caps_.connection = hybrid_ ? Connection::Routed
-                               : config_.net == Config::Net::Udp ? Connection::Connectionless : Connection::OnDemand;
-    caps_.wakes_on_arrival = true; // one poll() over the sockets
     if (config_.net != Config::Net::Udp) {
         tcp_ = std::make_unique<TcpTransport>(ctx);
         tcp_->publish_address();
@@ -32,6 +28,7 @@ NetRouter::NetRouter(Context &ctx, const std::vector<int> &local_ranks)
         udp_ = std::make_unique<UdpTransport>(ctx, local_ranks);
         udp_->publish_address();
     }
+    caps_ = TransportCaps::named(hybrid_ ? "hybrid" : tcp_ ? "tcp" : "udp").with(common_flags());
     const NodeMap &nodes = ctx.node_map();
     const int local_procs = int(local_ranks.size());
     // The node's connected-class (tcp) slots: shared by its processes (the leader creates the count now).
@@ -71,6 +68,20 @@ NetRouter::NetRouter(Context &ctx, const std::vector<int> &local_ranks)
 }
 
 NetRouter::~NetRouter() = default;
+
+uint32_t NetRouter::common_flags() const
+{
+    // A peer's messages may go over either transport (hybrid): the router
+    // promises only what both promise.  The switching protocol keeps a
+    // peer's order across a switch only because each path keeps it, and
+    // idle_wait's one poll() covers both sockets only when both wake on
+    // arrival.
+    uint32_t flags = ~0u;
+    for (const Transport *t : std::initializer_list<const Transport *>{tcp_.get(), udp_.get()})
+        if (t)
+            flags &= t->caps().flags;
+    return flags;
+}
 
 void NetRouter::attach()
 {

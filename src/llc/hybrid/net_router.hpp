@@ -42,6 +42,7 @@
 namespace llc {
 
 class Context;
+struct StructSizes;
 class TcpTransport;
 class UdpTransport;
 
@@ -58,8 +59,9 @@ public:
     NetRouter &operator=(const NetRouter &) = delete;
     ~NetRouter() override;
 
-    // Transport: "tcp", "udp" or "hybrid" (LLC_NET), reliable and ordered
-    // per peer either way.
+    // Transport: "tcp", "udp" or "hybrid" (LLC_NET), with the flags its
+    // transports share (common_flags): reliable and ordered per peer, woken
+    // by arrivals.
     const TransportCaps &caps() const override { return caps_; }
     // LLC_UDP_SHARED_RECV=1: the node leader's udp socket (throws Error);
     // the leader's slot count and ring pool (never fail).
@@ -78,6 +80,10 @@ public:
     std::string pending_report() const override; // udp's ("" without udp)
     // The figures only the router knows (connected slots, tables, rings).
     void add_stats(llc_stats_t &st) const override;
+    // Its transports' account(), then its own object, routes, receive
+    // histories, the node's slot count and ring pool (net_router_account.cpp).
+    void account(MemRegistry &r) const override;
+    static void struct_sizes(StructSizes &s);
 
     // NetEvents
     void note_arrival(int src, Arrival path, uint64_t bytes) override
@@ -96,8 +102,6 @@ public:
     void on_tcp_source_failed(int src) override;
 
 private:
-    friend struct MemWalk; // mem_accounting.cpp counts the members
-
     // Per inter-node destination talked to recently, in a PeerTable capped
     // at LLC_MAX_CONTEXTS (see route_droppable).
     enum class Path : uint8_t { Udp, Tcp };
@@ -127,6 +131,9 @@ private:
     // Periods a request may stay unanswered before the source counts by what
     // arrives again (and may be asked again): the sender can refuse silently.
     static constexpr uint64_t kRequestPatience = 3;
+
+    // The flags every transport it routes over has (for caps_).
+    uint32_t common_flags() const;
 
     // The switching protocol.
     int hold(Route &r, std::unique_ptr<OutgoingMessage> msg);

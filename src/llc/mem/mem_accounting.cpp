@@ -1,9 +1,10 @@
-// mem_accounting.cpp - the walk over a context's structures (see mem_accounting.hpp).
+// mem_accounting.cpp - the components' descriptions, the registry, and the
+// entry points that ask a context and libllc's classes for their figures
+// (see mem_accounting.hpp).
 #include "mem/mem_accounting.hpp"
 
 #include "core/context.hpp"
 #include "hybrid/net_router.hpp"
-#include "kvs/kvs.hpp"
 #include "transport/self/self_transport.hpp"
 #include "transport/shm/shm_transport.hpp"
 #include "wire/stream_decoder.hpp"
@@ -116,137 +117,30 @@ std::string MemRegistry::format(int rank) const
     return text;
 }
 
-uint64_t MemWalk::decoder_bytes(const StreamDecoder &d)
-{
-    return heap_bytes(d.hdr_) + heap_bytes(d.aux_) + d.payload_.capacity();
-}
-
-uint64_t MemWalk::message_bytes(const OutgoingMessage &m)
-{
-    uint64_t b = sizeof(OutgoingMessage) + heap_bytes(m.hdr_) + heap_bytes(m.aux_) + heap_bytes(m.payload_) +
-                 heap_bytes(m.spans_);
-    if (m.owned_)
-        b += m.wire_.payload_len;
-    return b;
-}
-
-MemRegistry MemWalk::measure(const Context &c)
+MemRegistry MemWalk::measure(const Context &ctx)
 {
     MemRegistry r;
-    using M = MemComponent;
-
-    // The context itself (its handler table is counted separately).
-    r.add(M::Context, sizeof(Context) - sizeof(c.handlers_), 1);
-    r.add(M::Context, heap_bytes(c.job_id_) + heap_bytes(c.last_error_) + heap_bytes(c.progress_message_) +
-                          heap_bytes(c.completions_));
-    r.add(M::HandlerTable, sizeof(c.handlers_), c.handlers_.size());
-    // The node-shared table is counted once per node: by the leader that
-    // created it; the others count their mapping as shared (not in the total).
-    const NodeMap &nm = c.node_map_;
-    r.add(M::RankTable, nm.private_bytes() + nm.created_bytes(), uint64_t(nm.size()));
-    r.add(M::RankTableMapped, nm.mapped_bytes(), nm.mapped_bytes() ? 1 : 0);
-    r.add(M::Context, heap_bytes(nm.private_reason()) + heap_bytes(nm.job_id_) + heap_bytes(nm.segment().name()));
-    r.add_note(nm.describe());
-    // Lazily committed pages: what the kernel has made resident so far.
-    r.add(M::SeqNumbers, c.next_send_seq_.resident_bytes() + c.next_recv_seq_.resident_bytes(),
-          c.next_send_seq_.size() + c.next_recv_seq_.size());
-    r.add(M::Bootstrap, sizeof(Bootstrap), 1);
-    if (const AddressBook *k = c.kvs_.get()) {
-        // Items: KVS entries stored here (leaders) plus cached peer entries.
-        uint64_t cached = 0, stored = 0;
-        uint64_t bytes = sizeof(AddressBook) + k->cache_bytes(&cached);
-        r.add(M::Bootstrap, bytes, cached);
-        if (const KvsServer *s = k->server()) {
-            bytes = sizeof(KvsServer) + s->store_bytes(&stored);
-            r.add(M::Bootstrap, bytes, stored);
-        }
-    }
-
-    if (const auto *s = dynamic_cast<const SelfTransport *>(c.transports_[size_t(Context::Route::Self)].get())) {
-        r.add(M::SelfTransport, sizeof(SelfTransport) + heap_bytes(s->queue_) + s->gather_.capacity(), 1);
-        add_queue(r, s->queue_);
-    }
-
-    const auto *router = dynamic_cast<const NetRouter *>(c.transports_[size_t(Context::Route::Network)].get());
-    if (const TcpTransport *t = router ? router->tcp_.get() : nullptr) {
-        r.add(M::Context, sizeof(TcpTransport) + heap_bytes(t->my_addr_));
-        r.add(M::TcpRankTable, heap_bytes(t->out_) + heap_bytes(t->out_live_) + heap_bytes(t->closing_), t->out_.size());
-        for (const TcpTransport::OutConn *oc : t->out_live_) {
-            r.add(M::TcpConnState, sizeof(*oc) + heap_bytes(oc->addr) + heap_bytes(oc->failure) + heap_bytes(oc->queue), 1);
-            add_queue(r, oc->queue);
-        }
-        r.add(M::TcpBuffers, heap_bytes(t->in_) + heap_bytes(t->pollset_) + t->staging_.capacity());
-        for (const auto &ic : t->in_) {
-            r.add(M::TcpConnState, sizeof(*ic) + heap_bytes(ic->addr) + heap_bytes(ic->from), 1);
-            if (ic->decoder) {
-                r.add(M::TcpConnState, sizeof(StreamDecoder));
-                r.add(M::TcpBuffers, decoder_bytes(*ic->decoder));
-            }
-        }
-    }
-
-    if (const auto *s = dynamic_cast<const ShmTransport *>(c.transports_[size_t(Context::Route::Node)].get())) {
-        r.add(M::Context, sizeof(ShmTransport) + heap_bytes(s->job_id_));
-        r.add(M::Context, heap_bytes(s->own_.name()));
-        r.add(M::ShmSegment, s->own_.mapped_bytes(), s->local_ranks_.size());
-        r.add(M::ShmRankTable, heap_bytes(s->peers_) + heap_bytes(s->local_ranks_), s->local_ranks_.size());
-        for (const auto &p : s->peers_) {
-            r.add(M::ShmPeerMappings, p->segment.mapped_bytes(), 1);
-            r.add(M::ShmPeerState, sizeof(*p) + heap_bytes(p->segment.name()) + heap_bytes(p->failure) +
-                                       heap_bytes(p->queue) + heap_bytes(p->control),
-                  1);
-            if (p->decoder) {
-                r.add(M::ShmPeerState, sizeof(StreamDecoder));
-                r.add(M::ShmBuffers, decoder_bytes(*p->decoder));
-            }
-            r.add(M::ShmBuffers, p->cma_buffer.capacity());
-            add_queue(r, p->queue);
-            add_queue(r, p->control);
-        }
-    }
-
-    if (const UdpTransport *u = router ? router->udp_.get() : nullptr)
-        measure_udp(r, *u);
-    if (router)
-        measure_hybrid(r, router);
+    ctx.account(r);
     return r;
 }
 
-MemWalk::StructSizes MemWalk::struct_sizes()
+StructSizes MemWalk::struct_sizes()
 {
     StructSizes s{};
-    s.context = sizeof(Context);
-    s.handler_table = sizeof(Context::handlers_);
-    s.self_transport = sizeof(SelfTransport);
-    s.tcp_transport = sizeof(TcpTransport);
-    s.shm_transport = sizeof(ShmTransport);
-    s.net_router = sizeof(NetRouter);
-    s.tcp_out_conn = sizeof(TcpTransport::OutConn);
-    s.tcp_in_conn = sizeof(TcpTransport::InConn);
+    Context::struct_sizes(s);
+    SelfTransport::struct_sizes(s);
+    TcpTransport::struct_sizes(s);
+    ShmTransport::struct_sizes(s);
+    UdpTransport::struct_sizes(s);
+    NetRouter::struct_sizes(s);
     s.stream_decoder = sizeof(StreamDecoder);
-    s.shm_peer = sizeof(ShmTransport::Peer);
     s.empty_deque_heap = heap_bytes(std::deque<std::unique_ptr<OutgoingMessage>>());
     s.pointer = sizeof(void *);
     s.pollfd = sizeof(pollfd);
     s.node_entry = sizeof(int);
     s.node_map_header = NodeMapSegment::bytes_for(0);
-    s.tcp_out_entry = hash_node_size(static_cast<decltype(TcpTransport::out_) *>(nullptr));
     s.seq_entry = sizeof(uint64_t);
-    s.ring_control = sizeof(RingControl);
-    s.segment_header = (sizeof(SegmentHeader) + kCacheLine - 1) / kCacheLine * kCacheLine;
     s.outgoing_message = sizeof(OutgoingMessage);
-    s.udp_transport = sizeof(UdpTransport);
-    s.udp_peer = sizeof(UdpTransport::Peer);
-    s.udp_peer_entry = UdpTransport::table_slot_bytes();
-    s.udp_tx = sizeof(UdpTransport::Tx) + heap_bytes(decltype(UdpTransport::Tx::unacked)()) +
-               heap_bytes(decltype(UdpTransport::Tx::queue)());
-    s.udp_tx_packet = sizeof(UdpTransport::TxPacket);
-    s.udp_header = sizeof(UdpHeader);
-    s.udp_rx_buffer = UdpTransport::kRxBufBytes;
-    s.udp_free_buffers = UdpTransport::kKeepFreeBuffers;
-    s.hybrid_route = PeerTable<NetRouter::Route>::slot_bytes();
-    s.hybrid_source = PeerTable<NetRouter::Source>::slot_bytes();
-    s.hybrid_table_per_cap = sizeof(int32_t) + PeerTable<NetRouter::Route>::ghost_bytes();
     return s;
 }
 

@@ -1,7 +1,10 @@
 // mem_accounting.hpp - bytes held by a libllc context, per component.
 //
-// The registry is filled by walking the context's real structures when asked
-// (llc_mem_report, LLC_MEM_REPORT=1 at finalize): sizeof of every object
+// The registry is filled from the context's real structures when asked
+// (llc_mem_report, LLC_MEM_REPORT=1 at finalize): each class reports its own
+// through a public member (Context::account, which calls Transport::account
+// of each transport; NodeMap::account, OutgoingMessage::memory_bytes,
+// StreamDecoder::buffer_bytes), with sizeof of every object
 // times its count, capacity() of vectors and strings that live on the heap,
 // the map and nodes of std::deque, the buckets and nodes of std::unordered_map
 // and the nodes of std::map (libstdc++ layout), and the mapped size of
@@ -26,10 +29,6 @@
 namespace llc {
 
 class Context;
-class NetRouter;
-class OutgoingMessage;
-class StreamDecoder;
-class UdpTransport;
 
 enum class MemComponent : int {
     Context,         // the Context and transport objects, error strings, completion list
@@ -95,55 +94,53 @@ private:
     std::vector<std::string> notes_;
 };
 
-// Walk a context (friend of Context, the transports, StreamDecoder and
-// OutgoingMessage) and count what it holds now.
-struct MemWalk {
-    static MemRegistry measure(const Context &ctx);
-    // Heap and object bytes of one queued record / of a decoder's buffers.
-    static uint64_t message_bytes(const OutgoingMessage &m);
-    static uint64_t decoder_bytes(const StreamDecoder &d);
-    // Every record of a send queue, into SendQueues.
-    template <class Queue> static void add_queue(MemRegistry &r, const Queue &q)
-    {
-        for (const auto &m : q)
-            r.add(MemComponent::SendQueues, message_bytes(*m), 1);
-    }
-    // The udp transport, and the router's routes, slots and rings (mem_walk_udp.cpp).
-    static void measure_udp(MemRegistry &r, const UdpTransport &u);
-    static void measure_hybrid(MemRegistry &r, const NetRouter *router);
+// sizeof of libllc's real structures, for the memory model (llc_memmodel).
+// Each class fills in its own (its static struct_sizes).
+struct StructSizes {
+    size_t context;          // Context object (includes the handler table)
+    size_t handler_table;    // the handler slots inside Context
+    size_t self_transport, tcp_transport, shm_transport;
+    size_t net_router;       // NetRouter (with any inter-node transport)
+    size_t tcp_out_conn;     // TcpTransport::OutConn
+    size_t tcp_in_conn;      // TcpTransport::InConn
+    size_t stream_decoder;   // StreamDecoder (one per incoming stream)
+    size_t shm_peer;         // ShmTransport::Peer
+    size_t empty_deque_heap; // heap of an empty std::deque<unique_ptr<...>> (map + first node)
+    size_t pointer;          // a table slot holding a pointer / unique_ptr
+    size_t pollfd;
+    size_t node_entry;       // node_of_rank entry
+    size_t node_map_header;  // header of the node-shared rank -> node segment (padded)
+    size_t tcp_out_entry;    // tcp: rank -> connection hash node (per destination sent to)
+    size_t seq_entry;        // one sequence number
+    size_t ring_control;     // RingControl (per ring, in the segment)
+    size_t segment_header;   // segment header, padded to a cache line
+    size_t outgoing_message; // OutgoingMessage (per queued record)
+    size_t udp_transport;    // UdpTransport
+    size_t udp_peer;         // UdpTransport::Peer (per peer talked to; all an idle peer keeps)
+    size_t udp_peer_entry;   // its rank -> peer hash node and its slot in the peer list
+    size_t udp_tx;           // UdpTransport::Tx (per peer with recent sends) with the heap of its two empty deques
+    size_t udp_tx_packet;    // UdpTransport::TxPacket (per unacknowledged datagram, in the deque)
+    size_t udp_header;       // UdpHeader: a datagram buffer is udp_header + LLC_UDP_MTU bytes
+    size_t udp_rx_buffer;    // the receive buffer (one per process)
+    size_t udp_free_buffers; // most datagram buffers kept in the free pool
+    size_t hybrid_route;     // hybrid: Context::Route in its table slot (per recently used destination, at most gamma)
+    size_t hybrid_source;    // receiver-driven hybrid: Context::Source (receive history) in its table slot (same)
+    size_t hybrid_table_per_cap; // either table, per unit of LLC_MAX_CONTEXTS: a bucket head and a predictor ghost
+};
 
-    // sizeof of libllc's real structures, for the memory model (llc_memmodel).
-    struct StructSizes {
-        size_t context;          // Context object (includes the handler table)
-        size_t handler_table;    // the handler slots inside Context
-        size_t self_transport, tcp_transport, shm_transport;
-        size_t net_router;       // NetRouter (with any inter-node transport)
-        size_t tcp_out_conn;     // TcpTransport::OutConn
-        size_t tcp_in_conn;      // TcpTransport::InConn
-        size_t stream_decoder;   // StreamDecoder (one per incoming stream)
-        size_t shm_peer;         // ShmTransport::Peer
-        size_t empty_deque_heap; // heap of an empty std::deque<unique_ptr<...>> (map + first node)
-        size_t pointer;          // a table slot holding a pointer / unique_ptr
-        size_t pollfd;
-        size_t node_entry;       // node_of_rank entry
-        size_t node_map_header;  // header of the node-shared rank -> node segment (padded)
-        size_t tcp_out_entry;    // tcp: rank -> connection hash node (per destination sent to)
-        size_t seq_entry;        // one sequence number
-        size_t ring_control;     // RingControl (per ring, in the segment)
-        size_t segment_header;   // segment header, padded to a cache line
-        size_t outgoing_message; // OutgoingMessage (per queued record)
-        size_t udp_transport;    // UdpTransport
-        size_t udp_peer;         // UdpTransport::Peer (per peer talked to; all an idle peer keeps)
-        size_t udp_peer_entry;   // its rank -> peer hash node and its slot in the peer list
-        size_t udp_tx;           // UdpTransport::Tx (per peer with recent sends) with the heap of its two empty deques
-        size_t udp_tx_packet;    // UdpTransport::TxPacket (per unacknowledged datagram, in the deque)
-        size_t udp_header;       // UdpHeader: a datagram buffer is udp_header + LLC_UDP_MTU bytes
-        size_t udp_rx_buffer;    // the receive buffer (one per process)
-        size_t udp_free_buffers; // most datagram buffers kept in the free pool
-        size_t hybrid_route;     // hybrid: Context::Route in its table slot (per recently used destination, at most gamma)
-        size_t hybrid_source;    // receiver-driven hybrid: Context::Source (receive history) in its table slot (same)
-        size_t hybrid_table_per_cap; // either table, per unit of LLC_MAX_CONTEXTS: a bucket head and a predictor ghost
-    };
+// Every record of a send queue (std::deque or std::vector of
+// std::unique_ptr<OutgoingMessage>), into SendQueues.
+template <class Queue> void account_queue(MemRegistry &r, const Queue &q)
+{
+    for (const auto &m : q)
+        r.add(MemComponent::SendQueues, m->memory_bytes(), 1);
+}
+
+// What a context holds now (Context::account: the context, then each of its
+// transports' account()), and the sizes above.
+struct MemWalk {
+    using StructSizes = llc::StructSizes;
+    static MemRegistry measure(const Context &ctx);
     static StructSizes struct_sizes();
 };
 

@@ -1,6 +1,8 @@
 // node_map.cpp - see node_map.hpp.
 #include "node/node_map.hpp"
 
+#include "mem/mem_accounting.hpp"
+
 #include "core/errors.hpp"
 #include "llc.h"
 #include "node/node_segment.hpp"
@@ -94,6 +96,16 @@ uint64_t NodeMap::created_bytes() const
 uint64_t NodeMap::mapped_bytes() const
 {
     return storage_ == Storage::SharedMapped ? uint64_t(segment_.mapped_bytes()) : 0;
+}
+
+void NodeMap::account(MemRegistry &r) const
+{
+    // The node-shared table is counted once per node: by the leader that
+    // created it; the others count their mapping as shared (not in the total).
+    r.add(MemComponent::RankTable, private_bytes() + created_bytes(), uint64_t(size()));
+    r.add(MemComponent::RankTableMapped, mapped_bytes(), mapped_bytes() ? 1 : 0);
+    r.add(MemComponent::Context, heap_bytes(private_reason()) + heap_bytes(job_id_) + heap_bytes(segment().name()));
+    r.add_note(describe());
 }
 
 } // namespace llc

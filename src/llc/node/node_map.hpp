@@ -26,6 +26,8 @@
 
 namespace llc {
 
+class MemRegistry;
+
 class NodeMap {
 public:
     enum class Storage {
@@ -65,9 +67,11 @@ public:
     uint64_t created_bytes() const;    // the segment, if created here
     uint64_t mapped_bytes() const;     // the leader's segment, if mapped here
     const NodeMapSegment &segment() const { return segment_; }
+    // All of the above into r (mem/mem_accounting.hpp): the rank table, its
+    // mapping, the strings it keeps, and a note saying where the table lives.
+    void account(MemRegistry &r) const;
 
 private:
-    friend struct MemWalk; // mem_accounting.cpp counts the members
     void keep_private_copy(const int *map, std::string why);
 
     const int *table_ = nullptr; // what node_of reads: private_, the segment, or (until attach) the caller's array

@@ -234,7 +234,7 @@ bool Tagged::deliver(TreqState &r, const TagEnvelope &env, uint32_t flags, uint6
         return true;
     }
     // within a node (and from itself) the payload can be read where it is
-    const bool readable = ctx_.transport_to(env.src_rank).caps().remote_read;
+    const bool readable = ctx_.transport_to(env.src_rank).caps().has(CapRemoteRead);
     int err = 0;
     switch (readable ? pull_by_cma(r, n, pid, addr, err) : Pull::NotPermitted) {
     case Pull::Done:

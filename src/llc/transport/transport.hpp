@@ -26,27 +26,61 @@
 
 namespace llc {
 
-struct TransportCaps {
-    const char *name = "";
-    // What reaching one more peer costs: nothing (mapped at llc_init), a
-    // connection on first use (the paper's RC), no connection at all (its
-    // DC), or either, per peer, as a router decides.
-    enum class Connection { None, OnDemand, Connectionless, Routed };
-    Connection connection = Connection::None;
+class MemRegistry;
+
+// What a transport promises, as bit flags (TransportCaps::has).
+enum CapFlag : uint32_t {
     // Messages to one peer arrive in the order they were sent.
-    bool ordered = true;
+    CapOrdered = 1u << 0,
     // Nothing sent is lost while both processes live (retransmitted where
     // the medium drops).
-    bool reliable = true;
+    CapReliable = 1u << 1,
+    // The receiver of a request-to-send may copy the payload straight out
+    // of the sender's memory (single copy, e.g. CMA).
+    CapRemoteRead = 1u << 2,
+    // idle_wait sleeps until something arrives (without it: for the time given).
+    CapWakesOnArrival = 1u << 3,
+};
+
+// A transport's capabilities: its name, its flags, and the figures the
+// layers above read.  Each transport spells its own out with the named
+// setters, e.g.
+//   constexpr TransportCaps kTcpCaps =
+//       TransportCaps::named("tcp").with(CapOrdered | CapReliable | CapWakesOnArrival);
+// Readers: Context (CapOrdered and CapReliable, which its per-peer sequence
+// numbers rely on; CapWakesOnArrival for the idle wait; inline_max for the
+// inline paths), Tagged (CapRemoteRead: rendezvous and offers read or write
+// the peer's memory in place), NetRouter (its own flags are those every
+// socket transport it routes over has).
+struct TransportCaps {
+    const char *name = "";
+    uint32_t flags = 0;
     // The largest payload try_send_tagged takes whole (0: no inline path);
     // try_send_inline takes an active message of up to that many bytes of
     // header and payload.
     size_t inline_max = 0;
-    // The receiver of a request-to-send may copy the payload straight out
-    // of the sender's memory (single copy, e.g. CMA).
-    bool remote_read = false;
-    // idle_wait sleeps until something arrives (false: for the time given).
-    bool wakes_on_arrival = false;
+
+    // Every flag of `f` is set.
+    constexpr bool has(uint32_t f) const { return (flags & f) == f; }
+
+    static constexpr TransportCaps named(const char *n)
+    {
+        TransportCaps c;
+        c.name = n;
+        return c;
+    }
+    constexpr TransportCaps with(uint32_t f) const
+    {
+        TransportCaps c = *this;
+        c.flags |= f;
+        return c;
+    }
+    constexpr TransportCaps inline_up_to(size_t bytes) const
+    {
+        TransportCaps c = *this;
+        c.inline_max = bytes;
+        return c;
+    }
 };
 
 class Transport {
@@ -87,7 +121,7 @@ public:
     // Move what can move without blocking; true if anything did.
     virtual bool progress() = 0;
     // Block up to `us` microseconds (or until something arrives, if
-    // caps().wakes_on_arrival): the idle backoff.
+    // caps().has(CapWakesOnArrival)): the idle backoff.
     virtual void idle_wait(uint64_t us);
     virtual bool has_pending_sends() const = 0;
     // Nothing more can arrive: every peer has said goodbye (or failed).
@@ -108,6 +142,10 @@ public:
 
     // Counters only the transport knows now, into st.
     virtual void add_stats(llc_stats_t &st) const { (void)st; }
+    // The memory it holds now, into r (mem/mem_accounting.hpp): its object,
+    // tables, per-peer state, buffers and queued records.  Nothing by
+    // default (verbs is not accounted yet).
+    virtual void account(MemRegistry &r) const { (void)r; }
 };
 
 } // namespace llc

@@ -1,6 +1,8 @@
 // outgoing_message.cpp - building and cursor-walking outgoing records.
 #include "wire/outgoing_message.hpp"
 
+#include "mem/mem_accounting.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -166,6 +168,15 @@ int OutgoingMessage::fill_iovec(struct iovec *iov, int max_iov) const
         off = 0;
     }
     return n;
+}
+
+uint64_t OutgoingMessage::memory_bytes() const
+{
+    uint64_t b = sizeof(OutgoingMessage) + heap_bytes(hdr_) + heap_bytes(aux_) + heap_bytes(payload_) +
+                 heap_bytes(spans_);
+    if (owned_)
+        b += wire_.payload_len;
+    return b;
 }
 
 } // namespace llc

@@ -47,6 +47,9 @@ public:
     // buffers are free (send can then return LLC_OK).
     void own_payload();
     bool owns_payload() const { return owned_ != nullptr || wire_.payload_len == 0; }
+    // Bytes this queued record holds (mem/mem_accounting.hpp): the object,
+    // its copies of the header and aux, its span lists and an owned payload.
+    uint64_t memory_bytes() const;
     // Turn an Am record into a CmaRts record (payload stays referenced).
     void convert_to_cma_rts(int pid);
     // Turn a CmaRts back into an Am record that streams its payload; rewinds.
@@ -70,7 +73,6 @@ public:
     void *cb_arg = nullptr;
 
 private:
-    friend struct MemWalk; // mem_accounting.cpp counts the members
     OutgoingMessage() = default;
     void rebuild_spans();
     void seek(size_t offset);

@@ -2,6 +2,7 @@
 #include "wire/stream_decoder.hpp"
 
 #include "core/errors.hpp"
+#include "mem/mem_accounting.hpp"
 #include "llc.h"
 
 #include <algorithm>
@@ -181,5 +182,7 @@ void StreamDecoder::feed(const char *p, size_t n)
         }
     }
 }
+
+uint64_t StreamDecoder::buffer_bytes() const { return heap_bytes(hdr_) + heap_bytes(aux_) + payload_.capacity(); }
 
 } // namespace llc

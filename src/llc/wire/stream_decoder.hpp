@@ -63,8 +63,11 @@ public:
     // Hello): errors name it rather than the malformed header's src field.
     void set_source(int rank) { source_ = rank; }
 
+    // Heap bytes of its reassembly buffers (mem/mem_accounting.hpp; the
+    // object itself is its owner's to count).
+    uint64_t buffer_bytes() const;
+
 private:
-    friend struct MemWalk; // mem_accounting.cpp counts the members
     enum class Stage { Header, Hdr, Aux, Payload };
     void validate_header();
     void enter_stage_after(Stage done, size_t after);

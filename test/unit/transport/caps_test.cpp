@@ -4,16 +4,20 @@
 #include "common/test_util.hpp"
 
 #include "core/context.hpp"
+#include "core/errors.hpp"
+#include "core/open_transports.hpp"
 #include "transport/transport.hpp"
 
 using namespace llctest;
-using Connection = llc::TransportCaps::Connection;
+using llc::CapOrdered;
+using llc::CapReliable;
+using llc::CapRemoteRead;
+using llc::CapWakesOnArrival;
 
 namespace {
 
 struct NetCase {
     const char *net;
-    Connection connection;
 };
 
 class TransportCapsByNet : public ::testing::TestWithParam<NetCase> {};
@@ -31,29 +35,28 @@ TEST_P(TransportCapsByNet, EachRouteHasItsTransport)
         llc::Context &context = llc::context_of(ctx);
         const llc::TransportCaps &self = context.transport_to(p.rank).caps();
         EXPECT_STREQ(self.name, "self");
-        EXPECT_EQ(self.connection, Connection::None);
+        EXPECT_TRUE(self.has(CapOrdered | CapReliable | CapRemoteRead));
+        EXPECT_FALSE(self.has(CapWakesOnArrival));
         const int remote = p.rank == 2 ? 0 : 2;
         const llc::TransportCaps &net = context.transport_to(remote).caps();
         EXPECT_STREQ(net.name, c.net);
-        EXPECT_EQ(net.connection, c.connection);
-        EXPECT_TRUE(net.reliable && net.ordered);
-        EXPECT_TRUE(net.wakes_on_arrival) << "the sockets are polled";
+        EXPECT_TRUE(net.has(CapReliable | CapOrdered));
+        EXPECT_TRUE(net.has(CapWakesOnArrival)) << "the sockets are polled";
         EXPECT_EQ(net.inline_max, 0u);
-        EXPECT_FALSE(net.remote_read) << "no single-copy read across nodes";
+        EXPECT_FALSE(net.has(CapRemoteRead)) << "no single-copy read across nodes";
         if (p.rank < 2) {
             const llc::TransportCaps &node = context.transport_to(1 - p.rank).caps();
             EXPECT_STREQ(node.name, "shm");
-            EXPECT_EQ(node.connection, Connection::None);
-            EXPECT_TRUE(node.remote_read) << "CMA is on by default";
+            EXPECT_TRUE(node.has(CapOrdered | CapReliable));
+            EXPECT_FALSE(node.has(CapWakesOnArrival)) << "shm's idle wait sleeps for the time given";
+            EXPECT_TRUE(node.has(CapRemoteRead)) << "CMA is on by default";
         }
         finalize_ok(ctx);
     });
 }
 
 INSTANTIATE_TEST_SUITE_P(Net, TransportCapsByNet,
-                         ::testing::Values(NetCase{"tcp", Connection::OnDemand},
-                                           NetCase{"udp", Connection::Connectionless},
-                                           NetCase{"hybrid", Connection::Routed}),
+                         ::testing::Values(NetCase{"tcp"}, NetCase{"udp"}, NetCase{"hybrid"}),
                          [](const ::testing::TestParamInfo<NetCase> &i) { return std::string(i.param.net); });
 
 // shm's inline bound is the largest payload it does not carry by CMA, and
@@ -108,7 +111,61 @@ TEST(TransportCaps, ShmWithoutCmaInlinesUpToCopyMaxAndReadsNothing)
         ASSERT_NE(ctx, nullptr);
         const llc::TransportCaps &shm = llc::context_of(ctx).transport_to(1 - p.rank).caps();
         EXPECT_EQ(shm.inline_max, 8192u);
-        EXPECT_FALSE(shm.remote_read);
+        EXPECT_FALSE(shm.has(CapRemoteRead));
         finalize_ok(ctx);
     });
+}
+
+// The named setters build what they say, and has() wants every flag asked for.
+TEST(TransportCaps, NamedSettersAndHas)
+{
+    constexpr llc::TransportCaps c = llc::TransportCaps::named("x").with(CapOrdered).with(CapRemoteRead).inline_up_to(64);
+    static_assert(c.has(CapOrdered | CapRemoteRead), "with() adds flags");
+    EXPECT_STREQ(c.name, "x");
+    EXPECT_EQ(c.inline_max, 64u);
+    EXPECT_TRUE(c.has(CapOrdered));
+    EXPECT_FALSE(c.has(CapReliable));
+    EXPECT_FALSE(c.has(CapOrdered | CapReliable)) << "one of the two is missing";
+    EXPECT_TRUE(c.has(0)) << "nothing asked for";
+}
+
+namespace {
+
+// A transport that promises only what it is given.
+class PromisingTransport final : public llc::Transport {
+public:
+    explicit PromisingTransport(llc::TransportCaps caps) : caps_(caps) {}
+    const llc::TransportCaps &caps() const override { return caps_; }
+    int send(int, std::unique_ptr<llc::OutgoingMessage>) override { return LLC_OK; }
+    bool progress() override { return false; }
+    bool has_pending_sends() const override { return false; }
+
+private:
+    llc::TransportCaps caps_;
+};
+
+std::string refusal(uint32_t flags)
+{
+    try {
+        llc::require_in_order_delivery(PromisingTransport(llc::TransportCaps::named("lossy").with(flags)));
+    } catch (const llc::Error &e) {
+        EXPECT_EQ(e.status(), LLC_ERR_UNSUPPORTED);
+        return e.what();
+    }
+    return "";
+}
+
+} // namespace
+
+// The Context's per-peer sequence numbers need ordered, reliable delivery:
+// a transport that does not promise both is refused, saying what it lacks.
+TEST(TransportCaps, ContextRefusesATransportThatMayReorderOrLose)
+{
+    EXPECT_EQ(refusal(CapOrdered | CapReliable), "");
+    EXPECT_EQ(refusal(CapOrdered | CapReliable | CapWakesOnArrival), "");
+    EXPECT_NE(refusal(CapOrdered).find("lossy does not promise reliable delivery"), std::string::npos)
+        << refusal(CapOrdered);
+    EXPECT_NE(refusal(CapReliable | CapRemoteRead).find("does not promise ordered delivery"), std::string::npos)
+        << refusal(CapReliable | CapRemoteRead);
+    EXPECT_NE(refusal(0).find("ordered, reliable delivery"), std::string::npos) << refusal(0);
 }

@@ -2,6 +2,7 @@
 #include "transport/self/self_transport.hpp"
 
 #include "core/context.hpp"
+#include "mem/mem_accounting.hpp"
 
 #include <cstring>
 
@@ -9,8 +10,8 @@ namespace llc {
 
 const TransportCaps &SelfTransport::caps() const
 {
-    // remote_read: a request-to-send to itself is read in place (the CMA read of its own memory)
-    static const TransportCaps self{"self", TransportCaps::Connection::None, true, true, 0, true, false};
+    // CapRemoteRead: a request-to-send to itself is read in place (the CMA read of its own memory)
+    static constexpr TransportCaps self = TransportCaps::named("self").with(CapOrdered | CapReliable | CapRemoteRead);
     return self;
 }
 
@@ -56,5 +57,13 @@ bool SelfTransport::progress()
     }
     return true;
 }
+
+void SelfTransport::account(MemRegistry &r) const
+{
+    r.add(MemComponent::SelfTransport, sizeof(SelfTransport) + heap_bytes(queue_) + gather_.capacity(), 1);
+    account_queue(r, queue_);
+}
+
+void SelfTransport::struct_sizes(StructSizes &s) { s.self_transport = sizeof(SelfTransport); }
 
 } // namespace llc

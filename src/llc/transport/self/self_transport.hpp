@@ -12,6 +12,7 @@
 namespace llc {
 
 class Context;
+struct StructSizes;
 
 class SelfTransport final : public Transport {
 public:
@@ -21,9 +22,11 @@ public:
     int send(int dest, std::unique_ptr<OutgoingMessage> msg) override;
     bool progress() override;
     bool has_pending_sends() const override { return !queue_.empty(); }
+    // Its object, queue and gather buffer, and the queued records.
+    void account(MemRegistry &r) const override;
+    static void struct_sizes(StructSizes &s);
 
 private:
-    friend struct MemWalk; // mem_accounting.cpp counts the members
     Context &ctx_;
     std::deque<std::unique_ptr<OutgoingMessage>> queue_;
     ByteBuffer gather_;

@@ -43,13 +43,19 @@ ShmTransport::ShmTransport(Context &ctx, const std::string &job_id, const std::v
     own_ = ShmSegment::create(ShmSegment::name_for(job_id_, ctx_.rank()), ctx_.rank(),
                               uint32_t(local_ranks_.size()), ctx_.config().shm_ring_bytes);
     const Config &cfg = ctx_.config();
-    caps_.name = "shm";
-    caps_.connection = TransportCaps::Connection::None;
+    caps_ = shm_caps(cfg);
+}
+
+TransportCaps shm_caps(const Config &cfg)
+{
     // inline_ready's bound: a payload CMA would carry goes through send()
-    caps_.inline_max = cfg.copy_max;
+    size_t inline_max = cfg.copy_max;
     if (cfg.cma_enabled)
-        caps_.inline_max = std::min<size_t>(caps_.inline_max, cfg.cma_threshold > 0 ? cfg.cma_threshold - 1 : 0);
-    caps_.remote_read = cfg.cma_enabled;
+        inline_max = std::min<size_t>(inline_max, cfg.cma_threshold > 0 ? cfg.cma_threshold - 1 : 0);
+    // ordered and reliable: one ring per sender and receiver in shared memory
+    return TransportCaps::named("shm")
+        .with(CapOrdered | CapReliable | (cfg.cma_enabled ? CapRemoteRead : 0u))
+        .inline_up_to(inline_max);
 }
 
 ShmTransport::~ShmTransport() = default;

@@ -21,6 +21,13 @@
 namespace llc {
 
 class Context;
+struct Config;
+struct StructSizes;
+
+// shm's capabilities under this configuration: ordered and reliable; single-copy
+// reads (CapRemoteRead) with LLC_CMA; records of up to LLC_COPY_MAX bytes
+// written whole into the peer's ring (below LLC_CMA_THRESHOLD with CMA).
+TransportCaps shm_caps(const Config &cfg);
 
 class ShmTransport final : public Transport {
 public:
@@ -61,8 +68,12 @@ public:
     // llc_finalize yet: waiting for it is not a timeout.
     bool waits_for_a_running_peer() const override;
 
+    // Its object, its segment, the peers' mappings (shared), their state,
+    // queues, decoders and CMA buffers (shm_account.cpp).
+    void account(MemRegistry &r) const override;
+    static void struct_sizes(StructSizes &s);
+
 private:
-    friend struct MemWalk; // mem_accounting.cpp counts the members
     struct Peer {
         int rank = -1;
         uint32_t local_index = 0;

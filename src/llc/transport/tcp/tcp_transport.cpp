@@ -106,7 +106,9 @@ TcpTransport::~TcpTransport() = default;
 
 const TransportCaps &TcpTransport::caps() const
 {
-    static const TransportCaps tcp{"tcp", TransportCaps::Connection::OnDemand, true, true, 0, false, true};
+    // a byte stream per connection; idle_wait is a poll() over its sockets
+    static constexpr TransportCaps tcp =
+        TransportCaps::named("tcp").with(CapOrdered | CapReliable | CapWakesOnArrival);
     return tcp;
 }
 

@@ -149,6 +149,7 @@
 namespace llc {
 
 class Context;
+struct StructSizes;
 
 // The authentication records (host byte order, like the stream's records).
 constexpr uint32_t kTcpAuthMagic = 0x41434c4c; // "LLCA" in little-endian memory order
@@ -201,8 +202,12 @@ public:
     void say_goodbye() override;
     bool incoming_quiet() const override;
 
+    // Its object, the rank -> connection table, each connection with its
+    // queue and decoder, the staging buffer and poll set (tcp_account.cpp).
+    void account(MemRegistry &r) const override;
+    static void struct_sizes(StructSizes &s);
+
 private:
-    friend struct MemWalk; // mem_accounting.cpp counts the members
     struct InConn;
     struct OutConn {
         // Closing: evicted, the Close record not fully written yet (owned by

@@ -110,8 +110,10 @@ UdpTransport::~UdpTransport() = default;
 
 const TransportCaps &UdpTransport::caps() const
 {
-    // reliable: numbered datagrams, acknowledged and resent until a peer times out
-    static const TransportCaps udp{"udp", TransportCaps::Connection::Connectionless, true, true, 0, false, true};
+    // ordered and reliable: numbered datagrams, delivered in stream order,
+    // acknowledged and resent until a peer times out; idle_wait polls the socket
+    static constexpr TransportCaps udp =
+        TransportCaps::named("udp").with(CapOrdered | CapReliable | CapWakesOnArrival);
     return udp;
 }
 

@@ -39,6 +39,7 @@
 namespace llc {
 
 class Context;
+struct StructSizes;
 
 // Datagram header (host byte order, like the record format).
 //
@@ -178,8 +179,13 @@ public:
                PeerTable<std::unique_ptr<Peer>>::ghost_bytes() + kGhostsPerSlot * sizeof(Ghost) + sizeof(Peer *);
     }
 
+    // Its object, the node socket, the capped peer table, each peer's state,
+    // unacknowledged datagrams, queues and decoders, and the datagram
+    // buffers (udp_account.cpp).
+    void account(MemRegistry &r) const override;
+    static void struct_sizes(StructSizes &s);
+
 private:
-    friend struct MemWalk; // mem_accounting.cpp / mem_walk_udp.cpp count the members
     static constexpr size_t kRxBufBytes = 65536;   // rxbuf_: one receive buffer per process
     // free_bufs_: datagram buffers kept for reuse, allocated with the
     // transport (a full pool) and never more.  Small and fixed, so that what

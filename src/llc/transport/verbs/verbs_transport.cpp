@@ -409,7 +409,8 @@ std::unique_ptr<Transport> open_verbs_transport(Context &ctx, const VerbsDevice 
 
 const TransportCaps &VerbsTransport::caps() const
 {
-    static const TransportCaps verbs{"verbs", TransportCaps::Connection::Connectionless, true, true, 0, false, false};
+    // DC queue pairs: the hardware delivers in order and retransmits
+    static constexpr TransportCaps verbs = TransportCaps::named("verbs").with(CapOrdered | CapReliable);
     return verbs;
 }
 
