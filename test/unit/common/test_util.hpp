@@ -119,6 +119,26 @@ template <class Pred> bool progress_until(llc_context_t *ctx, Pred pred, double 
     return true;
 }
 
+// A bootstrap for a one-process job (no fork needed): nothing to exchange.
+inline int solo_put(void *, const char *, const void *, size_t) { return 0; }
+inline int solo_get(void *, int, const char *, void *, size_t *) { return -1; }
+inline int solo_fence(void *) { return 0; }
+
+// llc_init parameters of a one-process job on node nodes[0].
+inline llc_init_params_t solo_params(const int *nodes, const char *job_id = "init-test")
+{
+    llc_init_params_t p{};
+    p.api_version = LLC_API_VERSION;
+    p.rank = 0;
+    p.size = 1;
+    p.node_of_rank = nodes;
+    p.job_id = job_id;
+    p.boot.put = solo_put;
+    p.boot.get = solo_get;
+    p.boot.fence = solo_fence;
+    return p;
+}
+
 inline llc_context_t *init_or_fail(TestProcess &p)
 {
     llc_init_params_t params = p.params();

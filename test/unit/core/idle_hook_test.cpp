@@ -13,25 +13,13 @@ using namespace llctest;
 
 namespace {
 
-int solo_put(void *, const char *, const void *, size_t) { return 0; }
-int solo_get(void *, int, const char *, void *, size_t *) { return -1; }
-int solo_fence(void *) { return 0; }
-
 // A one-process job: messages to itself go through the self transport.
 struct SoloContext {
     int nodes[1] = {0};
     llc_context_t *ctx = nullptr;
     SoloContext()
     {
-        llc_init_params_t p{};
-        p.api_version = LLC_API_VERSION;
-        p.rank = 0;
-        p.size = 1;
-        p.node_of_rank = nodes;
-        p.job_id = "idle-hook-test";
-        p.boot.put = solo_put;
-        p.boot.get = solo_get;
-        p.boot.fence = solo_fence;
+        llc_init_params_t p = solo_params(nodes, "idle-hook-test");
         EXPECT_EQ(llc_init(&p, &ctx), LLC_OK) << llc_last_error(nullptr);
     }
     ~SoloContext()

@@ -7,25 +7,6 @@ using namespace llctest;
 
 namespace {
 
-// A bootstrap for a one-process job (no fork needed).
-int solo_put(void *, const char *, const void *, size_t) { return 0; }
-int solo_get(void *, int, const char *, void *, size_t *) { return -1; }
-int solo_fence(void *) { return 0; }
-
-llc_init_params_t solo_params(const int *nodes)
-{
-    llc_init_params_t p{};
-    p.api_version = LLC_API_VERSION;
-    p.rank = 0;
-    p.size = 1;
-    p.node_of_rank = nodes;
-    p.job_id = "init-test";
-    p.boot.put = solo_put;
-    p.boot.get = solo_get;
-    p.boot.fence = solo_fence;
-    return p;
-}
-
 void expect_invalid(const llc_init_params_t &p, const std::string &needle)
 {
     llc_context_t *ctx = reinterpret_cast<llc_context_t *>(0x1);

@@ -113,9 +113,6 @@ TEST(MemReport, TablesScaleWithJobSize)
 }
 
 namespace {
-int solo_put(void *, const char *, const void *, size_t) { return 0; }
-int solo_get(void *, int, const char *, void *, size_t *) { return -1; }
-int solo_fence(void *) { return 0; }
 void count_self(llc_context_t *, void *arg, int, const void *, size_t, const void *, size_t)
 {
     ++*static_cast<int *>(arg);
@@ -131,15 +128,8 @@ TEST(MemReport, MillionRankJobCountsTablesAndLazySequenceNumbers)
     std::vector<int> nodes(size);
     for (int r = 0; r < size; r++)
         nodes[size_t(r)] = r;
-    llc_init_params_t p{};
-    p.api_version = LLC_API_VERSION;
-    p.rank = 0;
-    p.size = size;
-    p.node_of_rank = nodes.data();
-    p.job_id = "mem-test-million";
-    p.boot.put = solo_put;
-    p.boot.get = solo_get;
-    p.boot.fence = solo_fence;
+    llc_init_params_t p = solo_params(nodes.data(), "mem-test-million");
+    p.size = size; // rank 0 of 2^20: the others only have a node
     llc_context_t *ctx = nullptr;
     // One process playing rank 0 of 2^20: there are no other node leaders to
     // run a distributed KVS (LLC_KVS=dist would fail storing its entry).
