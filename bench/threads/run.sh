@@ -25,26 +25,12 @@ while [ $# -gt 0 ]; do
     esac
 done
 out=${out:-$TOP/bench-out/threads/$(date +%Y%m%d-%H%M%S)}
-mkdir -p "$out/bin" "$out/raw"
+mkdir -p "$out"
 echo "# $0 $*" > "$out/commands.txt"
-
-declare -A CC RUN
-CC[llc]=$prefix/bin/mpicc;        RUN[llc]="$prefix/bin/mpiexec -n 2"
-CC[mpich]=/usr/bin/mpicc.mpich;   RUN[mpich]="/usr/bin/mpiexec.mpich -n 2"
-CC[ompi]=/usr/bin/mpicc.openmpi;  RUN[ompi]="/usr/bin/mpirun.openmpi --allow-run-as-root --oversubscribe -n 2"
-mpis=()
-for m in ${only//,/ }; do
-    [ -n "${CC[$m]:-}" ] || { echo "threads: unknown MPI '$m' (llc, mpich, ompi)" >&2; exit 2; }
-    if [ ! -x "${CC[$m]}" ]; then
-        echo "threads: skipping $m: no compiler ${CC[$m]} (llc needs --llc-prefix; the others: maint/install-deps --bench)" >&2
-        continue
-    fi
-    echo "build $m: ${CC[$m]} -O2 -pthread -o $out/bin/mt_pingpong.$m $TOP/bench/threads/mt_pingpong.c" >> "$out/commands.txt"
-    "${CC[$m]}" -O2 -pthread -o "$out/bin/mt_pingpong.$m" "$TOP/bench/threads/mt_pingpong.c" 2> "$out/raw/build-$m.err" ||
-        { echo "threads: building for $m failed, see $out/raw/build-$m.err" >&2; exit 1; }
-    mpis+=("$m")
-done
-[ ${#mpis[@]} -gt 0 ] || { echo "threads: no MPI to run" >&2; exit 1; }
+# shellcheck source=../lib/three_mpis.sh
+. "$TOP/bench/lib/three_mpis.sh"
+three_mpis_build threads "$prefix" "$only" "$TOP/bench/threads/mt_pingpong.c" "$out" -pthread
+mpis=("${MPIS[@]}")
 
 nt=$(echo "${threads//,/ }" | wc -w)
 total=$(( repeat * nt * ${#mpis[@]} )) k=0 start=$(date +%s)

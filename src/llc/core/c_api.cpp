@@ -130,6 +130,14 @@ int llc_progress(llc_context_t *ctx, int *progressed)
     return guarded(ctx, [&]() -> int { return ctx->impl.progress(progressed); });
 }
 
+int llc_note_activity(llc_context_t *ctx)
+{
+    if (!ctx)
+        return null_context("llc_note_activity");
+    ctx->impl.note_activity();
+    return LLC_OK;
+}
+
 int llc_set_idle_hook(llc_context_t *ctx, llc_idle_hook_t hook, void *arg)
 {
     if (!ctx)

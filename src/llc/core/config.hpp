@@ -19,6 +19,7 @@ struct Config {
     size_t tag_eager_bytes = 16 * 1024;   // LLC_TAG_EAGER_BYTES: larger tagged messages go by request-to-send
     uint64_t spin_count = 1000;           // LLC_SPIN_COUNT
     uint64_t idle_sleep_us = 1000;        // LLC_IDLE_SLEEP_US
+    uint64_t idle_away_us = 50;           // LLC_IDLE_AWAY_US
     uint64_t sleep_us = 100;              // LLC_SLEEP_US
     uint64_t connect_timeout_ms = 30000;  // LLC_CONNECT_TIMEOUT_MS
     uint64_t finalize_timeout_ms = 10000; // LLC_FINALIZE_TIMEOUT_MS

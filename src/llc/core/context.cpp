@@ -38,7 +38,7 @@ Context::Context(const llc_init_params_t &params, llc_context_t *handle)
 {
     check_init_params(params);
     config_ = Config::from_environment();
-    backoff_ = ProgressBackoff(config_.spin_count, config_.idle_sleep_us);
+    backoff_ = ProgressBackoff(config_.spin_count, config_.idle_sleep_us, config_.idle_away_us);
     rank_ = params.rank;
     size_ = params.size;
     job_id_ = params.job_id;
@@ -312,8 +312,10 @@ int Context::progress(int *progressed)
         status = progress_status_;
         // The caller's hook takes the wait once the context is left: while
         // it sleeps with its lock released, another thread may come in.
-        if (idle != ProgressBackoff::Action::Spin && !idle_hook_)
+        if (idle != ProgressBackoff::Action::Spin && !idle_hook_) {
             idle_action(idle);
+            backoff_.wait_ended();
+        }
     }
     if (idle != ProgressBackoff::Action::Spin && idle_hook_) {
         const bool sleep = idle == ProgressBackoff::Action::Sleep;
@@ -323,6 +325,7 @@ int Context::progress(int *progressed)
             FlagGuard guard(in_progress_);
             idle_action(idle);
         }
+        backoff_.wait_ended();
     }
     return status;
 }

@@ -73,6 +73,8 @@ public:
     // before it; true when sent.  False: send it as a kTagEager record.
     bool try_send_tagged_inline(int dest, uint64_t tag, uint32_t source, const void *buf, size_t len);
     int progress(int *progressed);
+    // llc_note_activity: the caller made progress libllc does not see.
+    void note_activity() { backoff_.on_activity(); }
     // llc_set_idle_hook: idle yields and sleeps go to hook (outside the
     // context) when it takes them; nullptr: progress does its own.
     void set_idle_hook(llc_idle_hook_t hook, void *arg)

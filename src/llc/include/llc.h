@@ -162,6 +162,14 @@ int llc_progress(llc_context_t *ctx, int *progressed);
 typedef int (*llc_idle_hook_t)(void *arg, unsigned sleep_us);
 int llc_set_idle_hook(llc_context_t *ctx, llc_idle_hook_t hook, void *arg);
 
+/* The caller made progress of its own since its last llc_progress call,
+ * which libllc cannot see (e.g. it copied into a window of shared memory):
+ * the next idle llc_progress call starts a new wait, spinning, rather than
+ * going on with the yields and sleeps of a wait that has lasted.  Cheap: a
+ * reset of the idle counter. */
+#define LLC_HAVE_NOTE_ACTIVITY 1
+int llc_note_activity(llc_context_t *ctx);
+
 /* ---------------------------------------------------------------------- */
 /* Tagged point-to-point (LLC_CAP_TAGGED)                                   */
 /*

@@ -12,6 +12,14 @@
 
 using namespace llc;
 
+namespace {
+uint64_t fake_now_us = 1000000;
+uint64_t fake_clock()
+{
+    return fake_now_us;
+}
+} // namespace
+
 TEST(Components, BackoffSpinsThenYieldsThenSleeps)
 {
     ProgressBackoff b(3, 2000);
@@ -22,6 +30,54 @@ TEST(Components, BackoffSpinsThenYieldsThenSleeps)
     EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Sleep);
     b.on_activity();
     EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Spin);
+}
+
+// A wait loop whose calls come back to back goes on to sleep however long
+// each of its own yields and sleeps takes.
+TEST(Components, BackoffBackToBackCallsReachSleep)
+{
+    ProgressBackoff b(2, 1000, 50, fake_clock);
+    EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Spin);
+    EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Spin);
+    EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Yield);
+    fake_now_us += 400; // a long yield
+    b.wait_ended();
+    fake_now_us += 10;
+    EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Yield);
+    fake_now_us += 700;
+    b.wait_ended();
+    fake_now_us += 10;
+    EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Sleep);
+    fake_now_us += 100;
+    b.wait_ended();
+    fake_now_us += 49;
+    EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Sleep);
+}
+
+// A caller that polls now and then (computing, or copying into shared
+// memory, between MPI calls) is not put to sleep in every poll: a call more
+// than away_us after the last wait ended begins a new wait, spinning.
+TEST(Components, BackoffCallerAwayStartsANewWait)
+{
+    ProgressBackoff b(2, 1000, 50, fake_clock);
+    EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Spin);
+    EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Spin);
+    EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Yield);
+    fake_now_us += 2000;
+    b.wait_ended();
+    fake_now_us += 1;
+    EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Sleep);
+    b.wait_ended();
+    fake_now_us += 51; // away
+    EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Spin);
+    EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Spin);
+    EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Yield);
+    // away_us 0: never
+    ProgressBackoff never(1, 1000, 0, fake_clock);
+    EXPECT_EQ(never.on_idle(), ProgressBackoff::Action::Spin);
+    EXPECT_EQ(never.on_idle(), ProgressBackoff::Action::Yield);
+    fake_now_us += 5000;
+    EXPECT_EQ(never.on_idle(), ProgressBackoff::Action::Sleep);
 }
 
 TEST(Components, ConfigParsesSuffixesAndRoundsRing)

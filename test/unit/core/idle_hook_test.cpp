@@ -159,3 +159,29 @@ TEST(IdleHook, NullContextIsAnError)
 {
     EXPECT_EQ(llc_set_idle_hook(nullptr, Caller::hook, nullptr), LLC_ERR_INVALID);
 }
+
+// llc_note_activity: progress the caller made on its own ends the wait; the
+// next idle calls spin again before they yield.
+TEST(IdleHook, NoteActivityStartsANewWait)
+{
+    ScopedEnv env;
+    env.set("LLC_SPIN_COUNT", "2");
+    env.set("LLC_IDLE_SLEEP_US", "1000000"); // only yields within this test
+    env.set("LLC_IDLE_AWAY_US", "0");         // gaps between the calls do not count
+    Caller caller;
+    SoloContext solo;
+    ASSERT_NE(solo.ctx, nullptr);
+    caller.ctx = solo.ctx;
+    caller.take = 0;
+    ASSERT_EQ(llc_set_idle_hook(solo.ctx, Caller::hook, &caller), LLC_OK);
+    for (int i = 0; i < 4; i++)
+        ASSERT_EQ(llc_progress(solo.ctx, nullptr), LLC_OK);
+    EXPECT_EQ(caller.calls.size(), 2u) << "2 spins, then yields";
+    ASSERT_EQ(llc_note_activity(solo.ctx), LLC_OK);
+    for (int i = 0; i < 2; i++)
+        ASSERT_EQ(llc_progress(solo.ctx, nullptr), LLC_OK);
+    EXPECT_EQ(caller.calls.size(), 2u) << "after llc_note_activity the idle calls spin again";
+    ASSERT_EQ(llc_progress(solo.ctx, nullptr), LLC_OK);
+    EXPECT_EQ(caller.calls.size(), 3u) << "and yield after LLC_SPIN_COUNT of them";
+    EXPECT_EQ(llc_note_activity(nullptr), LLC_ERR_INVALID);
+}

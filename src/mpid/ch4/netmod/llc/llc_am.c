@@ -206,6 +206,12 @@ int MPIDI_LLC_do_progress(int vci, int blocking)
     if (vci != 0 || MPIDI_LLC_global.ctx == NULL)
         return MPI_SUCCESS;
 
+    /* A loop of copied puts and flushes is not a wait: without this its
+     * polls would go on to yield and sleep (llc_note_activity). */
+    if (unlikely(MPIDI_LLC_global.copied)) {
+        MPIDI_LLC_global.copied = 0;
+        llc_note_activity(MPIDI_LLC_global.ctx);
+    }
     rc = llc_progress(MPIDI_LLC_global.ctx, &progressed);
     if (rc < 0)
         return MPIDI_LLC_error(rc);

@@ -1,9 +1,24 @@
 /*
- * ch4:llc netmod - RMA windows.  All RMA goes through MPIDIG's active
- * messages; libllc has no native RMA yet (LLC_CAP_RMA is reserved).
+ * ch4:llc netmod - RMA windows.  Windows are MPIDIG's (MPI_Win_allocate and
+ * MPI_Win_allocate_shared put each node's windows in one shared segment);
+ * llc_rma.h copies puts and gets within such a segment itself, everything
+ * else is MPIDIG's active messages (LLC_CAP_RMA is reserved).
  */
 #include <mpidimpl.h>
 #include "llc_impl.h"
+
+int MPIDI_LLC_rma_range_error(const char *op, int target_rank, MPI_Aint lo, MPI_Aint hi,
+                              MPI_Aint size)
+{
+    int mpi_errno = MPI_SUCCESS;
+    char what[256];
+    snprintf(what, sizeof(what),
+             "%s to rank %d of the window: bytes %ld to %ld from the start of its part of the "
+             "window, which has %ld bytes; nothing was written or read", op, target_rank,
+             (long) lo, (long) (hi - 1), (long) size);
+    MPIR_ERR_SET1(mpi_errno, MPI_ERR_RMA_RANGE, "**fail", "**fail %s", what);
+    return mpi_errno;
+}
 
 int MPIDI_LLC_mpi_win_set_info(MPIR_Win * win, MPIR_Info * info)
 {
