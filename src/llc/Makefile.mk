@@ -1,6 +1,6 @@
 ## libllc sources (included from the top-level Makefile.am)
 lib_LTLIBRARIES += src/llc/libllc.la
-include_HEADERS += src/llc/include/llc.h src/llc/include/llc_fast.h
+include_HEADERS += src/llc/include/llc.h src/llc/include/llc_fast.h src/llc/include/llc_counters.h
 ## sources include each other by their path under src/llc ("transport/shm/shm_ring.hpp")
 src_llc_libllc_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc
 src_llc_libllc_la_SOURCES = \
@@ -15,6 +15,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/transport/udp/udp_datagram.hpp \
 	src/llc/support/byte_buffer.hpp \
 	src/llc/core/c_api.cpp \
+	src/llc/core/counters.cpp \
+	src/llc/core/counters.hpp \
 	src/llc/core/clock.hpp \
 	src/llc/core/config.cpp \
 	src/llc/core/config.hpp \
@@ -150,7 +152,8 @@ src_llc_libllc_la_SOURCES += \
 ## of libllc and of the collectives in libllccoll) and llc_memmodel (per-node
 ## memory model, doc/memory.md)
 bin_PROGRAMS += src/llc/tools/llc_info src/llc/tools/llc_memmodel
-src_llc_tools_llc_info_SOURCES = src/llc/tools/llc_info.cpp src/llc/tools/settings_doc.cpp src/llc/tools/settings_doc.hpp
+src_llc_tools_llc_info_SOURCES = src/llc/tools/llc_info.cpp src/llc/tools/settings_doc.cpp src/llc/tools/settings_doc.hpp \
+	src/llc/tools/counters_doc.cpp src/llc/tools/counters_doc.hpp
 src_llc_tools_llc_info_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/llc -I$(top_srcdir)/src/coll/include -I$(top_srcdir)/src/coll
 src_llc_tools_llc_info_LDADD = src/llc/libllc.la src/coll/libllccoll.la
 ## the per-node memory model (mem_model.*) belongs to the tool, not to the

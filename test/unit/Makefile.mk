@@ -42,6 +42,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/transport/shm/shm_ring_test.cpp \
 	test/unit/core/config_backoff_test.cpp \
 	test/unit/core/idle_hook_test.cpp \
+	test/unit/core/counters_test.cpp \
 	test/unit/transport/udp/udp_test.cpp \
 	test/unit/hybrid/switch_policy_test.cpp \
 	test/unit/hybrid/receive_history_test.cpp \

@@ -11,6 +11,7 @@
 #include "llc_coll.h"
 #include "mem/mem_accounting.hpp"
 #include "core/net_selection.hpp"
+#include "counters_doc.hpp"
 #include "settings_doc.hpp"
 #include "transport/verbs/verbs_devices.hpp"
 
@@ -24,13 +25,14 @@ namespace {
 
 void usage(FILE *out)
 {
-    std::fputs("usage: llc_info [--env] [--transports] [--verbs] [--sizes] [--settings-markdown] [--help]\n"
+    std::fputs("usage: llc_info [--env] [--transports] [--verbs] [--sizes] [--settings-markdown] [--counters-markdown] [--help]\n"
                "  (no option: version, transports, verbs and environment)\n"
                "  --env         only the environment variables libllc and libllccoll read\n"
                "  --transports  only the transports built and their capability bits\n"
                "  --verbs       only the verbs section: libibverbs in the build, RDMA devices, LLC_NET=verbs fallback\n"
                "  --sizes       sizeof of libllc's per-process and per-peer structures\n"
-               "  --settings-markdown  the table of every setting as markdown (doc/settings.md)\n",
+               "  --settings-markdown  the table of every setting as markdown (doc/settings.md)\n"
+               "  --counters-markdown  the table of every counter (MPI_T performance variable) as markdown (doc/counters.md)\n",
                out);
 }
 
@@ -154,6 +156,9 @@ int main(int argc, char **argv)
             sizes = true;
         else if (!std::strcmp(argv[i], "--settings-markdown")) {
             std::fputs(llc::tools::settings_markdown().c_str(), stdout);
+            return 0;
+        } else if (!std::strcmp(argv[i], "--counters-markdown")) {
+            std::fputs(llc::tools::counters_markdown().c_str(), stdout);
             return 0;
         }
         else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {

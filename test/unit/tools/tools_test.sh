@@ -33,15 +33,21 @@ $tools/llc_info --transports | grep -q '^collectives' ; [ $? -ne 0 ] ; check "ll
 $tools/llc_info --sizes | grep -q 'tcp OutConn' ; check "llc_info --sizes" $?
 $tools/llc_info --sizes | grep -q 'udp Peer (per peer talked to)' ; check "llc_info --sizes lists the udp peer" $?
 $tools/llc_info --bogus >/dev/null 2>&1 ; [ $? -eq 2 ] ; check "llc_info refuses an unknown option" $?
-# doc/settings.md is generated from the settings tables: fail while it is stale
-# (regenerate with maint/update-settings-doc).  srcdir: set by automake's harness.
-doc=${srcdir:-.}/doc/settings.md
-if [ -f "$doc" ] ; then
-    $tools/llc_info --settings-markdown | diff -u "$doc" - >/dev/null ; check "doc/settings.md is up to date (maint/update-settings-doc)" $?
-else
-    echo "skip: $doc not found (srcdir unset?)"
-fi
+# doc/settings.md and doc/counters.md are generated from the settings tables
+# and the counter table (src/llc/core/counters.def): fail while either is
+# stale (regenerate with maint/update-settings-doc).  srcdir: set by
+# automake's harness.
+for what in settings counters ; do
+    doc=${srcdir:-.}/doc/$what.md
+    if [ -f "$doc" ] ; then
+        $tools/llc_info --$what-markdown | diff -u "$doc" - >/dev/null ; check "doc/$what.md is up to date (maint/update-settings-doc)" $?
+    else
+        echo "skip: $doc not found (srcdir unset?)"
+    fi
+done
 $tools/llc_info --settings-markdown | grep -q '^| `LLC_NET` | net | `tcp` | tcp, udp, hybrid or verbs | ' ; check "llc_info --settings-markdown lists allowed values" $?
+$tools/llc_info --counters-markdown | grep -q '^| `llc_tagged_eager_sends` | counter | tagged | ' ; check "llc_info --counters-markdown lists the counters" $?
+[ "$($tools/llc_info --counters-markdown | grep -c '^| `llc_')" -ge 50 ] ; check "llc_info --counters-markdown: at least 50 counters" $?
 
 # The verbs section: libibverbs in the build, RDMA devices, what LLC_NET=verbs does.
 verbs() { sed -n '/^verbs (RDMA/,/^  LLC_NET=verbs:/p' ; }

@@ -5,6 +5,7 @@
 #include <mpidimpl.h>
 #include "llc_impl.h"
 #include <llc_coll.h>
+#include <llc_counters.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <time.h>
@@ -193,6 +194,62 @@ static const char *slurm_without_pmi(void)
     return why;
 }
 
+/* MPI_T performance variables: every libllc counter (llc_counters.h, listed in
+ * doc/counters.md) under its own name ("llc_<component>_<counter>"), bound to
+ * no object, read through a callback.  MPICH keeps the variables after
+ * MPI_Finalize, so the values at finalize are kept for reads made after it. */
+#define MPIDI_LLC_PVARS_MAX 256
+static int pvars_registered;
+static int pvars_final_valid;
+static uint64_t pvars_final[MPIDI_LLC_PVARS_MAX];
+
+/* addr carries the counter's index + 1 (MPICH wants a non-NULL address). */
+static void read_pvar(void *addr, void *obj_handle, int count, void *buf)
+{
+    int index = (int) ((intptr_t) addr - 1);
+    uint64_t value = 0;
+    MPID_THREAD_CS_ENTER(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+    if (MPIDI_LLC_global.ctx)
+        llc_counter_read(MPIDI_LLC_global.ctx, index, 1, &value);
+    else if (pvars_final_valid)
+        value = pvars_final[index];
+    MPID_THREAD_CS_EXIT(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+    *(unsigned long long *) buf = value;
+}
+
+static void register_pvars(void)
+{
+    int n = llc_counter_count();
+    if (pvars_registered)
+        return; /* MPICH refuses a second registration of an active variable */
+    pvars_registered = 1;
+    if (n > MPIDI_LLC_PVARS_MAX)
+        n = MPIDI_LLC_PVARS_MAX;
+    MPIR_T_cat_add_desc("LLC", "libllc, the transport library of the ch4:llc netmod: "
+                        "messages, bytes, peers, connections and protocol events per process");
+    for (int i = 0; i < n; i++) {
+        llc_counter_info_t info;
+        if (llc_counter_info(i, &info) != LLC_OK)
+            break;
+        MPIR_T_PVAR_REGISTER_impl(info.counter_class == LLC_COUNTER_COUNT ?
+                                  MPI_T_PVAR_CLASS_COUNTER : MPI_T_PVAR_CLASS_LEVEL,
+                                  MPI_UNSIGNED_LONG_LONG, info.name, (void *) (intptr_t) (i + 1), 1,
+                                  MPI_T_ENUM_NULL, MPI_T_VERBOSITY_USER_DETAIL,
+                                  MPI_T_BIND_NO_OBJECT,
+                                  MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
+                                  read_pvar, NULL, "LLC", info.help);
+    }
+}
+
+/* Called before llc_finalize: the values a read after MPI_Finalize gives. */
+static void keep_final_pvars(void)
+{
+    int n = llc_counter_count();
+    if (n > MPIDI_LLC_PVARS_MAX)
+        n = MPIDI_LLC_PVARS_MAX;
+    pvars_final_valid = llc_counter_read(MPIDI_LLC_global.ctx, 0, n, pvars_final) == LLC_OK;
+}
+
 int MPIDI_LLC_init_world(void)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -249,6 +306,7 @@ int MPIDI_LLC_init_world(void)
                          NULL);
     MPIR_ERR_CHKANDJUMP1(rc != LLC_OK, mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
                          llc_last_error(MPIDI_LLC_global.ctx));
+    register_pvars();
 
     if (MPIR_CVAR_DEBUG_SUMMARY && MPIR_Process.rank == 0) {
         printf("==== LLC netmod ====\n");
@@ -278,6 +336,7 @@ int MPIDI_LLC_mpi_finalize_hook(void)
         MPL_free(MPIDI_LLC_global.fast);
         MPIDI_LLC_global.fast = NULL;
         MPIDI_LLC_global.nfast = 0;
+        keep_final_pvars();
         rc = llc_finalize(MPIDI_LLC_global.ctx);
         MPIDI_LLC_global.ctx = NULL;
         MPIR_ERR_CHKANDJUMP1(rc != LLC_OK, mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
