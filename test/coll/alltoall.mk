@@ -11,7 +11,8 @@ test_coll_alltoall_tests_SOURCES = \
 	test/coll/alltoall_model_test.cpp \
 	test/coll/alltoall_tuner_test.cpp \
 	test/coll/alltoall_steps_test.cpp \
-	test/coll/env_defaults_test.cpp
+	test/coll/env_defaults_test.cpp \
+	test/coll/coll_counters_test.cpp
 test_coll_alltoall_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coll/include \
 	-I$(top_srcdir)/src/coll -DLLC_SRCDIR='"$(abs_top_srcdir)"'
 test_coll_alltoall_tests_LDADD = src/coll/libllccoll.la $(GTEST_LIBS)

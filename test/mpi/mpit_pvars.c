@@ -1,11 +1,15 @@
-/* libllc's counters as MPI_T performance variables, read by a plain MPI_T
- * client as a profiling tool would:
+/* libllc's and the collectives' counters as MPI_T performance variables,
+ * read by a plain MPI_T client as a profiling tool would:
  *   - at least 50 variables named llc_*, each an unsigned long long bound to
- *     no object, read-only, continuous, counter or level, with a description;
- *     MPI_T_pvar_get_index finds them by name;
+ *     no object (llc_coll_* ones: no object or a communicator), read-only,
+ *     continuous, counter or level, with a description; MPI_T_pvar_get_index
+ *     finds them by name;
  *   - after a ring of messages, llc_core_msgs_sent, llc_core_bytes_sent and
  *     llc_core_msgs_received have grown by at least what this rank sent and
  *     received (they count libllc's protocol messages too);
+ *   - llc_coll_bcast_calls bound to a new communicator reads 0, then the
+ *     number of MPI_Bcast calls made on it; bound to MPI_COMM_WORLD it does
+ *     not move meanwhile;
  *   - a write is refused (read-only);
  *   - after MPI_Finalize the handles still read, and give at least the values
  *     read before it. */
@@ -54,7 +58,8 @@ int main(int argc, char **argv)
             continue;
         llc++;
         CHECK(type == MPI_UNSIGNED_LONG_LONG, "%s: not MPI_UNSIGNED_LONG_LONG", name);
-        CHECK(bind == MPI_T_BIND_NO_OBJECT, "%s: bound to an object (%d)", name, bind);
+        CHECK(bind == MPI_T_BIND_NO_OBJECT || (strncmp(name, "llc_coll_", 9) == 0 && bind == MPI_T_BIND_MPI_COMM),
+              "%s: bound to object kind %d", name, bind);
         CHECK(readonly && continuous, "%s: readonly %d continuous %d", name, readonly, continuous);
         CHECK(var_class == MPI_T_PVAR_CLASS_COUNTER || var_class == MPI_T_PVAR_CLASS_LEVEL, "%s: class %d", name,
               var_class);
@@ -109,6 +114,32 @@ int main(int argc, char **argv)
         for (int k = 0; k < 3; k++)
             CHECK(after[k] >= before[k], "%s went back", names[k]);
     }
+    /* the broadcast's counter, per communicator */
+    MPI_Comm dup;
+    MPI_Comm world = MPI_COMM_WORLD;
+    MPI_T_pvar_handle bdup, bworld;
+    int bcount = 0, bcast_index = find("llc_coll_bcast_calls", MPI_T_PVAR_CLASS_COUNTER);
+    CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    CHECK(MPI_T_pvar_handle_alloc(session, bcast_index, &dup, &bdup, &bcount) == MPI_SUCCESS && bcount == 1,
+          "MPI_T_pvar_handle_alloc(llc_coll_bcast_calls, dup) failed");
+    CHECK(MPI_T_pvar_handle_alloc(session, bcast_index, &world, &bworld, &bcount) == MPI_SUCCESS,
+          "MPI_T_pvar_handle_alloc(llc_coll_bcast_calls, world) failed");
+    unsigned long long world_before = read_one(session, bworld, "llc_coll_bcast_calls (world)");
+    CHECK(read_one(session, bdup, "llc_coll_bcast_calls") == 0, "llc_coll_bcast_calls not 0 on a new communicator");
+    for (int i = 0; i < 7; i++) {
+        int word = rank == i % size ? 1000 + i : -1;
+        CHECK_MPI(MPI_Bcast(&word, 1, MPI_INT, i % size, dup));
+        CHECK(word == 1000 + i, "MPI_Bcast %d gave %d", i, word);
+    }
+    unsigned long long bcasts = read_one(session, bdup, "llc_coll_bcast_calls");
+    if (size > 1) /* one process: MPICH's own path, nothing to tune */
+        CHECK(bcasts == 7, "llc_coll_bcast_calls is %llu after 7 MPI_Bcast", bcasts);
+    CHECK(read_one(session, bworld, "llc_coll_bcast_calls (world)") == world_before,
+          "llc_coll_bcast_calls of MPI_COMM_WORLD moved with broadcasts on another communicator");
+    MPI_T_pvar_handle_free(session, &bdup);
+    MPI_T_pvar_handle_free(session, &bworld);
+    CHECK_MPI(MPI_Comm_free(&dup));
+
     unsigned long long bogus = 1;
     CHECK(MPI_T_pvar_write(session, h[0], &bogus) == MPI_T_ERR_PVAR_NO_WRITE, "a write was not refused");
 

@@ -14,6 +14,7 @@
 #define LLC_COLL_H_INCLUDED
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -118,6 +119,26 @@ int llc_coll_set_topology(llc_coll_state_t *state, const int *node_of_rank,
  * reduce/broadcast), number of such calls, number of completed learning
  * phases.  Any pointer may be NULL.  For benchmarks (take differences). */
 void llc_coll_alltoall_learning(double *seconds, long *calls, long *phases);
+
+/* ---- Counters (src/coll/counters.cpp, doc/counters.md): what the
+ * collectives count, for the MPI library's MPI_T performance variables. */
+#define LLC_COLL_HAVE_COUNTERS 1
+#define LLC_COLL_COUNTER_COUNT 0   /* only grows */
+#define LLC_COLL_COUNTER_LEVEL 1   /* a value now */
+typedef struct llc_coll_counter_info {
+    const char *name;     /* "llc_coll_<collective>_<counter>" (static) */
+    const char *help;     /* what it counts, one line (static) */
+    int per_comm;         /* 1: one value per communicator (read with its state); 0: process-wide */
+    int counter_class;    /* LLC_COLL_COUNTER_COUNT or LLC_COLL_COUNTER_LEVEL */
+} llc_coll_counter_info_t;
+/* Number of counters (indices 0 .. count-1). */
+int llc_coll_counter_count(void);
+/* Describe counter `index`: 0, or LLC_COLL_ERR_ARG (index out of range, out NULL). */
+int llc_coll_counter_info(int index, llc_coll_counter_info_t *out);
+/* Value of counter `index` for the communicator whose state is `state`
+ * (ignored for a process-wide counter; NULL for a per-communicator one: no
+ * collective has run on it yet, the value is 0): 0, or LLC_COLL_ERR_ARG. */
+int llc_coll_counter_read(const llc_coll_state_t *state, int index, uint64_t *value);
 
 /* ---- Environment variables (src/coll/settings.def, env_table.cpp) */
 /* One environment variable that src/coll reads: its name, its default as

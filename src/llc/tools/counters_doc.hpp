@@ -1,5 +1,6 @@
 // counters_doc.hpp - doc/counters.md, generated from libllc's counter table
-// (src/llc/core/counters.def) through llc_counters.h: llc_info --counters-markdown.
+// (src/llc/core/counters.def) and the collectives' (src/coll/counters.cpp)
+// through llc_counters.h and llc_coll.h: llc_info --counters-markdown.
 #pragma once
 
 #include <string>

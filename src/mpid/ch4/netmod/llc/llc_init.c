@@ -194,16 +194,19 @@ static const char *slurm_without_pmi(void)
     return why;
 }
 
-/* MPI_T performance variables: every libllc counter (llc_counters.h, listed in
- * doc/counters.md) under its own name ("llc_<component>_<counter>"), bound to
- * no object, read through a callback.  MPICH keeps the variables after
- * MPI_Finalize, so the values at finalize are kept for reads made after it. */
+/* MPI_T performance variables (doc/counters.md): every libllc counter
+ * (llc_counters.h) under its own name ("llc_<component>_<counter>"), bound to
+ * no object, and every counter of the collectives (llc_coll.h,
+ * "llc_coll_<collective>_<counter>"), bound to a communicator when it is one
+ * per communicator; all read through callbacks.  MPICH keeps the variables
+ * after MPI_Finalize, so libllc's values at finalize are kept for reads made
+ * after it. */
 #define MPIDI_LLC_PVARS_MAX 256
 static int pvars_registered;
 static int pvars_final_valid;
 static uint64_t pvars_final[MPIDI_LLC_PVARS_MAX];
 
-/* addr carries the counter's index + 1 (MPICH wants a non-NULL address). */
+/* addr: libllc's counter index + 1. */
 static void read_pvar(void *addr, void *obj_handle, int count, void *buf)
 {
     int index = (int) ((intptr_t) addr - 1);
@@ -217,6 +220,45 @@ static void read_pvar(void *addr, void *obj_handle, int count, void *buf)
     *(unsigned long long *) buf = value;
 }
 
+/* One read-only, continuous unsigned long long variable in the category
+ * "LLC"; addr carries index + 1 (MPICH wants a non-NULL address). */
+static void register_pvar(int is_counter, const char *name, int index, MPIR_T_bind_t bind,
+                          MPIR_T_pvar_get_value_cb * read, const char *help)
+{
+    MPIR_T_PVAR_REGISTER_impl(is_counter ? MPI_T_PVAR_CLASS_COUNTER : MPI_T_PVAR_CLASS_LEVEL,
+                              MPI_UNSIGNED_LONG_LONG, name, (void *) (intptr_t) (index + 1), 1,
+                              MPI_T_ENUM_NULL, MPI_T_VERBOSITY_USER_DETAIL, bind,
+                              MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS, read, NULL,
+                              "LLC", help);
+}
+
+/* addr: the collectives' counter index + 1; obj_handle: the MPI_Comm the
+ * handle is bound to (per-communicator counters), whose state is read. */
+static void read_coll_pvar(void *addr, void *obj_handle, int count, void *buf)
+{
+    int index = (int) ((intptr_t) addr - 1);
+    uint64_t value = 0;
+    MPIR_Comm *comm_ptr = NULL;
+    MPID_THREAD_CS_ENTER(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+    if (obj_handle && *(MPI_Comm *) obj_handle != MPI_COMM_NULL)
+        MPIR_Comm_get_ptr(*(MPI_Comm *) obj_handle, comm_ptr);
+    llc_coll_counter_read(comm_ptr ? comm_ptr->dev.ch4.netmod.llc.coll_state : NULL, index, &value);
+    MPID_THREAD_CS_EXIT(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+    *(unsigned long long *) buf = value;
+}
+
+static void register_coll_pvars(void)
+{
+    for (int i = 0; i < llc_coll_counter_count(); i++) {
+        llc_coll_counter_info_t info;
+        if (llc_coll_counter_info(i, &info) != 0)
+            break;
+        register_pvar(info.counter_class == LLC_COLL_COUNTER_COUNT, info.name, i,
+                      info.per_comm ? MPI_T_BIND_MPI_COMM : MPI_T_BIND_NO_OBJECT, read_coll_pvar,
+                      info.help);
+    }
+}
+
 static void register_pvars(void)
 {
     int n = llc_counter_count();
@@ -225,20 +267,17 @@ static void register_pvars(void)
     pvars_registered = 1;
     if (n > MPIDI_LLC_PVARS_MAX)
         n = MPIDI_LLC_PVARS_MAX;
-    MPIR_T_cat_add_desc("LLC", "libllc, the transport library of the ch4:llc netmod: "
-                        "messages, bytes, peers, connections and protocol events per process");
+    MPIR_T_cat_add_desc("LLC", "ch4:llc: libllc's messages, bytes, peers, connections and "
+                        "protocol events per process, and the self-tuning collectives' rounds, "
+                        "calls and learning");
     for (int i = 0; i < n; i++) {
         llc_counter_info_t info;
         if (llc_counter_info(i, &info) != LLC_OK)
             break;
-        MPIR_T_PVAR_REGISTER_impl(info.counter_class == LLC_COUNTER_COUNT ?
-                                  MPI_T_PVAR_CLASS_COUNTER : MPI_T_PVAR_CLASS_LEVEL,
-                                  MPI_UNSIGNED_LONG_LONG, info.name, (void *) (intptr_t) (i + 1), 1,
-                                  MPI_T_ENUM_NULL, MPI_T_VERBOSITY_USER_DETAIL,
-                                  MPI_T_BIND_NO_OBJECT,
-                                  MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
-                                  read_pvar, NULL, "LLC", info.help);
+        register_pvar(info.counter_class == LLC_COUNTER_COUNT, info.name, i, MPI_T_BIND_NO_OBJECT,
+                      read_pvar, info.help);
     }
+    register_coll_pvars();
 }
 
 /* Called before llc_finalize: the values a read after MPI_Finalize gives. */
