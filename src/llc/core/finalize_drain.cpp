@@ -21,20 +21,27 @@ void drain_for_finalize(const std::vector<Transport *> &transports, uint64_t tim
         round();
     for (Transport *t : transports)
         t->say_goodbye(); // queued behind any data still pending
+    // A local peer that is still running (computing, writing its output) has
+    // not begun to finalize: not a failure, however long it takes; the time
+    // limit counts from when it begins.  Looked at every kRunningCheckUs (a
+    // look may cost a kill(pid, 0) per peer), and the deadline kept at least
+    // the limit beyond the last look that found one, so that a peer which
+    // begins just before the deadline still has the whole limit to drain.
+    constexpr uint64_t kRunningCheckUs = 10000;
+    uint64_t next_running_check = 0;
     for (;;) {
         bool pending = round();
         for (Transport *t : transports)
             t->after_finalize_progress();
         if (!pending && !any([](const Transport *t) { return !t->incoming_quiet(); }))
             return;
-        if (monotonic_us() > deadline && !pending && any([](const Transport *t) { return t->waits_for_a_running_peer(); })) {
-            // A local peer that is still running (computing, writing its
-            // output) has not begun to finalize: not a failure, however long
-            // it takes; the time limit counts from when it does.
-            deadline = monotonic_us() + timeout_ms * 1000;
-            continue;
+        uint64_t now = monotonic_us();
+        if (!pending && now >= next_running_check) {
+            next_running_check = now + kRunningCheckUs;
+            if (any([](const Transport *t) { return t->waits_for_a_running_peer(); }))
+                deadline = std::max(deadline, now + timeout_ms * 1000);
         }
-        if (monotonic_us() > deadline) {
+        if (now > deadline) {
             std::string peers;
             for (const Transport *t : transports) {
                 std::string r = t->pending_report();
