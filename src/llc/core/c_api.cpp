@@ -164,13 +164,21 @@ int llc_get_stats_sized(const llc_context_t *ctx, llc_stats_t *out, size_t size)
 
 llc_fast_peer_t *llc_fast_peer(llc_context_t *ctx, int dest, int layout)
 {
-    if (!ctx || layout != LLC_FAST_LAYOUT)
+    // The sending side of layout 1 is unchanged in 2.
+    if (!ctx || (layout != LLC_FAST_LAYOUT && layout != 1))
         return nullptr;
     try {
         return ctx->impl.fast_peer(dest);
     } catch (...) {
         return nullptr;
     }
+}
+
+llc_fast_poll_t *llc_fast_poll(llc_context_t *ctx, int layout)
+{
+    if (!ctx || layout != LLC_FAST_LAYOUT)
+        return nullptr;
+    return ctx->impl.fast_poll();
 }
 
 int llc_tsend(llc_context_t *ctx, int dest, uint32_t source, uint64_t tag, const void *buf, size_t len,

@@ -12,6 +12,7 @@ struct Config {
     size_t shm_ring_bytes = 256 * 1024;   // LLC_SHM_RING_BYTES (rounded up to a power of two)
     bool cma_enabled = true;              // LLC_CMA
     bool fast_path = true;                // LLC_FAST_PATH
+    uint32_t fast_poll_period = 16;       // LLC_FAST_POLL_PERIOD
     size_t cma_threshold = 64 * 1024;     // LLC_CMA_THRESHOLD
     bool cma_simulate_eperm = false;      // LLC_CMA_SIMULATE_EPERM (testing)
     size_t copy_max = 16 * 1024;          // LLC_COPY_MAX

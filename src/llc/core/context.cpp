@@ -47,6 +47,8 @@ Context::Context(const llc_init_params_t &params, llc_context_t *handle)
     next_send_seq_.assign(size_, 0);
     next_recv_seq_.assign(size_, 0);
     create_transports();
+    if (auto &node = transports_[size_t(Route::Node)])
+        fast_poll_ = node->fast_poll();
     tagged_ = std::make_unique<Tagged>(*this);
 }
 
@@ -295,6 +297,13 @@ int Context::progress(int *progressed)
         progress_status_ = LLC_OK;
         progress_message_.clear();
 
+        // Polls the caller left out since the last call (llc_fast_poll_skip)
+        // were idle calls too.
+        uint64_t skipped = 0;
+        if (fast_poll_) {
+            skipped = fast_poll_->skipped;
+            fast_poll_->skipped = 0;
+        }
         bool did = false;
         for (Transport *t : live_)
             did |= t->progress();
@@ -304,7 +313,7 @@ int Context::progress(int *progressed)
         if (did)
             backoff_.on_activity();
         else
-            idle = backoff_.on_idle();
+            idle = backoff_.on_idle(1 + skipped);
         if (progressed)
             *progressed = did ? 1 : 0;
         if (progress_status_ != LLC_OK)

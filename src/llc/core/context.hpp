@@ -54,6 +54,8 @@ public:
     uint64_t *send_seq_slot(int dest) { return &next_send_seq_[dest]; }
     // llc_fast_peer: dest's inline path, or nullptr.
     llc_fast_peer_t *fast_peer(int dest);
+    // llc_fast_poll: the inline look at this process's rings, or nullptr.
+    llc_fast_poll_t *fast_poll() { return fast_poll_; }
     uint64_t records_received_from(int src) { return next_recv_seq_[src]; }
     // What it holds now, into r (mem/mem_accounting.hpp; context_account.cpp):
     // its own members, the node map, the bootstrap and KVS, then each
@@ -171,6 +173,9 @@ private:
     std::array<std::unique_ptr<Transport>, 3> transports_;
     std::vector<Transport *> live_;  // the transports there are, in Route order
     Transport *idle_waiter_ = nullptr; // the one whose idle_wait wakes on arrivals, if any
+    // The node transport's inline look (llc_fast_poll); its `skipped` polls
+    // are counted as idle calls by progress().
+    llc_fast_poll_t *fast_poll_ = nullptr;
     std::unique_ptr<Tagged> tagged_;        // tagged point-to-point (tagged.hpp); after the transports: destroyed first
 };
 

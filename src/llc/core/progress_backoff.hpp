@@ -1,6 +1,7 @@
 // progress_backoff.hpp - decides what an idle llc_progress call does:
 // nothing (spin) for `spin_count` calls, then sched_yield(), and once idle for
-// `idle_sleep_us` a short blocking sleep.
+// `idle_sleep_us` a short blocking sleep.  A call may stand for several idle
+// polls (the caller's polls that llc_fast_poll_skip left out count too).
 //
 // Idle calls count as one wait only while they come back to back: a call
 // that comes more than `away_us` after the previous one's wait ended (the
@@ -30,11 +31,16 @@ public:
 
     void on_activity() { idle_calls_ = 0; }
 
-    Action on_idle()
+    // calls: idle polls this call stands for (itself and the polls its
+    // caller left out before it, llc_fast_poll_skip).
+    Action on_idle(uint64_t calls = 1)
     {
         if (idle_calls_ < spin_count_) {
-            ++idle_calls_;
-            return Action::Spin;
+            if (calls <= spin_count_ - idle_calls_) {
+                idle_calls_ += calls;
+                return Action::Spin;
+            }
+            idle_calls_ = spin_count_; // the spinning is over with this call
         }
         uint64_t now = clock_();
         if (idle_calls_ > spin_count_ && away_us_ != 0 && now - wait_end_us_ > away_us_) {

@@ -23,6 +23,18 @@
  * The layout is an agreement between this header and the library: the
  * caller passes LLC_FAST_LAYOUT to llc_fast_peer, which returns NULL when
  * the library was built with another one (then llc_tsend is always used).
+ *
+ * The receiving side has an inline look too: llc_fast_poll_skip tells a
+ * caller whose progress loop polls libllc (an MPI library's progress engine)
+ * whether this llc_progress call can be left out because nothing has
+ * arrived in this process's rings from the node's processes.  It reads the
+ * seal word at each ring's tail (one load per local peer, the line the
+ * sender's next chunk lands on) and never skips more than `period - 1`
+ * calls in a row, so everything else llc_progress does (other transports,
+ * queued sends, timers, liveness) still happens at least every period-th
+ * poll.  The skipped polls count as idle llc_progress calls for the idle
+ * backoff (spin, then yield, then sleep), so a waiting process still stops
+ * spinning after the same number of polls.
  * Used under the context's one-thread-at-a-time rule (llc.h).
  */
 #ifndef LLC_FAST_H_INCLUDED
@@ -38,8 +50,10 @@
 extern "C" {
 #endif
 
-/* Version of the ring and chunk layout below. */
-#define LLC_FAST_LAYOUT 1
+/* Version of the ring and chunk layout below (2: llc_ring_rx_t and
+ * llc_fast_poll_t; the sending side is as in 1, which llc_fast_peer still
+ * accepts). */
+#define LLC_FAST_LAYOUT 2
 
 /* A chunk starts at a 16-byte aligned position with {seal, len}: seal is
  * the chunk's start position + 1, stored last with release; len has
@@ -149,11 +163,58 @@ static inline int llc_fast_tsend(llc_fast_peer_t *p, uint32_t source, uint64_t t
     return 1;
 }
 
+/* The consumer's side of one ring, as far as an inline look needs it: the
+ * ring's bytes and the consumer's position (stored by the library). */
+typedef struct llc_ring_rx {
+    const char *data;
+    uint64_t mask;                /* capacity - 1 */
+    const uint64_t *shared_tail;  /* in shared memory: bytes consumed so far */
+} llc_ring_rx_t;
+
+/* A sealed chunk waits at the consumer's position. */
+static inline int llc_ring_rx_ready(const llc_ring_rx_t *r)
+{
+    uint64_t tail = __atomic_load_n(r->shared_tail, __ATOMIC_RELAXED);
+    return __atomic_load_n((const uint64_t *) (const void *) (r->data + (tail & r->mask)), __ATOMIC_ACQUIRE) ==
+           tail + 1;
+}
+
+/* The rings into this process from the other processes of its node.
+ * Owned by the library (llc_fast_poll); `skipped` is the caller's to count
+ * and the library's to reset. */
+typedef struct llc_fast_poll {
+    const llc_ring_rx_t *rings;
+    uint32_t nrings;
+    uint32_t period;              /* llc_progress at least every period-th poll (LLC_FAST_POLL_PERIOD) */
+    uint32_t skipped;             /* polls left out since the last llc_progress call */
+    uint32_t reserved;
+} llc_fast_poll_t;
+
+/* 1: nothing has arrived in the node's rings and llc_progress was called
+ * within the last period - 1 polls, so the caller may leave this poll out
+ * (counted in skipped); 0: call llc_progress now. */
+static inline int llc_fast_poll_skip(llc_fast_poll_t *p)
+{
+    uint32_t i;
+    if (p->skipped + 1 >= p->period)
+        return 0;
+    for (i = 0; i < p->nrings; i++)
+        if (llc_ring_rx_ready(&p->rings[i]))
+            return 0;
+    p->skipped++;
+    return 1;
+}
+
 /* The fast path to job rank dest, or NULL when there is none (dest is not
  * on this node, is this process, or the node's transport is not shared
  * memory) or the library's layout is not `layout` (pass LLC_FAST_LAYOUT).
  * Valid until llc_finalize. */
 llc_fast_peer_t *llc_fast_peer(llc_context_t *ctx, int dest, int layout);
+
+/* This process's inline look at its rings, or NULL when it has none (no
+ * other process on this node, LLC_FAST_POLL_PERIOD=1, or the library's
+ * layout is not `layout`).  Valid until llc_finalize. */
+llc_fast_poll_t *llc_fast_poll(llc_context_t *ctx, int layout);
 
 #ifdef __cplusplus
 }

@@ -118,6 +118,9 @@ public:
         (void)dest;
         return nullptr;
     }
+    // The caller's inline look at this transport's receive rings (llc_fast.h),
+    // or nullptr (the default: a transport without rings).
+    virtual llc_fast_poll_t *fast_poll() { return nullptr; }
     // Move what can move without blocking; true if anything did.
     virtual bool progress() = 0;
     // Block up to `us` microseconds (or until something arrives, if

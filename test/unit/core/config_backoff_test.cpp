@@ -32,6 +32,22 @@ TEST(Components, BackoffSpinsThenYieldsThenSleeps)
     EXPECT_EQ(b.on_idle(), ProgressBackoff::Action::Spin);
 }
 
+// A call that stands for several idle polls (the caller left some out,
+// llc_fast_poll_skip) uses up the spinning by polls, not by calls.
+TEST(Components, BackoffCountsPollsLeftOutAsIdleCalls)
+{
+    ProgressBackoff b(10, 1000000);
+    EXPECT_EQ(b.on_idle(4), ProgressBackoff::Action::Spin);  // 4 of 10
+    EXPECT_EQ(b.on_idle(6), ProgressBackoff::Action::Spin);  // 10 of 10: the last spinning poll
+    EXPECT_EQ(b.on_idle(1), ProgressBackoff::Action::Yield);
+    b.on_activity();
+    EXPECT_EQ(b.on_idle(9), ProgressBackoff::Action::Spin);
+    EXPECT_EQ(b.on_idle(16), ProgressBackoff::Action::Yield) << "past the spin count within one call";
+    EXPECT_EQ(b.on_idle(16), ProgressBackoff::Action::Yield);
+    ProgressBackoff none(0, 1000000);
+    EXPECT_EQ(none.on_idle(16), ProgressBackoff::Action::Yield);
+}
+
 // A wait loop whose calls come back to back goes on to sleep however long
 // each of its own yields and sleeps takes.
 TEST(Components, BackoffBackToBackCallsReachSleep)

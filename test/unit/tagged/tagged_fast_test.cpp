@@ -220,6 +220,107 @@ TEST(TaggedFast, RefusesWhileThePeerHoldsOffersWithUs)
     });
 }
 
+// The receiving side's inline look (llc_fast_poll_skip): it lets a poll
+// through as soon as a peer has written anything into our rings (the
+// inline path's message chunks and the library's own records alike), and
+// at least every period-th poll otherwise; the polls it left out count for
+// the idle backoff, so a process that waits with it still comes to yield.
+TEST(TaggedFast, PollLooksAtTheRingsAndLetsEveryPeriodthPollThrough)
+{
+    JobOptions o = job({0, 0, 0});
+    o.env = {{"LLC_FAST_POLL_PERIOD", "8"}, {"LLC_SPIN_COUNT", "100"}};
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        llc_fast_poll_t *poll = llc_fast_poll(ctx, LLC_FAST_LAYOUT);
+        ASSERT_NE(poll, nullptr);
+        EXPECT_EQ(poll->nrings, 2u) << "one ring from each other process of the node";
+        EXPECT_EQ(poll->period, 8u);
+        EXPECT_EQ(llc_fast_poll(ctx, LLC_FAST_LAYOUT - 1), nullptr) << "another layout";
+        EXPECT_EQ(llc_fast_poll(nullptr, LLC_FAST_LAYOUT), nullptr);
+        std::vector<char> buf(256);
+        if (p.rank == 0) {
+            // nothing sent to us yet: 7 polls left out, the 8th goes through
+            ASSERT_EQ(TestProcess::fence(&p), 0);
+            for (int i = 0; i < 7; i++)
+                EXPECT_EQ(llc_fast_poll_skip(poll), 1) << "poll " << i;
+            EXPECT_EQ(poll->skipped, 7u);
+            EXPECT_EQ(llc_fast_poll_skip(poll), 0) << "the period-th poll";
+            ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK);
+            EXPECT_EQ(poll->skipped, 0u) << "llc_progress takes the count";
+            // a waiting loop that skips where it may still reaches the yield
+            uint64_t yields = 0;
+            for (int i = 0; i < 400 && yields == 0; i++) {
+                if (!llc_fast_poll_skip(poll))
+                    ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK);
+                llc_stats_t s{};
+                ASSERT_EQ(llc_get_stats(ctx, &s), LLC_OK);
+                yields = s.idle_yields;
+            }
+            EXPECT_GT(yields, 0u) << "100 idle polls, most of them left out, end the spinning";
+            ASSERT_EQ(TestProcess::fence(&p), 0);
+            // rank 1 sends one message inline, then rank 2 one through the library
+            for (int from = 1; from <= 2; from++) {
+                ASSERT_EQ(TestProcess::fence(&p), 0); // sent
+                ASSERT_EQ(poll->skipped, 0u);
+                EXPECT_EQ(llc_fast_poll_skip(poll), 0) << "a message from rank " << from << " waits in its ring";
+                llc_treq_t r{};
+                ASSERT_GE(llc_trecv(ctx, from, kTag, 0, buf.data(), buf.size(), &r), 0);
+                ASSERT_TRUE(progress_until(ctx, [&] { return done(r); }, 30));
+                EXPECT_EQ(r.length, 100u);
+                EXPECT_TRUE(check_pattern(buf.data(), 100, uint32_t(from)));
+                EXPECT_EQ(llc_fast_poll_skip(poll), 1) << "read: nothing waits any more";
+                ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK);
+                ASSERT_EQ(TestProcess::fence(&p), 0); // looked
+            }
+        } else {
+            ASSERT_EQ(TestProcess::fence(&p), 0);
+            ASSERT_EQ(TestProcess::fence(&p), 0);
+            for (int turn = 1; turn <= 2; turn++) {
+                llc_treq_t s{};
+                bool sync = false;
+                if (turn == p.rank) {
+                    fill_pattern(buf.data(), 100, uint32_t(p.rank));
+                    if (p.rank == 1) {
+                        llc_fast_peer_t *fast = llc_fast_peer(ctx, 0, LLC_FAST_LAYOUT);
+                        ASSERT_NE(fast, nullptr);
+                        ASSERT_EQ(llc_fast_tsend(fast, uint32_t(p.rank), kTag, buf.data(), 100), 1);
+                    } else {
+                        // synchronous: a record through the library, not a message chunk
+                        ASSERT_EQ(llc_tsend(ctx, 0, uint32_t(p.rank), kTag, buf.data(), 100, LLC_TSEND_SYNC, &s),
+                                  LLC_INPROGRESS);
+                        sync = true;
+                    }
+                }
+                ASSERT_EQ(TestProcess::fence(&p), 0); // sent
+                ASSERT_EQ(TestProcess::fence(&p), 0); // rank 0 looked
+                if (sync)
+                    ASSERT_TRUE(progress_until(ctx, [&] { return done(s); }, 30));
+            }
+        }
+        finalize_ok(ctx);
+    });
+}
+
+// LLC_FAST_POLL_PERIOD=1 turns the look off; a process alone on its node has
+// no rings to look at.
+TEST(TaggedFast, NoPollWithPeriodOneOrAloneOnTheNode)
+{
+    JobOptions o = job({0, 0, 1});
+    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"}};
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        if (p.rank == 1)
+            setenv("LLC_FAST_POLL_PERIOD", "1", 1);
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        if (p.rank == 0)
+            EXPECT_NE(llc_fast_poll(ctx, LLC_FAST_LAYOUT), nullptr);
+        else
+            EXPECT_EQ(llc_fast_poll(ctx, LLC_FAST_LAYOUT), nullptr) << (p.rank == 1 ? "period 1" : "alone");
+        finalize_ok(ctx);
+    });
+}
+
 // No fast path to itself, to a rank out of range, to another node, with
 // another layout, or with LLC_FAST_PATH=0.
 TEST(TaggedFast, OnlyToProcessesOnTheNodeWithTheSameLayout)

@@ -98,6 +98,11 @@ public:
     RingControl *control() const { return control_; }
     // The producer's state, shared with the inline fast path (llc_fast.h).
     llc_ring_tx_t *producer() { return &tx_; }
+    // The consumer's side, for a caller's inline look (llc_fast_poll_skip).
+    llc_ring_rx_t consumer() const
+    {
+        return llc_ring_rx_t{data_, uint64_t(mask_), reinterpret_cast<const uint64_t *>(&control_->tail)};
+    }
 
     // Producer: write as much of the message's remaining bytes as fits, as
     // one chunk.

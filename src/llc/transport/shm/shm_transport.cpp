@@ -92,6 +92,12 @@ void ShmTransport::attach()
             [this, raw](const IncomingRecord &rec) { on_record(*raw, rec); });
         peers_.push_back(std::move(peer));
     }
+    fast_rx_.reserve(peers_.size());
+    for (const auto &p : peers_)
+        fast_rx_.push_back(p->rx.consumer());
+    fast_poll_.rings = fast_rx_.data();
+    fast_poll_.nrings = uint32_t(fast_rx_.size());
+    fast_poll_.period = ctx_.config().fast_poll_period;
     watch_fds_.reserve(peers_.size());
     watch_peers_.reserve(peers_.size());
     gone_.reserve(peers_.size());
@@ -119,6 +125,11 @@ llc_fast_peer_t *ShmTransport::fast_peer(int dest)
 {
     Peer *peer = ctx_.config().fast_path ? find_peer(dest) : nullptr;
     return peer ? &peer->fast : nullptr;
+}
+
+llc_fast_poll_t *ShmTransport::fast_poll()
+{
+    return fast_rx_.empty() || fast_poll_.period <= 1 ? nullptr : &fast_poll_;
 }
 
 void ShmTransport::add_stats(llc_stats_t &st) const

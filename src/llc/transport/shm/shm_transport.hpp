@@ -55,6 +55,9 @@ public:
     bool has_pending_sends() const override;
     // The inline fast path to a peer on this node (llc_fast.h), or nullptr.
     llc_fast_peer_t *fast_peer(int dest) override;
+    // The rings from every local peer, for llc_fast_poll_skip (nullptr: no
+    // peers, or LLC_FAST_POLL_PERIOD=1).
+    llc_fast_poll_t *fast_poll() override;
     // Adds what the inline fast path sent (it counts in llc_fast_peer_t).
     void add_stats(llc_stats_t &st) const override;
 
@@ -137,6 +140,8 @@ private:
     std::vector<struct pollfd> watch_fds_; // check_liveness, reserved for all peers
     std::vector<Peer *> watch_peers_;
     std::vector<Peer *> gone_;
+    std::vector<llc_ring_rx_t> fast_rx_; // peers_' rx rings, in the same order (fast_poll)
+    llc_fast_poll_t fast_poll_{};
     uint32_t liveness_tick_ = 0;
     uint64_t next_liveness_us_ = 0;
     TransportCaps caps_;

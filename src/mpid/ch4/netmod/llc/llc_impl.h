@@ -40,6 +40,7 @@ typedef struct {
     int deferred_errno;         /* error seen inside a callback, reported by progress */
     llc_fast_peer_t **fast;     /* the inline paths to the processes on this node (llc_fast.h) */
     int nfast;
+    llc_fast_poll_t *poll;      /* the inline look at this process's rings (llc_fast.h), or NULL */
     int copied;                 /* puts/gets copied by llc_rma.h since the last progress call */
 } MPIDI_LLC_global_t;
 

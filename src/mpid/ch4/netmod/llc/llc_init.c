@@ -341,6 +341,7 @@ int MPIDI_LLC_init_world(void)
             av->netmod.llc.fast_plus1 = MPIDI_LLC_global.nfast;
         }
     }
+    MPIDI_LLC_global.poll = llc_fast_poll(MPIDI_LLC_global.ctx, LLC_FAST_LAYOUT);
     rc = llc_am_register(MPIDI_LLC_global.ctx, MPIDI_LLC_AM_ID, MPIDI_LLC_am_recv_handler,
                          NULL);
     MPIR_ERR_CHKANDJUMP1(rc != LLC_OK, mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
@@ -375,6 +376,7 @@ int MPIDI_LLC_mpi_finalize_hook(void)
         MPL_free(MPIDI_LLC_global.fast);
         MPIDI_LLC_global.fast = NULL;
         MPIDI_LLC_global.nfast = 0;
+        MPIDI_LLC_global.poll = NULL;
         keep_final_pvars();
         rc = llc_finalize(MPIDI_LLC_global.ctx);
         MPIDI_LLC_global.ctx = NULL;
