@@ -84,8 +84,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/tagged/tagged_offers.cpp \
 	src/llc/tagged/tagged_util.hpp \
 	src/llc/transport/net_events.hpp \
-	src/llc/transport/tcp/tcp_address.cpp \
-	src/llc/transport/tcp/tcp_address.hpp \
+	src/llc/support/inet_address.cpp \
+	src/llc/support/inet_address.hpp \
 	src/llc/transport/tcp/ack_flusher.cpp \
 	src/llc/transport/tcp/ack_flusher.hpp \
 	src/llc/transport/tcp/tcp_transport.cpp \
