@@ -64,7 +64,9 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/transport/self/self_transport.cpp \
 	src/llc/transport/self/self_transport.hpp \
 	src/llc/transport/shm/shm_ring.hpp \
-	src/llc/transport/shm/shm_name.hpp \
+	src/llc/support/shm_name.hpp \
+	src/llc/support/shared_segment.cpp \
+	src/llc/support/shared_segment.hpp \
 	src/llc/transport/shm/shm_segment.cpp \
 	src/llc/transport/shm/shm_segment.hpp \
 	src/llc/transport/shm/shm_transport.cpp \
