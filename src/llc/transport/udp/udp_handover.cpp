@@ -1,5 +1,5 @@
 // udp_handover.cpp - see udp_handover.hpp.
-#include "hybrid/udp_handover.hpp"
+#include "transport/udp/udp_handover.hpp"
 
 #include "core/errors.hpp"
 #include "llc.h"
