@@ -64,7 +64,9 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/transport/self/self_transport.cpp \
 	src/llc/transport/self/self_transport.hpp \
 	src/llc/transport/shm/shm_ring.hpp \
-	src/llc/transport/shm/shm_name.hpp \
+	src/llc/support/shm_name.hpp \
+	src/llc/support/shared_segment.cpp \
+	src/llc/support/shared_segment.hpp \
 	src/llc/transport/shm/shm_segment.cpp \
 	src/llc/transport/shm/shm_segment.hpp \
 	src/llc/transport/shm/shm_transport.cpp \
@@ -73,8 +75,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/wire/stream_decoder.cpp \
 	src/llc/wire/stream_decoder.hpp \
 	src/llc/support/string_hash.hpp \
-	src/llc/hybrid/switch_asks.cpp \
-	src/llc/hybrid/switch_asks.hpp \
+	src/llc/transport/udp/switch_asks.cpp \
+	src/llc/transport/udp/switch_asks.hpp \
 	src/llc/hybrid/switch_policy.cpp \
 	src/llc/hybrid/switch_policy.hpp \
 	src/llc/tagged/tag_matcher.cpp \
@@ -84,19 +86,19 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/tagged/tagged_offers.cpp \
 	src/llc/tagged/tagged_util.hpp \
 	src/llc/transport/net_events.hpp \
-	src/llc/transport/tcp/tcp_address.cpp \
-	src/llc/transport/tcp/tcp_address.hpp \
+	src/llc/support/inet_address.cpp \
+	src/llc/support/inet_address.hpp \
 	src/llc/transport/tcp/ack_flusher.cpp \
 	src/llc/transport/tcp/ack_flusher.hpp \
 	src/llc/transport/tcp/tcp_transport.cpp \
 	src/llc/transport/tcp/tcp_account.cpp \
 	src/llc/transport/tcp/tcp_transport.hpp \
-	src/llc/hybrid/udp_handover.cpp \
-	src/llc/hybrid/udp_handover.hpp \
+	src/llc/transport/udp/udp_handover.cpp \
+	src/llc/transport/udp/udp_handover.hpp \
 	src/llc/transport/udp/udp_node_socket.cpp \
 	src/llc/transport/udp/udp_node_socket.hpp \
-	src/llc/hybrid/udp_ring_landing.cpp \
-	src/llc/hybrid/udp_ring_landing.hpp \
+	src/llc/transport/udp/udp_ring_landing.cpp \
+	src/llc/transport/udp/udp_ring_landing.hpp \
 	src/llc/transport/udp/udp_transport.cpp \
 	src/llc/transport/udp/udp_account.cpp \
 	src/llc/transport/udp/udp_transport.hpp \

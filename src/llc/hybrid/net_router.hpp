@@ -25,7 +25,6 @@
 #include "hybrid/connected_slots.hpp"
 #include "hybrid/receive_history.hpp"
 #include "hybrid/ring_pool.hpp"
-#include "hybrid/switch_asks.hpp"
 #include "hybrid/switch_policy.hpp"
 #include "llc.h"
 #include "support/peer_table.hpp"

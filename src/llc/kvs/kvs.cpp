@@ -20,7 +20,7 @@
 #include "llc.h"
 #include "mem/mem_accounting.hpp"
 #include "support/string_hash.hpp"
-#include "transport/tcp/tcp_address.hpp"
+#include "support/inet_address.hpp"
 
 #include <arpa/inet.h>
 #include <errno.h>

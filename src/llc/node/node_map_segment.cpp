@@ -3,7 +3,7 @@
 
 #include "core/errors.hpp"
 #include "llc.h"
-#include "transport/shm/shm_segment.hpp"
+#include "support/shared_segment.hpp"
 
 #include <unistd.h>
 

@@ -2,7 +2,7 @@
 #include "node/node_segment.hpp"
 
 #include "core/errors.hpp"
-#include "transport/shm/shm_segment.hpp"
+#include "support/shared_segment.hpp"
 #include "support/unique_fd.hpp"
 
 #include <atomic>

@@ -10,7 +10,7 @@
 #pragma once
 
 #include "support/memory_mapping.hpp"
-#include "transport/shm/shm_name.hpp"
+#include "support/shm_name.hpp"
 
 #include <cstddef>
 #include <string>

@@ -12,7 +12,7 @@
 // "Hybrid"); the transports only carry them and report what arrived.
 #pragma once
 
-#include "hybrid/switch_asks.hpp"
+#include "wire/am_protocol.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -43,6 +43,12 @@ enum class SwitchWant : uint64_t {
     UdpRing = 2 // DC class, datagrams addressed to a ring leased for the source (DC RDMA, udp_ring_landing.hpp)
 };
 
+// The source's answer, carried back in the SwitchAnswer datagram.
+enum class SwitchVerdict : uint8_t {
+    Accepted = 1, // it sends on the wanted path now or is switching to it
+    Refused = 2   // it will not (its connected slots are full, it is finalizing, it is not a receiver-driven hybrid)
+};
+
 struct WireHeader {
     uint32_t magic;
     uint8_t version;

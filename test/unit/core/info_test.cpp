@@ -275,7 +275,7 @@ TEST(EnvTable, EveryNumericEntryIsParsed)
         unsetenv(v.name);
     for (const auto &v : llc::env_vars()) {
         if (std::string(v.name) == "LLC_TCP_ADDR" || std::string(v.name) == "LLC_UDP_ADDR")
-            continue; // checked when tcp / udp starts (tcp_address.cpp)
+            continue; // checked when tcp / udp starts (inet_address.cpp)
         setenv(v.name, "bogus", 1);
         try {
             llc::Config::from_environment();

@@ -8,7 +8,7 @@
 #include "common/numbered_stream.hpp"
 #include "hybrid/switch_policy.hpp"
 #include "common/test_util.hpp"
-#include "hybrid/udp_ring_landing.hpp"
+#include "transport/udp/udp_ring_landing.hpp"
 
 #include <gtest/gtest.h>
 

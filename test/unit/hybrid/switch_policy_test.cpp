@@ -1,7 +1,7 @@
 // switch_policy_test.cpp - the receiver-driven hybrid's policy as a pure
 // unit: cost model and the per-period decisions (the receive history is in
 // receive_history_test.cpp).
-#include "hybrid/switch_asks.hpp"
+#include "transport/udp/switch_asks.hpp"
 #include "hybrid/switch_policy.hpp"
 
 #include <gtest/gtest.h>

@@ -3,7 +3,8 @@
 #pragma once
 
 #include "support/memory_mapping.hpp"
-#include "transport/shm/shm_name.hpp"
+#include "support/shared_segment.hpp"
+#include "support/shm_name.hpp"
 #include "transport/shm/shm_ring.hpp"
 #include "support/unique_fd.hpp"
 
@@ -13,23 +14,6 @@
 #include <string>
 
 namespace llc {
-
-// Segment names of a job: "/llc-<16 hex digits of hash(job_id)>-<suffix>".
-std::string shm_name_for(const std::string &job_id, const std::string &suffix);
-// shm_open(O_CREAT | O_EXCL) for reading and writing; a segment of the same
-// name left behind by a crashed job with the same id is replaced.  Throws
-// Error(LLC_ERR_SYSTEM) naming `purpose` on failure.
-UniqueFd shm_create_replacing(const std::string &name, const std::string &purpose);
-// Size a segment just created (ftruncate to `bytes`) and map it for reading
-// and writing.  Throws Error(LLC_ERR_SYSTEM); `ftruncate_hint` follows the
-// ftruncate call in the message (what the segment is for, what to check).
-MemoryMapping shm_size_and_map(const UniqueFd &fd, const std::string &name, size_t bytes,
-                               const std::string &ftruncate_hint);
-// Map the whole of a segment another process created (its size from fstat),
-// read-only or for reading and writing.  Throws Error(LLC_ERR_SYSTEM); the
-// shm_open message reads "shm_open(<name>) of <what>".  The caller checks
-// the size (an empty segment gives an empty mapping) and the contents.
-MemoryMapping shm_open_and_map(const std::string &name, bool writable, const std::string &what);
 
 struct SegmentHeader {
     uint64_t magic;

@@ -5,7 +5,7 @@
 #include "core/context.hpp"
 #include "kvs/kvs.hpp"
 #include "core/errors.hpp"
-#include "transport/tcp/tcp_address.hpp"
+#include "support/inet_address.hpp"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>

@@ -4,7 +4,7 @@
 #include "core/clock.hpp"
 #include "core/errors.hpp"
 #include "llc.h"
-#include "transport/shm/shm_segment.hpp"
+#include "support/shared_segment.hpp"
 #include "support/string_hash.hpp"
 
 #include <poll.h>

@@ -17,7 +17,7 @@
 // gone) is answered for by the reader (UdpType::Gone).
 #pragma once
 
-#include "hybrid/udp_handover.hpp"
+#include "transport/udp/udp_handover.hpp"
 #include "support/unique_fd.hpp"
 
 #include <netinet/in.h>

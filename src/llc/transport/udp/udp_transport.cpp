@@ -6,7 +6,7 @@
 #include "kvs/kvs.hpp"
 #include "core/errors.hpp"
 #include "support/string_hash.hpp"
-#include "transport/tcp/tcp_address.hpp"
+#include "support/inet_address.hpp"
 
 #include <linux/errqueue.h>
 #include <netinet/ip_icmp.h>

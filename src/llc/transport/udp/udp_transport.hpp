@@ -19,10 +19,10 @@
 #include "transport/transport.hpp"
 #include "wire/outgoing_message.hpp"
 #include "support/peer_table.hpp"
-#include "hybrid/switch_asks.hpp"
+#include "transport/udp/switch_asks.hpp"
 #include "transport/udp/udp_datagram.hpp"
 #include "transport/udp/udp_node_socket.hpp"
-#include "hybrid/udp_ring_landing.hpp"
+#include "transport/udp/udp_ring_landing.hpp"
 #include "wire/stream_decoder.hpp"
 #include "support/unique_fd.hpp"
 

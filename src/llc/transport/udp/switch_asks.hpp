@@ -15,6 +15,8 @@
 // Pure bookkeeping (no socket, no clock): UdpTransport sends what due()
 // lists.  At most one ask per source is pending (a newer one replaces it),
 // so the list is bounded by the sources the receiver tracks (LLC_MAX_CONTEXTS).
+// What an ask and its answer carry (SwitchWant, SwitchVerdict) is in
+// wire/am_protocol.hpp.
 #pragma once
 
 #include <netinet/in.h>
@@ -24,12 +26,6 @@
 #include <vector>
 
 namespace llc {
-
-// The source's answer, carried back in the SwitchAnswer datagram.
-enum class SwitchVerdict : uint8_t {
-    Accepted = 1, // it sends on the wanted path now or is switching to it
-    Refused = 2   // it will not (its connected slots are full, it is finalizing, it is not a receiver-driven hybrid)
-};
 
 class SwitchAsks {
 public:

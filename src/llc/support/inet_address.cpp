@@ -1,5 +1,5 @@
-// tcp_address.cpp - interface discovery and address text conversion.
-#include "transport/tcp/tcp_address.hpp"
+// inet_address.cpp - interface discovery and address text conversion.
+#include "support/inet_address.hpp"
 
 #include "core/errors.hpp"
 #include "llc.h"

@@ -1,5 +1,5 @@
 // udp_ring_landing.cpp - slot bookkeeping of a ring-addressed udp stream.
-#include "hybrid/udp_ring_landing.hpp"
+#include "transport/udp/udp_ring_landing.hpp"
 
 #include <cstring>
 

@@ -1,9 +1,9 @@
 // udp_handover.cpp - see udp_handover.hpp.
-#include "hybrid/udp_handover.hpp"
+#include "transport/udp/udp_handover.hpp"
 
 #include "core/errors.hpp"
 #include "llc.h"
-#include "transport/shm/shm_segment.hpp"
+#include "support/shared_segment.hpp"
 
 #include <sys/mman.h>
 

@@ -1,4 +1,4 @@
-// tcp_address.hpp - choosing the address to publish and parsing "ip:port".
+// inet_address.hpp - choosing the IPv4 address to publish and parsing "ip:port".
 #pragma once
 
 #include <netinet/in.h>

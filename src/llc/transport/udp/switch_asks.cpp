@@ -1,5 +1,5 @@
 // switch_asks.cpp - see switch_asks.hpp.
-#include "hybrid/switch_asks.hpp"
+#include "transport/udp/switch_asks.hpp"
 
 #include <algorithm>
 
