@@ -1,6 +1,7 @@
 /* One-sided communication into windows of shared memory (MPI_Win_allocate,
  * MPI_Win_allocate_shared), where the llc netmod copies puts and gets to a
- * process of the same node itself.  Every byte is checked, in windows whose
+ * process of the same node itself, and into MPI_Win_create windows, where
+ * it moves contiguous data by cross-memory attach.  Every byte is checked, in windows whose
  * parts differ in size and displacement unit from rank to rank:
  *   - fence epochs: puts and gets of 1 B .. 64 KiB and of a strided datatype,
  *     to and from every rank;
@@ -11,12 +12,16 @@
  *   - an allocate_shared window read by load after other ranks' MPI_Put;
  *   - accesses outside a node-local target's part fail with
  *     MPI_ERR_RMA_RANGE, naming the target, and leave the neighbouring part
- *     untouched; the window stays usable.
+ *     untouched; the window stays usable;
+ *   - when all ranks are on one node, puts and gets to a target that makes
+ *     no MPI call complete (the target reads its own memory until they are
+ *     there, and gives up after 60 s).
  * Works across nodes too: there the same operations take the active-message
  * path, and the range checks are made for node-local targets only. */
 #include "check.h"
 
 #include <string.h>
+#include <time.h>
 
 #define MAX_BYTES 65536
 
@@ -51,6 +56,75 @@ static void expect(const unsigned char *p, size_t n, unsigned seed, const char *
               peer, i, n, p[i], pattern(seed, i));
 }
 
+/* 0: windows of MPI_Win_allocate (in the node's shared segment); 1: of
+ * MPI_Win_create over MPI_Alloc_mem memory (each process's own, reached
+ * by cross-memory attach) */
+static int create_flavor;
+static const char *flavor_name(void)
+{
+    return create_flavor ? "MPI_Win_create" : "MPI_Win_allocate";
+}
+
+static void win_new(MPI_Aint bytes, int unit, void *baseptr, MPI_Win * win)
+{
+    if (!create_flavor) {
+        CHECK_MPI(MPI_Win_allocate(bytes, unit, MPI_INFO_NULL, MPI_COMM_WORLD, baseptr, win));
+        return;
+    }
+    void *p;
+    CHECK_MPI(MPI_Alloc_mem(bytes > 0 ? bytes : 1, MPI_INFO_NULL, &p));
+    *(void **) baseptr = p;
+    CHECK_MPI(MPI_Win_create(p, bytes, unit, MPI_INFO_NULL, MPI_COMM_WORLD, win));
+}
+
+static void win_done(MPI_Win * win)
+{
+    void *base = NULL;
+    int flag = 0;
+    if (create_flavor)
+        CHECK_MPI(MPI_Win_get_attr(*win, MPI_WIN_BASE, &base, &flag));
+    CHECK_MPI(MPI_Win_free(win));
+    if (create_flavor)
+        CHECK_MPI(MPI_Free_mem(base));
+}
+
+/* Passive target without the target: every other rank puts into rank 0's
+ * window and reads back from it while rank 0 only reads its own memory and
+ * makes no MPI call that could serve them (it gives up after 60 s, and the
+ * job fails).  Only when all ranks are on one node. */
+static void without_the_target(void)
+{
+    MPI_Win win;
+    long *base;
+    win_new(64 * sizeof(long), sizeof(long), &base, &win);
+    for (int i = 0; i < 64; i++)
+        base[i] = 0;
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) {
+        const time_t give_up = time(NULL) + 60;
+        for (int o = 1; o < size && o < 64; o++) {
+            while (((volatile long *) base)[o] != 1000 + o) {
+                CHECK(time(NULL) < give_up, "%s: rank %d's put is not in rank 0's window after "
+                      "60 s: the puts wait for the target", flavor_name(), o);
+                __sync_synchronize();
+            }
+        }
+    } else if (rank < 64) {
+        long v = 1000 + rank, back = -1;
+        /* MPI_MODE_NOCHECK: a lock that asks nothing of the target (MPICH's lock
+         * requests wait for the target's grant) */
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, MPI_MODE_NOCHECK, win));
+        CHECK_MPI(MPI_Put(&v, 1, MPI_LONG, 0, rank, 1, MPI_LONG, win));
+        CHECK_MPI(MPI_Win_flush(0, win));
+        CHECK_MPI(MPI_Get(&back, 1, MPI_LONG, 0, rank, 1, MPI_LONG, win));
+        CHECK_MPI(MPI_Win_flush(0, win));
+        CHECK(back == v, "%s: read %ld back from rank 0, expected %ld", flavor_name(), back, v);
+        CHECK_MPI(MPI_Win_unlock(0, win));
+    }
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    win_done(&win);
+}
+
 static void fence_epochs(void)
 {
     MPI_Win win;
@@ -59,7 +133,7 @@ static void fence_epochs(void)
     unsigned char *base, *bufs = malloc((size_t) MAX_BYTES * size), *got = malloc(MAX_BYTES);
     const MPI_Aint mine = part_bytes(rank);
     const int unit = part_unit(rank);
-    CHECK_MPI(MPI_Win_allocate(mine, unit, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
+    win_new(mine, unit, &base, &win);
     memset(base, 0xee, mine);
     const size_t lens[] = {1, 8, 63, 64, 1000, 4096, MAX_BYTES / 2, MAX_BYTES};
     for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
@@ -121,7 +195,7 @@ static void fence_epochs(void)
     for (int i = 0; i < 64; i++)
         CHECK(back[i] == rank * 1000 + i, "strided get from %d: element %d is %d", right, i, back[i]);
     CHECK_MPI(MPI_Type_free(&vec));
-    CHECK_MPI(MPI_Win_free(&win));
+    win_done(&win);
     free(bufs);
     free(got);
 }
@@ -131,8 +205,7 @@ static void passive_epochs(void)
     MPI_Win win;
     long *base;
     const int rounds = 200;
-    CHECK_MPI(MPI_Win_allocate(64 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD,
-                               &base, &win));
+    win_new(64 * sizeof(long), sizeof(long), &base, &win);
     for (int i = 0; i < 64; i++)
         base[i] = 0;
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -189,7 +262,7 @@ static void passive_epochs(void)
     CHECK_MPI(MPI_Group_free(&to_right));
     CHECK_MPI(MPI_Group_free(&from_left));
     CHECK_MPI(MPI_Group_free(&world));
-    CHECK_MPI(MPI_Win_free(&win));
+    win_done(&win);
 }
 
 static void shared_window(MPI_Comm node)
@@ -238,7 +311,7 @@ static void range_errors(MPI_Comm node)
     MPI_Win win;
     unsigned char *base;
     const MPI_Aint mine = part_bytes(rank);
-    CHECK_MPI(MPI_Win_allocate(mine, part_unit(rank), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
+    win_new(mine, part_unit(rank), &base, &win);
     CHECK_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     memset(base, 0x5a, mine);
     MPI_Group world_group, node_group;
@@ -298,7 +371,7 @@ static void range_errors(MPI_Comm node)
     CHECK(w == rank, "after the range errors: read %ld back from rank %d", w, right);
     CHECK_MPI(MPI_Group_free(&world_group));
     CHECK_MPI(MPI_Group_free(&node_group));
-    CHECK_MPI(MPI_Win_free(&win));
+    win_done(&win);
     int total = 0;
     CHECK_MPI(MPI_Reduce(&checked, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD));
     if (rank == 0)
@@ -312,10 +385,18 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-    fence_epochs();
-    passive_epochs();
+    int node_size;
+    MPI_Comm_size(node, &node_size);
+    for (create_flavor = 0; create_flavor < 2; create_flavor++) {
+        fence_epochs();
+        passive_epochs();
+        range_errors(node);
+        if (node_size == size && size > 1)
+            without_the_target();
+        if (rank == 0)
+            printf("rma_shm_direct: windows of %s OK\n", flavor_name());
+    }
     shared_window(node);
-    range_errors(node);
     CHECK_MPI(MPI_Comm_free(&node));
     if (rank == 0)
         printf("rma_shm_direct: %d ranks OK\n", size);

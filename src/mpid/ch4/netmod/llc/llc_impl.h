@@ -47,6 +47,17 @@ typedef struct {
 extern MPIDI_LLC_global_t MPIDI_LLC_global;
 
 #define MPIDI_LLC_AMREQ(req) ((req)->dev.ch4.am.netmod_am.llc)
+#define MPIDI_LLC_WIN(win) ((win)->dev.netmod.llc)
+
+/* Where a process of the node keeps its part of an MPI_Win_create window,
+ * for puts and gets by cross-memory attach (llc_rma.h); indexed by the
+ * process's rank in the node's communicator. */
+typedef struct MPIDI_LLC_win_peer {
+    uint64_t base;
+    MPI_Aint size;
+    int pid;
+    int disp_unit;
+} MPIDI_LLC_win_peer_t;
 
 int MPIDI_LLC_do_progress(int vci, int blocking);
 int MPIDI_LLC_error(int rc);     /* an MPI error code for a libllc status */

@@ -42,8 +42,16 @@ typedef struct {
     int dummy;
 } MPIDI_LLC_op_t;
 
+/* Per window: the lock of the node's caller-applied accumulates
+ * (llc_rma.h), in a segment shared by the window's processes, or NULL when
+ * accumulates take MPIDIG's target-applied path.  MPICH does not clear this
+ * part of a new window, and frees a window whose creation failed before the
+ * netmod's hook ran: the fields are valid only while owner is the window. */
 typedef struct {
-    int dummy;
+    MPL_proc_mutex_t *acc_mutex;
+    struct MPIDI_LLC_win_peer *peers;   /* MPI_Win_create: where the node's
+                                         * processes' memory is (llc_win.c), or NULL */
+    struct MPIR_Win *owner;
 } MPIDI_LLC_win_t;
 
 /* Address-vector entry: the job rank + 1 (0: not a process of MPI_COMM_WORLD),

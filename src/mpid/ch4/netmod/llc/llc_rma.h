@@ -1,27 +1,45 @@
 /*
- * ch4:llc netmod - MPI_Put and MPI_Get by load and store within a node.
+ * ch4:llc netmod - one-sided operations by load and store within a node.
  *
  * MPI_Win_allocate and MPI_Win_allocate_shared windows live in one shared
  * segment per node: MPIDIG maps it in every process of the node and keeps
  * each local process's base address, size and displacement unit in the
- * window's shared table.  A put or get to another process of the node in
- * such a window is then a copy between the caller's buffer and the target's
- * window, done by the caller: no message, no action of the target, complete
- * when the call returns.  The copy is bounds-checked against the target's
- * part of the segment: an access outside it fails with MPI_ERR_RMA_RANGE
- * naming the target and the bytes, and touches nothing.
+ * window's shared table.  An operation on such a window whose target is a
+ * process of the node is then done by the caller on the target's memory:
+ * no message, no action of the target, complete when the call returns.
+ * Every access is bounds-checked against the target's part of the segment:
+ * one outside it fails with MPI_ERR_RMA_RANGE naming the target and the
+ * bytes, and touches nothing.
  *
- * Every other operation, and puts and gets to processes on other nodes or
- * in windows of the caller's own memory (MPI_Win_create, dynamic windows),
- * takes MPICH's active-message path (MPIDIG).  Synchronisation is MPIDIG's:
- * its lock and lock_all wait for the target's grant and its post/start
- * wait for the post before they return, so a direct access never precedes
- * the epoch; and every synchronisation message reaches the other process
- * through libllc's shared-memory ring, whose chunks are sealed with a
- * release store and read with an acquire load, which orders the copies made
- * before it.  Accumulate operations stay on the target-applied path (they
- * must be atomic with respect to each other), as MPI allows concurrent put
- * and accumulate to be undefined.
+ *   - MPI_Put, MPI_Get, MPI_Rput, MPI_Rget: a copy (to another process of
+ *     the node; the caller's own part takes MPIDIG's local copy).
+ *   - MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op,
+ *     MPI_Compare_and_swap, MPI_Raccumulate, MPI_Rget_accumulate: applied
+ *     by the caller under the window's lock, a process-shared mutex in a
+ *     segment of its own (MPIDI_LLC_WIN(win).acc_mutex), to every target
+ *     including the caller itself.  Accumulates must be atomic with respect
+ *     to each other, and MPIDIG's target-applied path knows nothing of that
+ *     lock, so this is done only when every process of the window is on
+ *     this node (then no accumulate takes MPIDIG's path outside the
+ *     post/start epochs below); windows that span nodes keep MPIDIG's
+ *     target-applied accumulates for every target.
+ *
+ * MPI_Win_create windows are in each process's own memory: the window's
+ * create hook gathers where each process of the node has its part (process
+ * id, base, size, displacement unit), and a put or get of contiguous data to
+ * another process of the node is one process_vm_writev / process_vm_readv
+ * (cross-memory attach: one copy by the kernel, no action of the target),
+ * bounds-checked the same way.  If the kernel refuses (ptrace restrictions),
+ * that window's puts and gets go back to MPIDIG.
+ *
+ * Everything else (accumulates in MPI_Win_create windows, non-contiguous
+ * data there, dynamic windows, targets on other nodes) takes MPICH's
+ * active-message path (MPIDIG).  Synchronisation is MPIDIG's: its lock and lock_all wait
+ * for the target's grant and its post/start wait for the post before they
+ * return, so a direct access never precedes the epoch; and every
+ * synchronisation message reaches the other process through libllc's
+ * shared-memory ring, whose chunks are sealed with a release store and read
+ * with an acquire load, which orders the accesses made before it.
  */
 #ifndef LLC_RMA_H_INCLUDED
 #define LLC_RMA_H_INCLUDED
@@ -29,27 +47,28 @@
 #include "llc_impl.h"
 
 /* Where target_rank's part of a node-shared window starts, or NULL when the
- * access takes MPIDIG's path (no shared segment, the target is this process
- * or on another node).  size and disp_unit describe that part. */
-MPL_STATIC_INLINE_PREFIX char *MPIDI_LLC_win_local_part(MPIR_Win * win, int target_rank,
-                                                        MPI_Aint * size, int *disp_unit)
+ * access takes MPIDIG's path (no shared segment, or the target is on
+ * another node).  size and disp_unit describe that part. */
+MPL_STATIC_INLINE_PREFIX char *MPIDI_LLC_win_part(MPIR_Win * win, int target_rank,
+                                                  MPI_Aint * size, int *disp_unit)
 {
     MPIDIG_win_shared_info_t *table = MPIDIG_WIN(win, shared_table);
     const int *intranode = win->comm_ptr->intranode_table;
     int local;
 
     if (table == NULL || MPIDIG_WIN(win, mmap_addr) == NULL || intranode == NULL ||
-        target_rank == win->comm_ptr->rank || target_rank < 0 ||
-        target_rank >= win->comm_ptr->local_size)
+        target_rank < 0 || target_rank >= win->comm_ptr->local_size)
         return NULL;
     /* Not in a post/start epoch: MPIDIG counts the posts an origin has
      * received in one number, which its MPI_Win_start compares with the
      * group's size and then clears, so a post for the next epoch that comes
      * early (from a target that has finished this one) is lost or makes the
-     * count overshoot, and that MPI_Win_start never returns.  Puts copied
+     * count overshoot, and that MPI_Win_start never returns.  Accesses done
      * here finish epochs sooner and made that race frequent (MPICH's
      * rma/pscw_ordering_shm hung); on MPIDIG's path it stays as rare as
-     * before. */
+     * before.  (MPI forbids a window to be exposed by post and locked at
+     * once, so MPIDIG's accumulates in these epochs meet none of the
+     * caller-applied ones.) */
     if (MPIDIG_WIN(win, sync).access_epoch_type == MPIDIG_EPOTYPE_START)
         return NULL;
     local = intranode[target_rank];
@@ -61,6 +80,48 @@ MPL_STATIC_INLINE_PREFIX char *MPIDI_LLC_win_local_part(MPIR_Win * win, int targ
     return table[local].shm_base_addr ? (char *) table[local].shm_base_addr
         : (char *) MPIDIG_WIN(win, mmap_addr);
 }
+
+/* The part a put or get copies to or from: another process of the node. */
+MPL_STATIC_INLINE_PREFIX char *MPIDI_LLC_win_local_part(MPIR_Win * win, int target_rank,
+                                                        MPI_Aint * size, int *disp_unit)
+{
+    if (target_rank == win->comm_ptr->rank)
+        return NULL;
+    return MPIDI_LLC_win_part(win, target_rank, size, disp_unit);
+}
+
+/* The part an accumulate applies to: any process, the caller too, of a
+ * window that lies on this node alone. */
+MPL_STATIC_INLINE_PREFIX char *MPIDI_LLC_win_atomic_part(MPIR_Win * win, int target_rank,
+                                                         MPI_Aint * size, int *disp_unit)
+{
+    if (MPIDI_LLC_WIN(win).acc_mutex == NULL)
+        return NULL;
+    return MPIDI_LLC_win_part(win, target_rank, size, disp_unit);
+}
+
+/* The node-local process target_rank of an MPI_Win_create window whose
+ * part a put or get reaches by cross-memory attach, or NULL (the same
+ * rules as MPIDI_LLC_win_part). */
+MPL_STATIC_INLINE_PREFIX MPIDI_LLC_win_peer_t *MPIDI_LLC_win_cma_peer(MPIR_Win * win,
+                                                                     int target_rank)
+{
+    int local;
+    if (MPIDI_LLC_WIN(win).peers == NULL || target_rank == win->comm_ptr->rank ||
+        target_rank < 0 || target_rank >= win->comm_ptr->local_size ||
+        MPIDIG_WIN(win, sync).access_epoch_type == MPIDIG_EPOTYPE_START)
+        return NULL;
+    local = win->comm_ptr->intranode_table[target_rank];
+    return local < 0 ? NULL : &MPIDI_LLC_WIN(win).peers[local];
+}
+
+/* A put (is_put) or get of contiguous data by cross-memory attach
+ * (llc_win.c).  Returns MPI_SUCCESS and sets *done = 0 when the data is not
+ * contiguous or the kernel refuses: the caller then takes MPIDIG's path. */
+int MPIDI_LLC_rma_cma(int is_put, void *origin_addr, int origin_count,
+                      MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                      int target_count, MPI_Datatype target_datatype, MPIR_Win * win,
+                      MPIDI_LLC_win_peer_t * peer, int *done);
 
 /* The bytes count elements of datatype at displacement disp touch, as
  * [*lo, *hi) relative to the start of the target's part. */
@@ -155,9 +216,19 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_put(const void *origin_addr, int origi
     int disp_unit;
     char *part = MPIDI_LLC_win_local_part(win, target_rank, &size, &disp_unit);
 
-    if (part == NULL)
+    if (part == NULL) {
+        MPIDI_LLC_win_peer_t *peer = MPIDI_LLC_win_cma_peer(win, target_rank);
+        if (peer) {
+            int done, mpi_errno;
+            mpi_errno = MPIDI_LLC_rma_cma(1, (void *) origin_addr, origin_count, origin_datatype,
+                                          target_rank, target_disp, target_count,
+                                          target_datatype, win, peer, &done);
+            if (done || mpi_errno)
+                return mpi_errno;
+        }
         return MPIDIG_mpi_put(origin_addr, origin_count, origin_datatype, target_rank,
                               target_disp, target_count, target_datatype, win);
+    }
     return MPIDI_LLC_rma_local(1, (void *) origin_addr, origin_count, origin_datatype, target_rank,
                                target_disp, target_count, target_datatype, win, part, size,
                                disp_unit);
@@ -173,12 +244,259 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_get(void *origin_addr, int origin_coun
     int disp_unit;
     char *part = MPIDI_LLC_win_local_part(win, target_rank, &size, &disp_unit);
 
-    if (part == NULL)
+    if (part == NULL) {
+        MPIDI_LLC_win_peer_t *peer = MPIDI_LLC_win_cma_peer(win, target_rank);
+        if (peer) {
+            int done, mpi_errno;
+            mpi_errno = MPIDI_LLC_rma_cma(0, origin_addr, origin_count, origin_datatype,
+                                          target_rank, target_disp, target_count,
+                                          target_datatype, win, peer, &done);
+            if (done || mpi_errno)
+                return mpi_errno;
+        }
         return MPIDIG_mpi_get(origin_addr, origin_count, origin_datatype, target_rank,
                               target_disp, target_count, target_datatype, win);
+    }
     return MPIDI_LLC_rma_local(0, origin_addr, origin_count, origin_datatype, target_rank,
                                target_disp, target_count, target_datatype, win, part, size,
                                disp_unit);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_rput(const void *origin_addr, int origin_count,
+                                               MPI_Datatype origin_datatype, int target_rank,
+                                               MPI_Aint target_disp, int target_count,
+                                               MPI_Datatype target_datatype, MPIR_Win * win,
+                                               MPIDI_av_entry_t * addr, MPIDI_winattr_t winattr,
+                                               MPIR_Request ** request)
+{
+    int mpi_errno;
+    MPI_Aint size;
+    int disp_unit;
+    char *part = MPIDI_LLC_win_local_part(win, target_rank, &size, &disp_unit);
+
+    if (part == NULL) {
+        MPIDI_LLC_win_peer_t *peer = MPIDI_LLC_win_cma_peer(win, target_rank);
+        int done = 0;
+        if (peer) {
+            mpi_errno = MPIDI_LLC_rma_cma(1, (void *) origin_addr, origin_count, origin_datatype,
+                                          target_rank, target_disp, target_count,
+                                          target_datatype, win, peer, &done);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+        if (!done)
+            return MPIDIG_mpi_rput(origin_addr, origin_count, origin_datatype, target_rank,
+                                   target_disp, target_count, target_datatype, win, request);
+        MPIDI_RMA_REQUEST_CREATE_COMPLETE(*request);
+        return MPI_SUCCESS;
+    }
+    mpi_errno = MPIDI_LLC_rma_local(1, (void *) origin_addr, origin_count, origin_datatype,
+                                    target_rank, target_disp, target_count, target_datatype, win,
+                                    part, size, disp_unit);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIDI_RMA_REQUEST_CREATE_COMPLETE(*request);
+  fn_fail:
+    return mpi_errno;
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_rget(void *origin_addr, int origin_count,
+                                               MPI_Datatype origin_datatype, int target_rank,
+                                               MPI_Aint target_disp, int target_count,
+                                               MPI_Datatype target_datatype, MPIR_Win * win,
+                                               MPIDI_av_entry_t * addr, MPIDI_winattr_t winattr,
+                                               MPIR_Request ** request)
+{
+    int mpi_errno;
+    MPI_Aint size;
+    int disp_unit;
+    char *part = MPIDI_LLC_win_local_part(win, target_rank, &size, &disp_unit);
+
+    if (part == NULL) {
+        MPIDI_LLC_win_peer_t *peer = MPIDI_LLC_win_cma_peer(win, target_rank);
+        int done = 0;
+        if (peer) {
+            mpi_errno = MPIDI_LLC_rma_cma(0, origin_addr, origin_count, origin_datatype,
+                                          target_rank, target_disp, target_count,
+                                          target_datatype, win, peer, &done);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+        if (!done)
+            return MPIDIG_mpi_rget(origin_addr, origin_count, origin_datatype, target_rank,
+                                   target_disp, target_count, target_datatype, win, request);
+        MPIDI_RMA_REQUEST_CREATE_COMPLETE(*request);
+        return MPI_SUCCESS;
+    }
+    mpi_errno = MPIDI_LLC_rma_local(0, origin_addr, origin_count, origin_datatype, target_rank,
+                                    target_disp, target_count, target_datatype, win, part, size,
+                                    disp_unit);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIDI_RMA_REQUEST_CREATE_COMPLETE(*request);
+  fn_fail:
+    return mpi_errno;
+}
+
+/* The caller-applied accumulates (llc_win.c), for a target part found by
+ * MPIDI_LLC_win_atomic_part.  MPIDI_LLC_rma_get_accumulate serves
+ * MPI_Accumulate too (result_addr NULL), MPIDI_LLC_rma_fetch_and_op
+ * MPI_Compare_and_swap too (compare_addr not NULL). */
+int MPIDI_LLC_rma_get_accumulate(const char *opname, const void *origin_addr, int origin_count,
+                                 MPI_Datatype origin_datatype, void *result_addr,
+                                 int result_count, MPI_Datatype result_datatype, int target_rank,
+                                 MPI_Aint target_disp, int target_count,
+                                 MPI_Datatype target_datatype, MPI_Op op, MPIR_Win * win,
+                                 char *part, MPI_Aint size, int disp_unit);
+int MPIDI_LLC_rma_fetch_and_op(const char *opname, const void *origin_addr,
+                               const void *compare_addr, void *result_addr,
+                               MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                               MPI_Op op, MPIR_Win * win, char *part, MPI_Aint size,
+                               int disp_unit);
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_accumulate(const void *origin_addr, int origin_count,
+                                                     MPI_Datatype origin_datatype,
+                                                     int target_rank, MPI_Aint target_disp,
+                                                     int target_count,
+                                                     MPI_Datatype target_datatype, MPI_Op op,
+                                                     MPIR_Win * win, MPIDI_av_entry_t * addr,
+                                                     MPIDI_winattr_t winattr)
+{
+    MPI_Aint size;
+    int disp_unit;
+    char *part = MPIDI_LLC_win_atomic_part(win, target_rank, &size, &disp_unit);
+
+    if (part == NULL)
+        return MPIDIG_mpi_accumulate(origin_addr, origin_count, origin_datatype, target_rank,
+                                     target_disp, target_count, target_datatype, op, win);
+    return MPIDI_LLC_rma_get_accumulate("MPI_Accumulate", origin_addr, origin_count,
+                                        origin_datatype, NULL, 0, MPI_DATATYPE_NULL,
+                                        target_rank, target_disp, target_count, target_datatype,
+                                        op, win, part, size, disp_unit);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_raccumulate(const void *origin_addr, int origin_count,
+                                                      MPI_Datatype origin_datatype,
+                                                      int target_rank, MPI_Aint target_disp,
+                                                      int target_count,
+                                                      MPI_Datatype target_datatype, MPI_Op op,
+                                                      MPIR_Win * win, MPIDI_av_entry_t * addr,
+                                                      MPIDI_winattr_t winattr,
+                                                      MPIR_Request ** request)
+{
+    int mpi_errno;
+    MPI_Aint size;
+    int disp_unit;
+    char *part = MPIDI_LLC_win_atomic_part(win, target_rank, &size, &disp_unit);
+
+    if (part == NULL)
+        return MPIDIG_mpi_raccumulate(origin_addr, origin_count, origin_datatype, target_rank,
+                                      target_disp, target_count, target_datatype, op, win,
+                                      request);
+    mpi_errno = MPIDI_LLC_rma_get_accumulate("MPI_Raccumulate", origin_addr, origin_count,
+                                             origin_datatype, NULL, 0, MPI_DATATYPE_NULL,
+                                             target_rank, target_disp, target_count,
+                                             target_datatype, op, win, part, size, disp_unit);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIDI_RMA_REQUEST_CREATE_COMPLETE(*request);
+  fn_fail:
+    return mpi_errno;
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_get_accumulate(const void *origin_addr,
+                                                         int origin_count,
+                                                         MPI_Datatype origin_datatype,
+                                                         void *result_addr, int result_count,
+                                                         MPI_Datatype result_datatype,
+                                                         int target_rank, MPI_Aint target_disp,
+                                                         int target_count,
+                                                         MPI_Datatype target_datatype,
+                                                         MPI_Op op, MPIR_Win * win,
+                                                         MPIDI_av_entry_t * addr,
+                                                         MPIDI_winattr_t winattr)
+{
+    MPI_Aint size;
+    int disp_unit;
+    char *part = MPIDI_LLC_win_atomic_part(win, target_rank, &size, &disp_unit);
+
+    if (part == NULL)
+        return MPIDIG_mpi_get_accumulate(origin_addr, origin_count, origin_datatype, result_addr,
+                                         result_count, result_datatype, target_rank,
+                                         target_disp, target_count, target_datatype, op, win);
+    return MPIDI_LLC_rma_get_accumulate("MPI_Get_accumulate", origin_addr, origin_count,
+                                        origin_datatype, result_addr, result_count,
+                                        result_datatype, target_rank, target_disp, target_count,
+                                        target_datatype, op, win, part, size, disp_unit);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_rget_accumulate(const void *origin_addr,
+                                                          int origin_count,
+                                                          MPI_Datatype origin_datatype,
+                                                          void *result_addr, int result_count,
+                                                          MPI_Datatype result_datatype,
+                                                          int target_rank, MPI_Aint target_disp,
+                                                          int target_count,
+                                                          MPI_Datatype target_datatype,
+                                                          MPI_Op op, MPIR_Win * win,
+                                                          MPIDI_av_entry_t * addr,
+                                                          MPIDI_winattr_t winattr,
+                                                          MPIR_Request ** request)
+{
+    int mpi_errno;
+    MPI_Aint size;
+    int disp_unit;
+    char *part = MPIDI_LLC_win_atomic_part(win, target_rank, &size, &disp_unit);
+
+    if (part == NULL)
+        return MPIDIG_mpi_rget_accumulate(origin_addr, origin_count, origin_datatype,
+                                          result_addr, result_count, result_datatype,
+                                          target_rank, target_disp, target_count,
+                                          target_datatype, op, win, request);
+    mpi_errno = MPIDI_LLC_rma_get_accumulate("MPI_Rget_accumulate", origin_addr, origin_count,
+                                             origin_datatype, result_addr, result_count,
+                                             result_datatype, target_rank, target_disp,
+                                             target_count, target_datatype, op, win, part, size,
+                                             disp_unit);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIDI_RMA_REQUEST_CREATE_COMPLETE(*request);
+  fn_fail:
+    return mpi_errno;
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_fetch_and_op(const void *origin_addr,
+                                                       void *result_addr,
+                                                       MPI_Datatype datatype, int target_rank,
+                                                       MPI_Aint target_disp, MPI_Op op,
+                                                       MPIR_Win * win, MPIDI_av_entry_t * addr,
+                                                       MPIDI_winattr_t winattr)
+{
+    MPI_Aint size;
+    int disp_unit;
+    char *part = MPIDI_LLC_win_atomic_part(win, target_rank, &size, &disp_unit);
+
+    if (part == NULL)
+        return MPIDIG_mpi_fetch_and_op(origin_addr, result_addr, datatype, target_rank,
+                                       target_disp, op, win);
+    return MPIDI_LLC_rma_fetch_and_op("MPI_Fetch_and_op", origin_addr, NULL, result_addr,
+                                      datatype, target_rank, target_disp, op, win, part, size,
+                                      disp_unit);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_compare_and_swap(const void *origin_addr,
+                                                           const void *compare_addr,
+                                                           void *result_addr,
+                                                           MPI_Datatype datatype,
+                                                           int target_rank, MPI_Aint target_disp,
+                                                           MPIR_Win * win,
+                                                           MPIDI_av_entry_t * addr,
+                                                           MPIDI_winattr_t winattr)
+{
+    MPI_Aint size;
+    int disp_unit;
+    char *part = MPIDI_LLC_win_atomic_part(win, target_rank, &size, &disp_unit);
+
+    if (part == NULL)
+        return MPIDIG_mpi_compare_and_swap(origin_addr, compare_addr, result_addr, datatype,
+                                           target_rank, target_disp, win);
+    return MPIDI_LLC_rma_fetch_and_op("MPI_Compare_and_swap", origin_addr, compare_addr,
+                                      result_addr, datatype, target_rank, target_disp,
+                                      MPI_REPLACE, win, part, size, disp_unit);
 }
 
 #endif /* LLC_RMA_H_INCLUDED */

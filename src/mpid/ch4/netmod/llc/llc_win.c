@@ -1,11 +1,19 @@
 /*
- * ch4:llc netmod - RMA windows.  Windows are MPIDIG's (MPI_Win_allocate and
+ * ch4:llc netmod - RMA windows, and the accumulates llc_rma.h leaves to a
+ * function.  Windows are MPIDIG's (MPI_Win_allocate and
  * MPI_Win_allocate_shared put each node's windows in one shared segment);
- * llc_rma.h copies puts and gets within such a segment itself, everything
- * else is MPIDIG's active messages (LLC_CAP_RMA is reserved).
+ * when every process of such a window is on this node, its allocate hook
+ * adds the lock of the caller-applied accumulates; the create hook of an
+ * MPI_Win_create window gathers where the node's processes keep their
+ * parts, for puts and gets by cross-memory attach.  Everything llc_rma.h
+ * does not do itself is MPIDIG's active messages (LLC_CAP_RMA is reserved).
  */
 #include <mpidimpl.h>
 #include "llc_impl.h"
+#include "mpidu_shm.h"
+#include <errno.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 int MPIDI_LLC_rma_range_error(const char *op, int target_rank, MPI_Aint lo, MPI_Aint hi,
                               MPI_Aint size)
@@ -18,6 +26,270 @@ int MPIDI_LLC_rma_range_error(const char *op, int target_rank, MPI_Aint lo, MPI_
              (long) lo, (long) (hi - 1), (long) size);
     MPIR_ERR_SET1(mpi_errno, MPI_ERR_RMA_RANGE, "**fail", "**fail %s", what);
     return mpi_errno;
+}
+
+/* The window's lock around one caller-applied operation. */
+static int acc_lock(MPIR_Win * win, const char *opname)
+{
+    int mpi_errno = MPI_SUCCESS, err = MPL_SUCCESS;
+    MPL_proc_mutex_lock(MPIDI_LLC_WIN(win).acc_mutex, &err);
+    MPIR_ERR_CHKANDJUMP1(err != MPL_SUCCESS, mpi_errno, MPI_ERR_OTHER, "**windows_mutex",
+                         "**windows_mutex %s", opname);
+  fn_fail:
+    return mpi_errno;
+}
+
+static int acc_unlock(MPIR_Win * win, const char *opname)
+{
+    int mpi_errno = MPI_SUCCESS, err = MPL_SUCCESS;
+    MPL_proc_mutex_unlock(MPIDI_LLC_WIN(win).acc_mutex, &err);
+    MPIR_ERR_CHKANDJUMP1(err != MPL_SUCCESS, mpi_errno, MPI_ERR_OTHER, "**windows_mutex",
+                         "**windows_mutex %s", opname);
+  fn_fail:
+    return mpi_errno;
+}
+
+/* The target's bytes of count elements of datatype at disp, or NULL with
+ * MPI_ERR_RMA_RANGE in *mpi_errno when they are not all in its part. */
+static char *acc_target(const char *opname, int target_rank, MPI_Aint disp, int count,
+                        MPI_Datatype datatype, char *part, MPI_Aint size, int disp_unit,
+                        int *mpi_errno)
+{
+    MPI_Aint lo, hi;
+    MPIDI_LLC_rma_span(disp, disp_unit, count, datatype, &lo, &hi);
+    if (unlikely(lo < 0 || hi > size)) {
+        *mpi_errno = MPIDI_LLC_rma_range_error(opname, target_rank, lo, hi, size);
+        return NULL;
+    }
+    return part + disp * disp_unit;
+}
+
+int MPIDI_LLC_rma_get_accumulate(const char *opname, const void *origin_addr, int origin_count,
+                                 MPI_Datatype origin_datatype, void *result_addr,
+                                 int result_count, MPI_Datatype result_datatype, int target_rank,
+                                 MPI_Aint target_disp, int target_count,
+                                 MPI_Datatype target_datatype, MPI_Op op, MPIR_Win * win,
+                                 char *part, MPI_Aint size, int disp_unit)
+{
+    int mpi_errno = MPI_SUCCESS, locked = 0;
+    MPI_Aint origin_sz = 0, target_sz, result_sz = 0;
+    void *packed = NULL;
+    const void *source = origin_addr;
+    MPI_Datatype source_type = origin_datatype;
+    int source_count = origin_count, source_packed = 0;
+    char *target;
+
+    MPIDIG_RMA_OP_CHECK_SYNC(target_rank, win);
+    MPIDI_Datatype_check_size(target_datatype, target_count, target_sz);
+    if (result_addr)
+        MPIDI_Datatype_check_size(result_datatype, result_count, result_sz);
+    if (op != MPI_NO_OP)
+        MPIDI_Datatype_check_size(origin_datatype, origin_count, origin_sz);
+    if (target_sz == 0 || (op == MPI_NO_OP && result_sz == 0))
+        goto fn_exit;
+    if (op != MPI_NO_OP && origin_sz != target_sz) {
+        char what[200];
+        snprintf(what, sizeof(what), "%s to rank %d: the origin has %ld bytes and the target "
+                 "%ld; nothing was changed", opname, target_rank, (long) origin_sz,
+                 (long) target_sz);
+        MPIR_ERR_SET1(mpi_errno, MPI_ERR_SIZE, "**fail", "**fail %s", what);
+        goto fn_fail;
+    }
+    target = acc_target(opname, target_rank, target_disp, target_count, target_datatype, part,
+                        size, disp_unit, &mpi_errno);
+    if (target == NULL)
+        goto fn_fail;
+
+    /* MPIR_Typerep_op takes a predefined source: pack a derived one into
+     * its basic elements first, outside the lock */
+    if (op != MPI_NO_OP && !MPIR_DATATYPE_IS_PREDEFINED(origin_datatype)) {
+        MPI_Aint basic_sz, packed_sz;
+        MPIR_Datatype_get_basic_type(origin_datatype, source_type);
+        MPIR_Datatype_get_size_macro(source_type, basic_sz);
+        packed = MPL_malloc(origin_sz, MPL_MEM_RMA);
+        MPIR_ERR_CHKANDJUMP(packed == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+        mpi_errno = MPIR_Typerep_pack(origin_addr, origin_count, origin_datatype, 0, packed,
+                                      origin_sz, &packed_sz);
+        MPIR_ERR_CHECK(mpi_errno);
+        source = packed;
+        source_count = (int) (origin_sz / basic_sz);
+        source_packed = 1;
+    }
+
+    mpi_errno = acc_lock(win, opname);
+    MPIR_ERR_CHECK(mpi_errno);
+    locked = 1;
+    if (result_sz)
+        mpi_errno = MPIR_Localcopy(target, target_count, target_datatype, result_addr,
+                                   result_count, result_datatype);
+    if (mpi_errno == MPI_SUCCESS && op != MPI_NO_OP)
+        mpi_errno = MPIR_Typerep_op((void *) source, source_count, source_type, target,
+                                    target_count, target_datatype, op, source_packed, -1);
+    locked = 0;
+    {
+        int unlock_errno = acc_unlock(win, opname);
+        if (mpi_errno == MPI_SUCCESS)
+            mpi_errno = unlock_errno;
+    }
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIDI_LLC_global.copied = 1;
+
+  fn_exit:
+    MPL_free(packed);
+    return mpi_errno;
+  fn_fail:
+    if (locked)
+        acc_unlock(win, opname);
+    goto fn_exit;
+}
+
+/* target += origin for the types counters are made of; 0 for others */
+static int fop_sum(MPI_Datatype datatype, const void *origin, void *target)
+{
+#define LLC_FOP_SUM(type_) \
+    do { type_ v_; memcpy(&v_, target, sizeof(v_)); v_ += *(const type_ *) origin; \
+         memcpy(target, &v_, sizeof(v_)); } while (0)
+    switch (datatype) {
+        case MPI_INT:
+        case MPI_INT32_T:
+            LLC_FOP_SUM(int32_t);
+            return 1;
+        case MPI_UNSIGNED:
+        case MPI_UINT32_T:
+            LLC_FOP_SUM(uint32_t);
+            return 1;
+        case MPI_LONG:
+        case MPI_LONG_LONG:
+        case MPI_INT64_T:
+        case MPI_AINT:
+        case MPI_OFFSET:
+            if (MPIR_Datatype_get_basic_size(datatype) != sizeof(int64_t))
+                return 0;
+            LLC_FOP_SUM(int64_t);
+            return 1;
+        case MPI_UNSIGNED_LONG:
+        case MPI_UNSIGNED_LONG_LONG:
+        case MPI_UINT64_T:
+            if (MPIR_Datatype_get_basic_size(datatype) != sizeof(uint64_t))
+                return 0;
+            LLC_FOP_SUM(uint64_t);
+            return 1;
+        case MPI_DOUBLE:
+            LLC_FOP_SUM(double);
+            return 1;
+        default:
+            return 0;
+    }
+#undef LLC_FOP_SUM
+}
+
+int MPIDI_LLC_rma_fetch_and_op(const char *opname, const void *origin_addr,
+                               const void *compare_addr, void *result_addr,
+                               MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                               MPI_Op op, MPIR_Win * win, char *part, MPI_Aint size,
+                               int disp_unit)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPI_Aint sz;
+    char *target;
+
+    MPIDIG_RMA_OP_CHECK_SYNC(target_rank, win);
+    MPIR_Datatype_get_size_macro(datatype, sz);
+    target = acc_target(opname, target_rank, target_disp, 1, datatype, part, size, disp_unit,
+                        &mpi_errno);
+    if (target == NULL)
+        goto fn_fail;
+
+    mpi_errno = acc_lock(win, opname);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_Memcpy(result_addr, target, sz);
+    if (compare_addr) {
+        /* compare and swap: the types it takes (integers, logicals,
+         * bytes) compare by their bits */
+        if (memcmp(result_addr, compare_addr, sz) == 0)
+            MPIR_Memcpy(target, origin_addr, sz);
+    } else if (op == MPI_REPLACE) {
+        MPIR_Memcpy(target, origin_addr, sz);
+    } else if (op == MPI_SUM && fop_sum(datatype, origin_addr, target)) {
+        /* done: a counter's add without MPIR_Typerep_op's dispatch */
+    } else if (op != MPI_NO_OP) {
+        mpi_errno = MPIR_Typerep_op((void *) origin_addr, 1, datatype, target, 1, datatype, op,
+                                    false, -1);
+    }
+    {
+        int unlock_errno = acc_unlock(win, opname);
+        if (mpi_errno == MPI_SUCCESS)
+            mpi_errno = unlock_errno;
+    }
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIDI_LLC_global.copied = 1;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_LLC_rma_cma(int is_put, void *origin_addr, int origin_count,
+                      MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                      int target_count, MPI_Datatype target_datatype, MPIR_Win * win,
+                      MPIDI_LLC_win_peer_t * peer, int *done)
+{
+    int mpi_errno = MPI_SUCCESS, origin_contig, target_contig;
+    size_t origin_sz, target_sz;
+    MPI_Aint origin_lb, target_lb, lo, hi;
+    MPIR_Datatype *dtp ATTRIBUTE((unused));
+    const char *opname = is_put ? "MPI_Put" : "MPI_Get";
+    struct iovec local, remote;
+    ssize_t moved;
+
+    *done = 0;
+    MPIDI_Datatype_get_info(origin_count, origin_datatype, origin_contig, origin_sz, dtp,
+                            origin_lb);
+    MPIDI_Datatype_get_info(target_count, target_datatype, target_contig, target_sz, dtp,
+                            target_lb);
+    if (!origin_contig || !target_contig || origin_sz != target_sz)
+        return MPI_SUCCESS;     /* MPIDIG's path packs and checks */
+    MPIDIG_RMA_OP_CHECK_SYNC(target_rank, win);
+    *done = 1;
+    if (origin_sz == 0)
+        goto fn_exit;
+    MPIDI_LLC_rma_span(target_disp, peer->disp_unit, target_count, target_datatype, &lo, &hi);
+    if (unlikely(lo < 0 || hi > peer->size)) {
+        mpi_errno = MPIDI_LLC_rma_range_error(opname, target_rank, lo, hi, peer->size);
+        goto fn_fail;
+    }
+    local.iov_base = (char *) origin_addr + origin_lb;
+    local.iov_len = origin_sz;
+    remote.iov_base = (char *) (uintptr_t) peer->base + target_disp * peer->disp_unit + target_lb;
+    remote.iov_len = origin_sz;
+    moved = is_put ? process_vm_writev(peer->pid, &local, 1, &remote, 1, 0)
+        : process_vm_readv(peer->pid, &local, 1, &remote, 1, 0);
+    if (moved == (ssize_t) origin_sz) {
+        MPIDI_LLC_global.copied = 1;
+        goto fn_exit;
+    }
+    if (moved < 0 && (errno == EPERM || errno == ENOSYS || errno == EACCES)) {
+        /* the kernel does not let this process attach to the others'
+         * memory: this window's puts and gets take MPIDIG's path */
+        MPL_free(MPIDI_LLC_WIN(win).peers);
+        MPIDI_LLC_WIN(win).peers = NULL;
+        *done = 0;
+        goto fn_exit;
+    }
+    {
+        char what[256];
+        snprintf(what, sizeof(what), "%s to rank %d of the window (process %d): %s at byte %ld "
+                 "of its part", opname, target_rank, peer->pid,
+                 moved < 0 ? strerror(errno) : "moved part of the data only", (long) lo);
+        MPIR_ERR_SET1(mpi_errno, MPI_ERR_RMA_RANGE, "**fail", "**fail %s", what);
+        goto fn_fail;
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
 
 int MPIDI_LLC_mpi_win_set_info(MPIR_Win * win, MPIR_Info * info)
@@ -68,23 +340,97 @@ int MPIDI_LLC_mpi_win_create_dynamic(MPIR_Info * info, MPIR_Comm * comm, MPIR_Wi
     return MPIDIG_mpi_win_create_dynamic(info, comm, win);
 }
 
+/* Memory of each process's own: accumulates take MPIDIG's path; puts and
+ * gets to the node's other processes go by cross-memory attach, after the
+ * node's processes have told each other where their parts are. */
 int MPIDI_LLC_mpi_win_create_hook(MPIR_Win * win)
 {
-    return MPI_SUCCESS;
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Comm *node_comm = win->comm_ptr->node_comm;
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    MPIDI_LLC_win_peer_t mine, *peers;
+
+    MPIDI_LLC_WIN(win).acc_mutex = NULL;
+    MPIDI_LLC_WIN(win).peers = NULL;
+    MPIDI_LLC_WIN(win).owner = win;
+    if (node_comm == NULL || win->comm_ptr->intranode_table == NULL)
+        goto fn_exit;
+    peers = MPL_malloc(sizeof(*peers) * node_comm->local_size, MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(peers == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    memset(&mine, 0, sizeof(mine));
+    mine.base = (uint64_t) (uintptr_t) win->base;
+    mine.size = win->size;
+    mine.pid = (int) getpid();
+    mine.disp_unit = win->disp_unit;
+    mpi_errno = MPIR_Allgather(&mine, sizeof(mine), MPI_BYTE, peers, sizeof(mine), MPI_BYTE,
+                               node_comm, &errflag);
+    if (mpi_errno) {
+        MPL_free(peers);
+        MPIR_ERR_POP(mpi_errno);
+    }
+    MPIDI_LLC_WIN(win).peers = peers;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* The lock of the caller-applied accumulates, for a window in shared memory
+ * all of whose processes are on this node (llc_rma.h says why).  Every
+ * process of the window decides alike: the segment and the node are the
+ * same for all.  MPIDIG's barrier after the hook orders the lock's creation
+ * before any use. */
+static int acc_lock_create(MPIR_Win * win)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Comm *comm = win->comm_ptr, *node_comm = comm->node_comm;
+    bool mapfail = false;
+
+    MPIDI_LLC_WIN(win).acc_mutex = NULL;
+    MPIDI_LLC_WIN(win).peers = NULL;
+    MPIDI_LLC_WIN(win).owner = win;
+    if (comm->local_size < 2 || node_comm == NULL || node_comm->local_size != comm->local_size ||
+        MPIDIG_WIN(win, mmap_addr) == NULL || MPIDIG_WIN(win, shared_table) == NULL ||
+        comm->intranode_table == NULL || !MPL_proc_mutex_enabled())
+        goto fn_exit;
+    mpi_errno = MPIDU_shm_alloc(node_comm, sizeof(MPL_proc_mutex_t),
+                                (void **) &MPIDI_LLC_WIN(win).acc_mutex, &mapfail);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (mapfail) {
+        /* no segment: all of them keep MPIDIG's accumulates */
+        MPIDI_LLC_WIN(win).acc_mutex = NULL;
+        goto fn_exit;
+    }
+    if (node_comm->rank == 0) {
+        int err = MPL_SUCCESS;
+        MPL_proc_mutex_create(MPIDI_LLC_WIN(win).acc_mutex, &err);
+        MPIR_ERR_CHKANDJUMP1(err != MPL_SUCCESS, mpi_errno, MPI_ERR_OTHER, "**windows_mutex",
+                             "**windows_mutex %s", "MPL_proc_mutex_create");
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
 
 int MPIDI_LLC_mpi_win_allocate_hook(MPIR_Win * win)
 {
-    return MPI_SUCCESS;
+    return acc_lock_create(win);
 }
 
 int MPIDI_LLC_mpi_win_allocate_shared_hook(MPIR_Win * win)
 {
-    return MPI_SUCCESS;
+    return acc_lock_create(win);
 }
 
 int MPIDI_LLC_mpi_win_create_dynamic_hook(MPIR_Win * win)
 {
+    /* memory attached later: every operation takes MPIDIG's path */
+    MPIDI_LLC_WIN(win).acc_mutex = NULL;
+    MPIDI_LLC_WIN(win).peers = NULL;
+    MPIDI_LLC_WIN(win).owner = win;
     return MPI_SUCCESS;
 }
 
@@ -98,7 +444,32 @@ int MPIDI_LLC_mpi_win_detach_hook(MPIR_Win * win, const void *base)
     return MPI_SUCCESS;
 }
 
+/* MPIDIG's barrier before the hook: no process uses the lock or reaches
+ * this process's part any more. */
 int MPIDI_LLC_mpi_win_free_hook(MPIR_Win * win)
 {
-    return MPI_SUCCESS;
+    int mpi_errno = MPI_SUCCESS;
+    MPL_proc_mutex_t *mutex = MPIDI_LLC_WIN(win).acc_mutex;
+
+    if (MPIDI_LLC_WIN(win).owner != win)
+        goto fn_exit;   /* no creation hook ran */
+    MPIDI_LLC_WIN(win).owner = NULL;
+    MPIDI_LLC_WIN(win).acc_mutex = NULL;
+    MPL_free(MPIDI_LLC_WIN(win).peers);
+    MPIDI_LLC_WIN(win).peers = NULL;
+    if (mutex == NULL)
+        goto fn_exit;
+    if (win->comm_ptr->node_comm->rank == 0) {
+        int err = MPL_SUCCESS;
+        MPL_proc_mutex_destroy(mutex, &err);
+        MPIR_ERR_CHKANDJUMP1(err != MPL_SUCCESS, mpi_errno, MPI_ERR_OTHER, "**windows_mutex",
+                             "**windows_mutex %s", "MPL_proc_mutex_destroy");
+    }
+    mpi_errno = MPIDU_shm_free(mutex);
+    MPIR_ERR_CHECK(mpi_errno);
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }

@@ -3,8 +3,8 @@
  *
  * Point-to-point (send, receive, probe, matched probe, cancel) is native:
  * llc_pt2pt.h calls libllc's tagged messages, which match inside libllc.
- * MPI_Put and MPI_Get to a process of the node in a window of shared memory
- * are copies by the caller (llc_rma.h); the rest of RMA and partitioned
+ * One-sided operations to a process of the node in a window of shared
+ * memory are done by the caller (llc_rma.h); the rest of RMA and partitioned
  * communication take MPICH's active-message fallbacks (MPIDIG) and reach
  * libllc through llc_am.h.  Collectives are MPICH's own except
  * MPI_Bcast and MPI_Alltoall (llc_coll_glue.h).
@@ -13,12 +13,29 @@
 #define NETMOD_INLINE_H_INCLUDED
 
 #include "llc_pt2pt.h"
-/* take MPICH's fallback RMA except put and get, which llc_rma.h provides */
+/* take MPICH's fallback RMA except the operations llc_rma.h provides (it
+ * calls the fallback itself where it does not do them) */
 #define MPIDI_NM_mpi_put MPIDI_LLC_unused_fallback_put
 #define MPIDI_NM_mpi_get MPIDI_LLC_unused_fallback_get
+#define MPIDI_NM_mpi_rput MPIDI_LLC_unused_fallback_rput
+#define MPIDI_NM_mpi_rget MPIDI_LLC_unused_fallback_rget
+#define MPIDI_NM_mpi_accumulate MPIDI_LLC_unused_fallback_accumulate
+#define MPIDI_NM_mpi_raccumulate MPIDI_LLC_unused_fallback_raccumulate
+#define MPIDI_NM_mpi_get_accumulate MPIDI_LLC_unused_fallback_get_accumulate
+#define MPIDI_NM_mpi_rget_accumulate MPIDI_LLC_unused_fallback_rget_accumulate
+#define MPIDI_NM_mpi_fetch_and_op MPIDI_LLC_unused_fallback_fetch_and_op
+#define MPIDI_NM_mpi_compare_and_swap MPIDI_LLC_unused_fallback_compare_and_swap
 #include "netmod_am_fallback_rma.h"
 #undef MPIDI_NM_mpi_put
 #undef MPIDI_NM_mpi_get
+#undef MPIDI_NM_mpi_rput
+#undef MPIDI_NM_mpi_rget
+#undef MPIDI_NM_mpi_accumulate
+#undef MPIDI_NM_mpi_raccumulate
+#undef MPIDI_NM_mpi_get_accumulate
+#undef MPIDI_NM_mpi_rget_accumulate
+#undef MPIDI_NM_mpi_fetch_and_op
+#undef MPIDI_NM_mpi_compare_and_swap
 #include "llc_rma.h"
 #include "netmod_am_fallback_part.h"
 /* take MPICH's fallback collectives except the two that src/coll provides */
