@@ -136,8 +136,13 @@ static void ops_and_types(MPI_Win win, double *dbase, int target)
     struct {
         int v, i;
     } pair = {rank % 2 ? 100 : rank, rank}, before;
+    /* the origin's type derived from the pair type (MPICH records no basic
+     * type for those) */
+    MPI_Datatype one_pair;
+    CHECK_MPI(MPI_Type_contiguous(1, MPI_2INT, &one_pair));
+    CHECK_MPI(MPI_Type_commit(&one_pair));
     CHECK_MPI(MPI_Win_lock_all(0, win));
-    CHECK_MPI(MPI_Get_accumulate(&pair, 1, MPI_2INT, &before, 1, MPI_2INT, target, 8, 1,
+    CHECK_MPI(MPI_Get_accumulate(&pair, 1, one_pair, &before, 1, MPI_2INT, target, 8, 1,
                                  MPI_2INT, MPI_MAXLOC, win));
     CHECK_MPI(MPI_Win_unlock_all(win));
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -168,6 +173,7 @@ static void ops_and_types(MPI_Win win, double *dbase, int target)
         CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     }
     CHECK_MPI(MPI_Type_free(&every2));
+    CHECK_MPI(MPI_Type_free(&one_pair));
 }
 
 static void range_errors(MPI_Win win, long *base, MPI_Aint mine, MPI_Aint part_bytes,

@@ -64,6 +64,31 @@ static char *acc_target(const char *opname, int target_rank, MPI_Aint disp, int 
     return part + disp * disp_unit;
 }
 
+/* The predefined type a derived accumulate datatype is made of.  MPICH
+ * records none (MPI_DATATYPE_NULL) for types built of pair types such as
+ * MPI_LONG_DOUBLE_INT; follow the single old type of each constructor down
+ * to the predefined one.  MPI_DATATYPE_NULL if there is none (a struct of
+ * several types). */
+static MPI_Datatype acc_element_type(MPI_Datatype datatype)
+{
+    MPI_Datatype t = datatype, basic;
+    MPIR_Datatype_get_basic_type(datatype, basic);
+    if (basic != MPI_DATATYPE_NULL)
+        return basic;
+    while (!MPIR_DATATYPE_IS_PREDEFINED(t)) {
+        MPIR_Datatype *dtp;
+        int *ints;
+        MPI_Aint *aints, *counts;
+        MPI_Datatype *types;
+        MPIR_Datatype_get_ptr(t, dtp);
+        if (dtp == NULL || dtp->contents == NULL || dtp->contents->nr_types != 1)
+            return MPI_DATATYPE_NULL;
+        MPIR_Datatype_access_contents(dtp->contents, &ints, &aints, &counts, &types);
+        t = types[0];
+    }
+    return t;
+}
+
 int MPIDI_LLC_rma_get_accumulate(const char *opname, const void *origin_addr, int origin_count,
                                  MPI_Datatype origin_datatype, void *result_addr,
                                  int result_count, MPI_Datatype result_datatype, int target_rank,
@@ -104,7 +129,14 @@ int MPIDI_LLC_rma_get_accumulate(const char *opname, const void *origin_addr, in
      * its basic elements first, outside the lock */
     if (op != MPI_NO_OP && !MPIR_DATATYPE_IS_PREDEFINED(origin_datatype)) {
         MPI_Aint basic_sz, packed_sz;
-        MPIR_Datatype_get_basic_type(origin_datatype, source_type);
+        source_type = acc_element_type(origin_datatype);
+        if (source_type == MPI_DATATYPE_NULL) {
+            char what[200];
+            snprintf(what, sizeof(what), "%s to rank %d: the origin datatype is not made of one "
+                     "predefined type, as accumulate operations require", opname, target_rank);
+            MPIR_ERR_SET1(mpi_errno, MPI_ERR_TYPE, "**fail", "**fail %s", what);
+            goto fn_fail;
+        }
         MPIR_Datatype_get_size_macro(source_type, basic_sz);
         packed = MPL_malloc(origin_sz, MPL_MEM_RMA);
         MPIR_ERR_CHKANDJUMP(packed == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
