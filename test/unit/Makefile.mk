@@ -45,9 +45,11 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/core/counters_test.cpp \
 	test/unit/transport/udp/udp_test.cpp \
 	test/unit/hybrid/switch_policy_test.cpp \
+	test/unit/transport/udp/switch_asks_test.cpp \
 	test/unit/hybrid/receive_history_test.cpp \
 	test/unit/hybrid/hybrid_switch_test.cpp \
 	test/unit/hybrid/hybrid_cap_test.cpp \
+	test/unit/transport/udp/udp_ring_landing_test.cpp \
 	test/unit/hybrid/ring_landing_test.cpp \
 	test/unit/hybrid/connected_slots_test.cpp \
 	test/unit/hybrid/ring_pool_test.cpp \
