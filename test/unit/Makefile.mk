@@ -68,6 +68,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/mem/mem_udp_test.cpp \
 	test/unit/mem/mem_account_test.cpp \
 	test/unit/node/node_map_test.cpp \
+	test/unit/support/peer_cap_test.cpp \
 	test/unit/support/peer_table_test.cpp \
 	test/unit/transport/verbs/reg_cache_test.cpp \
 	test/unit/core/info_test.cpp \

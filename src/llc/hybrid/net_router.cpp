@@ -487,7 +487,8 @@ bool NetRouter::udp_state_droppable(int dest) const
 
 // ------------------------------------------------------------ the hybrid cap
 //
-// routes_ and sources_ are PeerTables of capacity LLC_MAX_CONTEXTS.  Making
+// routes_ and sources_ are PeerTables of capacity LLC_MAX_CONTEXTS, under
+// the policy of every capped table (PeerCap, support/peer_cap.hpp).  Making
 // room for a new peer evicts an entry the table's predictor picks (the
 // entry predicted to be used again furthest in the future: PeerTable's
 // approximation of Belady's MIN over its logical clock of lookups, LRU

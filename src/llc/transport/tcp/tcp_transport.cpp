@@ -81,7 +81,8 @@ std::string unproven_close_message(const std::string &who)
 
 } // namespace
 
-TcpTransport::TcpTransport(Context &ctx) : ctx_(ctx), secret_(ctx.bootstrap(), ctx.rank(), "llc-secret-tcp")
+TcpTransport::TcpTransport(Context &ctx)
+    : ctx_(ctx), cap_(ctx.config().max_contexts), secret_(ctx.bootstrap(), ctx.rank(), "llc-secret-tcp")
 {
     listener_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!listener_.valid())
@@ -272,7 +273,8 @@ void TcpTransport::drop_in(InConn &c)
 
 // ------------------------------------------------- eviction (the cap)
 //
-// See tcp_transport.hpp.  Only a connection whose peer has read (and so
+// See tcp_transport.hpp.  The policy is every capped table's (PeerCap,
+// support/peer_cap.hpp).  Only a connection whose peer has read (and so
 // delivered) every byte we wrote may go: its Close is the only thing the
 // receiver still reads from it, so a message on a new connection to the
 // same rank cannot overtake anything.  The victim is the least recently
@@ -292,49 +294,38 @@ size_t TcpTransport::open_count() const
     return n;
 }
 
-TcpTransport::OutConn *TcpTransport::lru_idle(const OutConn *except)
+TcpTransport::OutConn *TcpTransport::lru_idle()
 {
-    OutConn *best = nullptr;
-    for (OutConn *c : out_live_)
-        if (c != except && idle(*c) && (!best || c->last_use < best->last_use))
-            best = c;
-    return best;
+    return least_recently_used(
+        out_live_, [this](const OutConn &c) { return idle(c); }, [](const OutConn &c) { return c.last_use; });
 }
 
 // Called before a new connection is opened.
 void TcpTransport::make_room()
 {
-    if (open_count() < ctx_.config().max_contexts)
-        return;
-    OutConn *victim = lru_idle(nullptr);
-    if (!victim) {
-        // Acknowledgements are read lazily: look at the ones waiting on the
-        // quiet connections (not read within the last millisecond, so that
-        // a stream of new destinations costs at most one recv per
-        // connection and millisecond), then look again.
-        uint64_t now = 0;
-        for (OutConn *c : out_live_)
-            if (c->queue.empty() && acks_due(*c, now))
-                read_acks(*c);
-        victim = lru_idle(nullptr);
-    }
-    if (victim)
-        evict(*victim);
-    else
+    auto victim = [this] {
+        OutConn *v = lru_idle();
+        if (!v) {
+            // Acknowledgements are read lazily: look at the ones waiting on the
+            // quiet connections (not read within the last millisecond, so that
+            // a stream of new destinations costs at most one recv per
+            // connection and millisecond), then look again.
+            uint64_t now = 0;
+            for (OutConn *c : out_live_)
+                if (c->queue.empty() && acks_due(*c, now))
+                    read_acks(*c);
+            v = lru_idle();
+        }
+        return v;
+    };
+    if (cap_.make_room(open_count(), victim, [this](OutConn *v) { evict(*v); }) == PeerCap::Room::Overflow)
         ctx_.counters().tcp_cap_overflows++; // none idle: go above the cap, progress trims it later
 }
 
 // Above the cap (after overflows): evict idle connections until back at it.
 void TcpTransport::trim(size_t open)
 {
-    const size_t cap = ctx_.config().max_contexts;
-    while (open > cap) {
-        OutConn *victim = lru_idle(nullptr);
-        if (!victim)
-            break;
-        evict(*victim);
-        open--;
-    }
+    cap_.trim(open, [this] { return lru_idle(); }, [this](OutConn *v) { evict(*v); });
 }
 
 void TcpTransport::evict(OutConn &c, bool for_cap)
@@ -1245,7 +1236,7 @@ bool TcpTransport::progress_polling(int extra_fd, bool *extra_ready)
     }
     // Above the cap after overflows: evict what has become idle since.
     size_t open = open_count();
-    if (!finalizing_ && open > ctx_.config().max_contexts) {
+    if (!finalizing_ && open > cap_.cap()) {
         trim(open);
         open = open_count();
     }

@@ -280,6 +280,9 @@ void UdpTransport::throw_failure(int dest) const
 
 // ------------------------------------------------------- eviction (the cap)
 //
+// The policy is every capped table's (PeerCap, support/peer_cap.hpp, through
+// the PeerTable): evictable() is this table's may-go predicate, and the
+// once-a-second sweep in progress trims the table back after an overflow.
 // A Peer may be dropped only when dropping loses nothing: all our datagrams
 // to it acknowledged (so delivered), nothing queued, nothing received early
 // or half a record decoded, no acknowledgement owed, not finalizing ourselves,

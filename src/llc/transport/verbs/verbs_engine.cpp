@@ -95,6 +95,9 @@ bool VerbsEngine::evictable(const Peer &p) const
            p.inbox.empty() && p.deferred_credits == 0 && p.rndv_tx == 0;
 }
 
+// The table's may-go predicate is evictable().  After an overflow (no
+// peer could go) nothing trims the table back: it keeps that size, each
+// later insertion evicting one peer that may go by then.
 VerbsEngine::Peer &VerbsEngine::peer_for(int rank)
 {
     auto &slot = peers_.get_or_create(
