@@ -136,6 +136,7 @@
 #include "transport/tcp/tcp_hello.hpp"
 #include "support/unique_fd.hpp"
 #include "support/peer_cap.hpp"
+#include "transport/peer_timeout.hpp"
 
 #include <poll.h>
 
@@ -374,6 +375,7 @@ private:
     std::vector<std::unique_ptr<OutConn>> closing_; // evicted connections, until removed from out_live_
     uint64_t use_clock_ = 0; // ticks on every send (LRU order)
     PeerCap cap_;            // LLC_MAX_CONTEXTS open connections of ours, while some are idle
+    PeerTimeout peer_timeout_; // LLC_TCP_PEER_TIMEOUT_MS: a peer that owes acknowledgements longer is dead
     bool finalizing_ = false;
     bool bidi_ = false; // one connection carries both directions (enable_bidirectional)
     std::vector<std::unique_ptr<InConn>> in_;
