@@ -86,6 +86,7 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/tagged/tagged_offers.cpp \
 	src/llc/tagged/tagged_util.hpp \
 	src/llc/transport/net_events.hpp \
+	src/llc/transport/busy_promotion.hpp \
 	src/llc/transport/peer_timeout.hpp \
 	src/llc/support/inet_address.cpp \
 	src/llc/support/inet_address.hpp \
