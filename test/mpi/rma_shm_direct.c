@@ -1,7 +1,7 @@
 /* One-sided communication into windows of shared memory (MPI_Win_allocate,
  * MPI_Win_allocate_shared), where the llc netmod copies puts and gets to a
  * process of the same node itself, and into MPI_Win_create windows, where
- * it moves contiguous data by cross-memory attach.  Every byte is checked, in windows whose
+ * it moves contiguous data of 64 KiB and more by cross-memory attach.  Every byte is checked, in windows whose
  * parts differ in size and displacement unit from rank to rank:
  *   - fence epochs: puts and gets of 1 B .. 64 KiB and of a strided datatype,
  *     to and from every rank;
@@ -88,38 +88,50 @@ static void win_done(MPI_Win * win)
         CHECK_MPI(MPI_Free_mem(base));
 }
 
-/* Passive target without the target: every other rank puts into rank 0's
- * window and reads back from it while rank 0 only reads its own memory and
- * makes no MPI call that could serve them (it gives up after 60 s, and the
- * job fails).  Only when all ranks are on one node. */
+/* Passive target without the target: every other rank puts 64 KiB into its
+ * region of rank 0's window and reads it back while rank 0 only reads its
+ * own memory and makes no MPI call that could serve them (it gives up after
+ * 60 s, and the job fails).  Only when all ranks are on one node.  (64 KiB:
+ * in MPI_Win_create windows smaller puts take MPICH's active messages, which
+ * need the target.) */
+#define SOLO_LONGS 8192
 static void without_the_target(void)
 {
     MPI_Win win;
     long *base;
-    win_new(64 * sizeof(long), sizeof(long), &base, &win);
-    for (int i = 0; i < 64; i++)
+    win_new((MPI_Aint) size * SOLO_LONGS * sizeof(long), sizeof(long), &base, &win);
+    for (long i = 0; i < (long) size * SOLO_LONGS; i++)
         base[i] = 0;
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) {
         const time_t give_up = time(NULL) + 60;
-        for (int o = 1; o < size && o < 64; o++) {
-            while (((volatile long *) base)[o] != 1000 + o) {
+        for (int o = 1; o < size; o++) {
+            volatile long *last = &base[(long) o * SOLO_LONGS + SOLO_LONGS - 1];
+            while (*last != 1000 + o) {
                 CHECK(time(NULL) < give_up, "%s: rank %d's put is not in rank 0's window after "
                       "60 s: the puts wait for the target", flavor_name(), o);
                 __sync_synchronize();
             }
         }
-    } else if (rank < 64) {
-        long v = 1000 + rank, back = -1;
+    } else {
+        long *v = malloc(sizeof(long) * SOLO_LONGS), *back = malloc(sizeof(long) * SOLO_LONGS);
+        for (int i = 0; i < SOLO_LONGS; i++)
+            v[i] = i == SOLO_LONGS - 1 ? 1000 + rank : rank * 100000 + i;
         /* MPI_MODE_NOCHECK: a lock that asks nothing of the target (MPICH's lock
          * requests wait for the target's grant) */
         CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, MPI_MODE_NOCHECK, win));
-        CHECK_MPI(MPI_Put(&v, 1, MPI_LONG, 0, rank, 1, MPI_LONG, win));
+        CHECK_MPI(MPI_Put(v, SOLO_LONGS, MPI_LONG, 0, (MPI_Aint) rank * SOLO_LONGS, SOLO_LONGS,
+                          MPI_LONG, win));
         CHECK_MPI(MPI_Win_flush(0, win));
-        CHECK_MPI(MPI_Get(&back, 1, MPI_LONG, 0, rank, 1, MPI_LONG, win));
+        CHECK_MPI(MPI_Get(back, SOLO_LONGS, MPI_LONG, 0, (MPI_Aint) rank * SOLO_LONGS, SOLO_LONGS,
+                          MPI_LONG, win));
         CHECK_MPI(MPI_Win_flush(0, win));
-        CHECK(back == v, "%s: read %ld back from rank 0, expected %ld", flavor_name(), back, v);
+        for (int i = 0; i < SOLO_LONGS; i++)
+            CHECK(back[i] == v[i], "%s: long %d read back from rank 0 is %ld, expected %ld",
+                  flavor_name(), i, back[i], v[i]);
         CHECK_MPI(MPI_Win_unlock(0, win));
+        free(v);
+        free(back);
     }
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     win_done(&win);
