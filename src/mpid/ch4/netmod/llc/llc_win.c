@@ -28,21 +28,15 @@ int MPIDI_LLC_rma_range_error(const char *op, int target_rank, MPI_Aint lo, MPI_
     return mpi_errno;
 }
 
-/* The window's lock around one caller-applied operation. */
-static int acc_lock(MPIR_Win * win, const char *opname)
+/* Take (lock) or release the window's lock around one caller-applied
+ * operation. */
+static int acc_mutex(MPIR_Win * win, int lock, const char *opname)
 {
     int mpi_errno = MPI_SUCCESS, err = MPL_SUCCESS;
-    MPL_proc_mutex_lock(MPIDI_LLC_WIN(win).acc_mutex, &err);
-    MPIR_ERR_CHKANDJUMP1(err != MPL_SUCCESS, mpi_errno, MPI_ERR_OTHER, "**windows_mutex",
-                         "**windows_mutex %s", opname);
-  fn_fail:
-    return mpi_errno;
-}
-
-static int acc_unlock(MPIR_Win * win, const char *opname)
-{
-    int mpi_errno = MPI_SUCCESS, err = MPL_SUCCESS;
-    MPL_proc_mutex_unlock(MPIDI_LLC_WIN(win).acc_mutex, &err);
+    if (lock)
+        MPL_proc_mutex_lock(MPIDI_LLC_WIN(win).acc_mutex, &err);
+    else
+        MPL_proc_mutex_unlock(MPIDI_LLC_WIN(win).acc_mutex, &err);
     MPIR_ERR_CHKANDJUMP1(err != MPL_SUCCESS, mpi_errno, MPI_ERR_OTHER, "**windows_mutex",
                          "**windows_mutex %s", opname);
   fn_fail:
@@ -148,7 +142,7 @@ int MPIDI_LLC_rma_get_accumulate(const char *opname, const void *origin_addr, in
         source_packed = 1;
     }
 
-    mpi_errno = acc_lock(win, opname);
+    mpi_errno = acc_mutex(win, 1, opname);
     MPIR_ERR_CHECK(mpi_errno);
     locked = 1;
     if (result_sz)
@@ -159,7 +153,7 @@ int MPIDI_LLC_rma_get_accumulate(const char *opname, const void *origin_addr, in
                                     target_count, target_datatype, op, source_packed, -1);
     locked = 0;
     {
-        int unlock_errno = acc_unlock(win, opname);
+        int unlock_errno = acc_mutex(win, 0, opname);
         if (mpi_errno == MPI_SUCCESS)
             mpi_errno = unlock_errno;
     }
@@ -171,7 +165,7 @@ int MPIDI_LLC_rma_get_accumulate(const char *opname, const void *origin_addr, in
     return mpi_errno;
   fn_fail:
     if (locked)
-        acc_unlock(win, opname);
+        acc_mutex(win, 0, opname);
     goto fn_exit;
 }
 
@@ -232,7 +226,7 @@ int MPIDI_LLC_rma_fetch_and_op(const char *opname, const void *origin_addr,
     if (target == NULL)
         goto fn_fail;
 
-    mpi_errno = acc_lock(win, opname);
+    mpi_errno = acc_mutex(win, 1, opname);
     MPIR_ERR_CHECK(mpi_errno);
     MPIR_Memcpy(result_addr, target, sz);
     if (compare_addr) {
@@ -249,7 +243,7 @@ int MPIDI_LLC_rma_fetch_and_op(const char *opname, const void *origin_addr,
                                     false, -1);
     }
     {
-        int unlock_errno = acc_unlock(win, opname);
+        int unlock_errno = acc_mutex(win, 0, opname);
         if (mpi_errno == MPI_SUCCESS)
             mpi_errno = unlock_errno;
     }
@@ -280,7 +274,8 @@ int MPIDI_LLC_rma_cma(int is_put, void *origin_addr, int origin_count,
 {
     int mpi_errno = MPI_SUCCESS, origin_contig, target_contig;
     size_t origin_sz, target_sz;
-    MPI_Aint origin_lb, target_lb, lo = 0, hi = 0;
+    MPI_Aint origin_lb, target_lb;
+    char *remote_at = NULL;     /* the target's bytes, in its address space */
     MPIR_Datatype *dtp ATTRIBUTE((unused));
     const char *opname = is_put ? "MPI_Put" : "MPI_Get";
     struct iovec local, remote;
@@ -294,11 +289,11 @@ int MPIDI_LLC_rma_cma(int is_put, void *origin_addr, int origin_count,
     if (target_sz > 0) {
         /* the bounds are known here, whichever path moves the data: MPIDIG
          * checks none */
-        MPIDI_LLC_rma_span(target_disp, peer->disp_unit, target_count, target_datatype, &lo,
-                           &hi);
-        if (unlikely(lo < 0 || hi > peer->size)) {
+        remote_at = acc_target(opname, target_rank, target_disp, target_count, target_datatype,
+                               (char *) (uintptr_t) peer->base, peer->size, peer->disp_unit,
+                               &mpi_errno);
+        if (remote_at == NULL) {
             *done = 1;
-            mpi_errno = MPIDI_LLC_rma_range_error(opname, target_rank, lo, hi, peer->size);
             goto fn_fail;
         }
     }
@@ -309,7 +304,7 @@ int MPIDI_LLC_rma_cma(int is_put, void *origin_addr, int origin_count,
     *done = 1;
     local.iov_base = (char *) origin_addr + origin_lb;
     local.iov_len = origin_sz;
-    remote.iov_base = (char *) (uintptr_t) peer->base + target_disp * peer->disp_unit + target_lb;
+    remote.iov_base = remote_at + target_lb;
     remote.iov_len = origin_sz;
     moved = is_put ? process_vm_writev(peer->pid, &local, 1, &remote, 1, 0)
         : process_vm_readv(peer->pid, &local, 1, &remote, 1, 0);
@@ -329,7 +324,8 @@ int MPIDI_LLC_rma_cma(int is_put, void *origin_addr, int origin_count,
         char what[256];
         snprintf(what, sizeof(what), "%s to rank %d of the window (process %d): %s at byte %ld "
                  "of its part", opname, target_rank, peer->pid,
-                 moved < 0 ? strerror(errno) : "moved part of the data only", (long) lo);
+                 moved < 0 ? strerror(errno) : "moved part of the data only",
+                 (long) (remote_at + target_lb - (char *) (uintptr_t) peer->base));
         MPIR_ERR_SET1(mpi_errno, MPI_ERR_RMA_RANGE, "**fail", "**fail %s", what);
         goto fn_fail;
     }
