@@ -164,8 +164,8 @@ int llc_get_stats_sized(const llc_context_t *ctx, llc_stats_t *out, size_t size)
 
 llc_fast_peer_t *llc_fast_peer(llc_context_t *ctx, int dest, int layout)
 {
-    // The sending side of layout 1 is unchanged in 2.
-    if (!ctx || (layout != LLC_FAST_LAYOUT && layout != 1))
+    // Only the current layout: the chunk alignment is the sender's to keep.
+    if (!ctx || layout != LLC_FAST_LAYOUT)
         return nullptr;
     try {
         return ctx->impl.fast_peer(dest);

@@ -50,18 +50,26 @@
 extern "C" {
 #endif
 
-/* Version of the ring and chunk layout below (2: llc_ring_rx_t and
- * llc_fast_poll_t; the sending side is as in 1, which llc_fast_peer still
- * accepts). */
-#define LLC_FAST_LAYOUT 2
+/* Version of the ring and chunk layout below (3: chunks start on cache
+ * lines).  llc_fast_peer and llc_fast_poll accept only the library's own. */
+#define LLC_FAST_LAYOUT 3
 
-/* A chunk starts at a 16-byte aligned position with {seal, len}: seal is
- * the chunk's start position + 1, stored last with release; len has
- * LLC_RING_MESSAGE_FLAG set for a whole message chunk, which holds an
- * llc_ring_tag_header_t and the payload and never wraps.  The producer
- * zeroes the next chunk's seal word before it seals, and always leaves one
- * chunk header's worth of room free for that word. */
-#define LLC_RING_CHUNK_ALIGN 16u
+/* A chunk starts at a cache-line (64-byte) aligned position with {seal,
+ * len} and takes whole cache lines: seal is the chunk's start position + 1,
+ * stored last with release; len has LLC_RING_MESSAGE_FLAG set for a whole
+ * message chunk, which holds an llc_ring_tag_header_t and the payload and
+ * never wraps.  So a message of up to 32 bytes is one cache line, header,
+ * tag and payload, and the consumer's wait for it is one line's transfer.
+ * The word where the next chunk will start must read 0 (never an old
+ * payload word that looks like a seal) once the chunk before it is sealed.
+ * The producer zeroes the first words of the free lines a few lines ahead
+ * of its position (LLC_RING_ZERO_AHEAD bytes) just after each seal, so that
+ * the stores which take those lines from the consumer's cache are not in
+ * front of the next seal; only a chunk that reaches beyond them zeroes its
+ * successor's word itself, before its seal.  It always leaves one chunk
+ * header's worth of room free for that word. */
+#define LLC_RING_CHUNK_ALIGN 64u
+#define LLC_RING_ZERO_AHEAD 256u
 #define LLC_RING_CHUNK_HEADER 16u
 #define LLC_RING_MESSAGE_FLAG (UINT64_C(1) << 63)
 
@@ -79,6 +87,7 @@ typedef struct llc_ring_tx {
     uint64_t mask;              /* capacity - 1 */
     uint64_t head;              /* next chunk's position (the producer's own copy) */
     uint64_t tail_seen;         /* the consumer's tail when last read (never ahead of it) */
+    uint64_t zeroed;            /* the first word of every line in [head, zeroed) is 0 */
     uint64_t *shared_head;      /* in shared memory: head, for the consumer's finalize checks */
     uint64_t *shared_tail;      /* in shared memory: stored by the consumer with release */
 } llc_ring_tx_t;
@@ -95,10 +104,17 @@ typedef struct llc_fast_peer {
     uint64_t bytes;
 } llc_fast_peer_t;
 
-/* Bytes a chunk of n bytes takes, with the next chunk's zeroed seal word. */
+/* Bytes of the ring a chunk with n bytes after its header occupies. */
+static inline uint64_t llc_ring_chunk_size(uint64_t n)
+{
+    return (LLC_RING_CHUNK_HEADER + n + LLC_RING_CHUNK_ALIGN - 1) & ~(uint64_t) (LLC_RING_CHUNK_ALIGN - 1);
+}
+
+/* Free bytes a chunk of n bytes needs: itself and the next chunk's zeroed
+ * seal word. */
 static inline uint64_t llc_ring_footprint(uint64_t n)
 {
-    return 2 * LLC_RING_CHUNK_HEADER + ((n + LLC_RING_CHUNK_ALIGN - 1) & ~(uint64_t) (LLC_RING_CHUNK_ALIGN - 1));
+    return llc_ring_chunk_size(n) + LLC_RING_CHUNK_HEADER;
 }
 
 /* Free bytes, from tail_seen when that shows `want` fit, else from a fresh
@@ -112,19 +128,36 @@ static inline uint64_t llc_ring_tx_space(llc_ring_tx_t *r, uint64_t want)
     return r->capacity - (r->head - r->tail_seen);
 }
 
+/* Zero the first word of each free line up to LLC_RING_ZERO_AHEAD bytes
+ * past the producer's position (free: the consumer is past it). */
+static inline void llc_ring_tx_zero_ahead(llc_ring_tx_t *r)
+{
+    uint64_t limit = r->head + LLC_RING_ZERO_AHEAD;
+    uint64_t free_end = r->tail_seen + r->capacity;
+    if (limit > free_end)
+        limit = free_end;
+    for (; r->zeroed < limit; r->zeroed += LLC_RING_CHUNK_ALIGN)
+        __atomic_store_n((uint64_t *) (void *) (r->data + (r->zeroed & r->mask)), 0, __ATOMIC_RELAXED);
+}
+
 /* Seal the chunk of len bytes (flags: LLC_RING_MESSAGE_FLAG or 0) written
- * after r->head's header: the next seal word zeroed, len, then the seal. */
+ * after r->head's header: the next seal word zeroed unless it already is,
+ * len, the seal, then the lines ahead zeroed. */
 static inline void llc_ring_tx_publish(llc_ring_tx_t *r, uint64_t len, uint64_t flags)
 {
     uint64_t head = r->head;
-    uint64_t next = head + llc_ring_footprint(len) - LLC_RING_CHUNK_HEADER;
+    uint64_t next = head + llc_ring_chunk_size(len);
     uint64_t len_word = len | flags;
     char *chunk = r->data + (head & r->mask);
-    __atomic_store_n((uint64_t *) (void *) (r->data + (next & r->mask)), 0, __ATOMIC_RELAXED);
+    if (next >= r->zeroed) {
+        __atomic_store_n((uint64_t *) (void *) (r->data + (next & r->mask)), 0, __ATOMIC_RELAXED);
+        r->zeroed = next + LLC_RING_CHUNK_ALIGN;
+    }
     memcpy(chunk + 8, &len_word, sizeof(len_word));
     __atomic_store_n((uint64_t *) (void *) chunk, head + 1, __ATOMIC_RELEASE);
     r->head = next;
     __atomic_store_n(r->shared_head, next, __ATOMIC_RELAXED);
+    llc_ring_tx_zero_ahead(r);
 }
 
 /* Where a whole message chunk of total bytes goes, or NULL when it does not

@@ -339,6 +339,7 @@ TEST(TaggedFast, OnlyToProcessesOnTheNodeWithTheSameLayout)
         if (p.rank == 0) {
             EXPECT_NE(llc_fast_peer(ctx, 1, LLC_FAST_LAYOUT), nullptr);
             EXPECT_EQ(llc_fast_peer(ctx, 1, LLC_FAST_LAYOUT + 1), nullptr) << "another layout";
+            EXPECT_EQ(llc_fast_peer(ctx, 1, LLC_FAST_LAYOUT - 1), nullptr) << "the older layout (16-byte chunks)";
             EXPECT_EQ(llc_fast_peer(ctx, 2, LLC_FAST_LAYOUT), nullptr) << "another node";
         } else if (p.rank == 1) {
             EXPECT_EQ(llc_fast_peer(ctx, 0, LLC_FAST_LAYOUT), nullptr) << "LLC_FAST_PATH=0";

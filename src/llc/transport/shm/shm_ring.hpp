@@ -2,8 +2,9 @@
 // shared memory.
 //
 // The producer writes a message's bytes as chunks.  A chunk is a 16-byte
-// header {seal, len} followed by len bytes, padded to 16 bytes; chunks start
-// at 16-byte aligned positions, so a header never wraps (the payload may).
+// header {seal, len} followed by len bytes, padded to whole cache lines;
+// chunks start on cache lines, so a header never wraps (the payload may) and
+// a small message chunk (up to 32 bytes after the header) is one line.
 // Positions count bytes ever written (64-bit, never wrap).  The producer
 // writes len and the payload, then stores seal = start position + 1 with
 // release: the chunk's own first word says it is ready, so a waiting
@@ -14,7 +15,10 @@
 // a chunk the producer zeroes the word where the next chunk will start, so
 // that old payload bytes there (which could hold any value, a future
 // position included) are never taken for a seal.  That word needs room: the
-// producer always leaves one header's worth of space free.
+// producer always leaves one header's worth of space free.  It zeroes those
+// words a few lines ahead, just after each seal (llc_ring_tx_publish): a
+// store to a line the consumer still holds in its cache waits for the line,
+// and the next seal would wait behind it.
 //
 // A chunk is either a piece of the byte stream (records, am_protocol.hpp,
 // reassembled by a StreamDecoder) or, with kMessageFlag set in its len, one
@@ -69,6 +73,9 @@ public:
     static constexpr uint64_t kMessageFlag = LLC_RING_MESSAGE_FLAG; // in len: a whole message chunk
     // Space one chunk of n bytes takes, with the next chunk's zeroed seal.
     static size_t footprint(size_t n) { return size_t(llc_ring_footprint(n)); }
+    // The most bytes one chunk can carry when `space` bytes are free (space
+    // is a multiple of kChunkAlign: every chunk is).
+    static size_t room(size_t space) { return space < footprint(1) ? 0 : space - kChunkAlign - kChunkHeader; }
 
     ShmRing() = default;
     // capacity: a power of two, at least 64 (the segment gives >= 4096).
@@ -80,6 +87,7 @@ public:
         if (control) {
             tx_.head = control->head.load(std::memory_order_relaxed);
             tx_.tail_seen = control->tail.load(std::memory_order_acquire);
+            tx_.zeroed = tx_.head; // nothing ahead is known to be zero
             tx_.shared_head = reinterpret_cast<uint64_t *>(&control->head);
             tx_.shared_tail = reinterpret_cast<uint64_t *>(&control->tail);
         }
@@ -109,9 +117,7 @@ public:
     size_t write_from(OutgoingMessage &msg)
     {
         size_t space = size_t(llc_ring_tx_space(&tx_, footprint(msg.remaining())));
-        if (space < footprint(1))
-            return 0;
-        size_t want = std::min(space - 2 * kChunkHeader, msg.remaining());
+        size_t want = std::min(room(space), msg.remaining());
         if (want == 0)
             return 0;
         size_t pos = (size_t(tx_.head) + kChunkHeader) & mask_;
@@ -200,7 +206,7 @@ public:
                 if (len > first)
                     consume(static_cast<const char *>(data_), size_t(len) - first);
             }
-            tail += kChunkHeader + padded(size_t(len));
+            tail += llc_ring_chunk_size(len);
         }
         if (tail == start)
             return 0;
@@ -216,8 +222,6 @@ public:
     }
 
 private:
-    static size_t padded(size_t n) { return (n + kChunkAlign - 1) & ~(kChunkAlign - 1); }
-
     std::atomic<uint64_t> &seal_at(size_t pos) const
     {
         return *reinterpret_cast<std::atomic<uint64_t> *>(data_ + pos);

@@ -74,7 +74,7 @@ TEST(Components, RingIgnoresOldBytesThatLookLikeASeal)
     ShmRing &ring = fresh->ring;
     // One big chunk whose payload word at ring offset o (in this lap) holds
     // o + kCap + 1: the seal of a chunk that starts there in the next lap.
-    size_t big = kCap - 2 * ShmRing::kChunkHeader;
+    size_t big = ShmRing::room(kCap); // the largest chunk an empty ring takes
     std::vector<char> payload(big);
     for (size_t off = 0; off + 8 <= big; off += 8) {
         uint64_t pos = ShmRing::kChunkHeader + off;
@@ -142,6 +142,10 @@ TEST(Components, RingCarriesMessageChunksInOrderWithStreamChunks)
     };
     uint64_t seed = 11;
     size_t messages = 0, refused = 0, streamed = 0;
+    auto read_some = [&] {
+        ring.read_all([&](const char *p, size_t n) { add(got, false, p, n); },
+                      [&](const char *p, size_t n) { add(got, true, p, n); });
+    };
     for (int i = 0; i < 3000; i++) {
         std::string body(1 + size_t(llctest::mix64(seed++) % 200), char('a' + i % 26));
         body[0] = char(i);
@@ -153,12 +157,14 @@ TEST(Components, RingCarriesMessageChunksInOrderWithStreamChunks)
         } else {
             refused += as_message;
             streamed += !as_message;
-            ASSERT_TRUE(ring.try_write_whole(&s, 1, body.size())) << "chunk " << i;
+            if (!ring.try_write_whole(&s, 1, body.size())) {
+                read_some(); // the ring is full: the consumer makes room
+                ASSERT_TRUE(ring.try_write_whole(&s, 1, body.size())) << "chunk " << i << " in an empty ring";
+            }
             add(sent, false, body.data(), body.size());
         }
         if (llctest::mix64(seed++) % 4 == 0 || i == 2999)
-            ring.read_all([&](const char *p, size_t n) { add(got, false, p, n); },
-                          [&](const char *p, size_t n) { add(got, true, p, n); });
+            read_some();
     }
     EXPECT_TRUE(ring.empty());
     EXPECT_GT(messages, 1000u);
@@ -207,4 +213,49 @@ TEST(Components, RingRejectsAWrappingMessageChunkAndUnexpectedOnes)
     std::memcpy(forged->data + kCap - 64 + 8, &len, 8);
     std::memcpy(forged->data + kCap - 64, &seal, 8);
     expect_peer_error(forged->ring, true, "wraps");
+}
+
+// Every chunk starts on a cache line and takes whole lines: a message chunk
+// of a tag header and up to 32 bytes of payload (48 after the chunk header)
+// is exactly one line, so the consumer's wait for a small message is one
+// line's transfer; 49 bytes take two.  Stream chunks keep the alignment too,
+// over laps, and the bytes come out as they went in.
+TEST(Components, RingChunksStartOnCacheLinesAndSmallMessagesTakeOne)
+{
+    auto fresh = std::make_unique<FreshRing>();
+    ShmRing &ring = fresh->ring;
+    const llc_ring_tx_t *tx = ring.producer();
+    uint64_t seed = 5;
+    for (int i = 0; i < 2000; i++) {
+        size_t n = 1 + size_t(llctest::mix64(seed++) % 300);
+        std::string body(n, char('a' + i % 26));
+        ConstSpan s{body.data(), body.size()};
+        uint64_t before = tx->head;
+        bool message = i % 2 == 0;
+        bool wrote = message ? ring.try_write_message(&s, 1, n) : ring.try_write_whole(&s, 1, n);
+        if (!wrote) {
+            ASSERT_TRUE(message) << "stream chunk " << i << " refused in an empty ring";
+            ASSERT_TRUE(ring.try_write_whole(&s, 1, n));
+        }
+        uint64_t lines = (tx->head - before) / kCacheLine;
+        ASSERT_EQ(before % kCacheLine, 0u) << "chunk " << i;
+        ASSERT_EQ(tx->head % kCacheLine, 0u) << "after chunk " << i;
+        ASSERT_EQ(lines, (ShmRing::kChunkHeader + n + kCacheLine - 1) / kCacheLine) << n << " bytes";
+        if (n <= 48) {
+            ASSERT_EQ(lines, 1u) << n << " bytes";
+        }
+        // Where the next chunk will start, the word reads 0 once this one
+        // is sealed, and so do the lines zeroed ahead of it.
+        for (uint64_t at = tx->head; at < tx->zeroed; at += kCacheLine) {
+            uint64_t word;
+            std::memcpy(&word, fresh->data + (at & (FreshRing::kCap - 1)), sizeof(word));
+            ASSERT_EQ(word, 0u) << "line at " << at << " after chunk " << i;
+        }
+        ASSERT_GT(tx->zeroed, tx->head) << "after chunk " << i;
+        std::string got;
+        ring.read_all([&](const char *p, size_t k) { got.append(p, k); }, [&](const char *p, size_t k) { got.append(p, k); });
+        ASSERT_EQ(got, body) << "chunk " << i;
+    }
+    EXPECT_GT(tx->head, 4 * FreshRing::kCap) << "fewer than four laps";
+    EXPECT_TRUE(ring.empty());
 }
