@@ -268,6 +268,10 @@ TEST_P(MidTransferDeath, SurvivorGetsAnErrorNamingTheDeadRank)
                         break;
                     llc_progress(ctx, nullptr);
                 }
+                if (over_udp) {
+                    EXPECT_GE(after.udp_packets_sent, before.udp_packets_sent + 8)
+                        << "the victim did not get 8 datagrams of its message out in 5 s";
+                }
             } else {
                 usleep(200 * 1000); // never reads rank 0's message
             }
@@ -279,10 +283,21 @@ TEST_P(MidTransferDeath, SurvivorGetsAnErrorNamingTheDeadRank)
             int rc = llc_am_send(ctx, 1, 1, nullptr, 0, &iov, 1, done, &status);
             EXPECT_TRUE(rc == LLC_INPROGRESS || rc == LLC_OK) << rc;
         }
+        llc_stats_t st0;
+        llc_get_stats(ctx, &st0);
         double start = now_s();
         int rc = progress_until_error(ctx, 20);
         double took = now_s() - start;
-        EXPECT_EQ(rc, LLC_ERR_PEER) << "no error after " << took << " s";
+        llc_stats_t st;
+        llc_get_stats(ctx, &st);
+        // what arrived from the victim, for a failure to say why nothing was noticed
+        EXPECT_EQ(rc, LLC_ERR_PEER) << "no error after " << took << " s; meanwhile: received "
+                                    << st.bytes_received - st0.bytes_received << " bytes in "
+                                    << st.msgs_received - st0.msgs_received << " messages, udp acks sent "
+                                    << st.udp_acks_sent - st0.udp_acks_sent << ", duplicates "
+                                    << st.udp_duplicates - st0.udp_duplicates << ", strangers dropped "
+                                    << st.udp_auth_dropped - st0.udp_auth_dropped << ", stream restarts "
+                                    << st.udp_peer_restarts - st0.udp_peer_restarts;
         EXPECT_LT(took, 5.0); // rank 1 dies 0.1-0.3 s in; the detection itself takes 50-200 ms
         EXPECT_TRUE(contains(llc_last_error(ctx), "rank 1")) << llc_last_error(ctx);
         // (over tcp the 16 MiB may all have reached rank 0's socket before the

@@ -1461,7 +1461,8 @@ bool UdpTransport::probe_stalled_senders(uint64_t now)
         Peer &p = *live_[i];
         if (p.failed || p.goodbye_rx)
             continue;
-        bool mid_message = (p.decoder && !p.decoder->at_record_boundary()) || !p.ooo.empty();
+        // (datagrams landed in its ring ahead of a missing one count too)
+        bool mid_message = (p.decoder && !p.decoder->at_record_boundary()) || !p.ooo.empty() || p.ring_held();
         if (!mid_message || now <= p.last_heard_us || now - p.last_heard_us < kStallProbeUs)
             continue;
         if (now - p.last_heard_us > limit) {
