@@ -86,6 +86,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/tagged/tagged_offers.cpp \
 	src/llc/tagged/tagged_util.hpp \
 	src/llc/transport/net_events.hpp \
+	src/llc/transport/busy_promotion.hpp \
+	src/llc/transport/peer_timeout.hpp \
 	src/llc/support/inet_address.cpp \
 	src/llc/support/inet_address.hpp \
 	src/llc/transport/tcp/ack_flusher.cpp \
@@ -141,13 +143,15 @@ src_llc_libllc_la_SOURCES += \
 src_llc_libllc_la_LDFLAGS = -version-info 6:0:1
 src_llc_libllc_la_LIBADD = $(VERBS_LIBS) $(CRYPTO_LIBS)
 
-## memory accounting, hashed peer table, build information
+## memory accounting, hashed peer table and the capped tables' eviction
+## policy, build information
 src_llc_libllc_la_SOURCES += \
 	src/llc/core/build_info.cpp \
 	src/llc/core/build_info.hpp \
 	src/llc/support/lazy_array.hpp \
 	src/llc/mem/mem_accounting.cpp \
 	src/llc/mem/mem_accounting.hpp \
+	src/llc/support/peer_cap.hpp \
 	src/llc/support/peer_table.hpp
 
 ## tools installed in $(bindir): llc_info (version, transports, environment

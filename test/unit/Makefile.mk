@@ -23,6 +23,8 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/core/init_test.cpp \
 	test/unit/transport/self/self_test.cpp \
 	test/unit/transport/caps_test.cpp \
+	test/unit/transport/peer_timeout_test.cpp \
+	test/unit/transport/busy_promotion_test.cpp \
 	test/unit/api/pingpong_test.cpp \
 	test/unit/tagged/tagged_test.cpp \
 	test/unit/tagged/tagged_hostile_test.cpp \
@@ -45,9 +47,11 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/core/counters_test.cpp \
 	test/unit/transport/udp/udp_test.cpp \
 	test/unit/hybrid/switch_policy_test.cpp \
+	test/unit/transport/udp/switch_asks_test.cpp \
 	test/unit/hybrid/receive_history_test.cpp \
 	test/unit/hybrid/hybrid_switch_test.cpp \
 	test/unit/hybrid/hybrid_cap_test.cpp \
+	test/unit/transport/udp/udp_ring_landing_test.cpp \
 	test/unit/hybrid/ring_landing_test.cpp \
 	test/unit/hybrid/connected_slots_test.cpp \
 	test/unit/hybrid/ring_pool_test.cpp \
@@ -66,6 +70,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/mem/mem_udp_test.cpp \
 	test/unit/mem/mem_account_test.cpp \
 	test/unit/node/node_map_test.cpp \
+	test/unit/support/peer_cap_test.cpp \
 	test/unit/support/peer_table_test.cpp \
 	test/unit/transport/verbs/reg_cache_test.cpp \
 	test/unit/core/info_test.cpp \

@@ -18,7 +18,7 @@ namespace llc {
 
 NetRouter::NetRouter(Context &ctx, const std::vector<int> &local_ranks)
     : ctx_(ctx), config_(ctx.config()), stats_(ctx.counters()), rank_(ctx.rank()),
-      hybrid_(config_.net == Config::Net::Hybrid)
+      hybrid_(config_.net == Config::Net::Hybrid), promotion_(config_.hybrid_promote_msgs)
 {
     if (config_.net != Config::Net::Udp) {
         tcp_ = std::make_unique<TcpTransport>(ctx);
@@ -355,7 +355,7 @@ SwitchVerdict NetRouter::on_switch_request(int src, uint64_t want, uint64_t numb
             int victim = least_busy_tcp_route();
             uint64_t src_score = r.score + r.period_msgs;
             Route *v = victim < 0 ? nullptr : routes_.peek(victim);
-            if (!v || (v->score + v->period_msgs) * 2 > src_score) {
+            if (!v || !BusyPromotion::displaces(src_score, v->score + v->period_msgs, BusyPromotion::AtTwice::Displaces)) {
                 stats_.rc_slots_full++;
                 return refuse();
             }
@@ -487,7 +487,8 @@ bool NetRouter::udp_state_droppable(int dest) const
 
 // ------------------------------------------------------------ the hybrid cap
 //
-// routes_ and sources_ are PeerTables of capacity LLC_MAX_CONTEXTS.  Making
+// routes_ and sources_ are PeerTables of capacity LLC_MAX_CONTEXTS, under
+// the policy of every capped table (PeerCap, support/peer_cap.hpp).  Making
 // room for a new peer evicts an entry the table's predictor picks (the
 // entry predicted to be used again furthest in the future: PeerTable's
 // approximation of Belady's MIN over its logical clock of lookups, LRU
@@ -576,15 +577,14 @@ size_t NetRouter::age_routes()
 // LLC_HYBRID_DRIVER=sender: promote busy destinations, demote quiet ones.
 void NetRouter::sender_tick()
 {
-    const uint64_t threshold = config_.hybrid_promote_msgs;
     // Quiet tcp destinations go back to udp; the connection stays open for reuse.
     routes_.for_each([&](int dest, Route &r) {
-        if (r.switching == Switching::None && r.path == Path::Tcp && r.score < threshold / 4)
+        if (r.switching == Switching::None && r.path == Path::Tcp && promotion_.quiet(r.score))
             demote(dest, r);
     });
     std::vector<std::pair<uint64_t, int>> candidates;
     routes_.for_each([&](int dest, const Route &r) {
-        if (r.switching == Switching::None && r.path == Path::Udp && r.score >= threshold)
+        if (r.switching == Switching::None && r.path == Path::Udp && promotion_.busy(r.score))
             candidates.push_back({r.score, dest});
     });
     std::sort(candidates.begin(), candidates.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
@@ -603,7 +603,7 @@ void NetRouter::sender_tick()
                 victim_rank = dest;
             }
         });
-        if (!victim || victim->score * 2 >= c.first) {
+        if (!victim || !BusyPromotion::displaces(c.first, victim->score, BusyPromotion::AtTwice::Stays)) {
             stats_.rc_slots_full++;
             break;
         }

@@ -28,6 +28,7 @@
 #include "hybrid/switch_policy.hpp"
 #include "llc.h"
 #include "support/peer_table.hpp"
+#include "transport/busy_promotion.hpp"
 #include "transport/transport.hpp"
 #include "transport/net_events.hpp"
 #include "wire/outgoing_message.hpp"
@@ -168,6 +169,7 @@ private:
     llc_stats_t &stats_; // the context's counters
     const int rank_;
     const bool hybrid_; // LLC_NET=hybrid (tcp and udp)
+    const BusyPromotion promotion_; // LLC_HYBRID_PROMOTE_MSGS: which routes take a connected slot
     TransportCaps caps_;
 
     PeerTable<Route> routes_{1, {}, 0, true}; // sized by the constructor (hybrid only)

@@ -7,10 +7,11 @@
 //
 //   * Lookup: bucket = hash(rank) mod buckets (buckets = capacity by default),
 //     then a walk of the bucket's chain (slot indices, no allocation).
-//   * Capacity: at most `capacity` (gamma, LLC_MAX_CONTEXTS) live entries.
-//     Inserting into a full table evicts one entry first; the owner's evict
-//     hook is called with the rank and the value so it can flush or tear
-//     down the peer's state before the slot is reused.
+//   * Capacity: at most `capacity` (gamma, LLC_MAX_CONTEXTS) live entries,
+//     under the eviction policy of every capped per-peer table (PeerCap,
+//     peer_cap.hpp): inserting into a full table evicts one entry first;
+//     the owner's evict hook is called with the rank and the value so it
+//     can flush or tear down the peer's state before the slot is reused.
 //   * Eviction predictor (an approximation of Belady's MIN, which evicts the
 //     entry whose next use is furthest in the future).  Time is a logical
 //     clock that ticks on every use.  Each entry keeps its last use L and an
@@ -36,15 +37,17 @@
 //   * Entries that must not go (an owner's "busy" state): get_or_create with
 //     a may_evict predicate only evicts an entry it accepts (the predictor
 //     picks among those).  When none may go, the table grows past its
-//     capacity instead of failing (counted in overflows()); trim() evicts
-//     the excess once entries may go again.  Slots added that way stay
-//     allocated (on the free list) for reuse.
+//     capacity instead of failing (PeerCap's overflow, counted in
+//     overflows()); trim() evicts the excess once entries may go again.
+//     Slots added that way stay allocated (on the free list) for reuse.
 //   * Slots on demand (constructor flag): the slot array starts empty and
 //     grows by one slot (vector growth: capacity doubling) when no free slot
 //     is left, so a table sized for a large capacity costs only its bucket
 //     heads and ghosts until it fills.  A reference returned by
 //     get_or_create may then be invalidated by any later insertion.
 #pragma once
+
+#include "support/peer_cap.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -61,11 +64,10 @@ public:
     using EvictHook = std::function<void(int rank, T &value)>;
 
     explicit PeerTable(size_t capacity, EvictHook on_evict = {}, size_t buckets = 0, bool slots_on_demand = false)
-        : on_evict_(std::move(on_evict))
+        : cap_(capacity), on_evict_(std::move(on_evict))
     {
         if (capacity == 0)
             throw std::invalid_argument("PeerTable capacity must be at least 1");
-        capacity_ = capacity;
         heads_.assign(buckets ? buckets : capacity, kNone);
         ghosts_.resize(capacity);
         if (!slots_on_demand) {
@@ -76,11 +78,11 @@ public:
         }
     }
 
-    size_t capacity() const { return capacity_; }
+    size_t capacity() const { return cap_.cap(); }
     size_t size() const { return live_; }
-    uint64_t overflows() const { return overflows_; }
+    uint64_t overflows() const { return cap_.overflows(); }
     size_t buckets() const { return heads_.size(); }
-    uint64_t evictions() const { return evictions_; }
+    uint64_t evictions() const { return cap_.evictions(); }
     uint64_t hits() const { return hits_; }
     uint64_t misses() const { return misses_; }
 
@@ -125,13 +127,7 @@ public:
         }
         misses_++;
         T value = make(rank); // first, so a throwing make leaves the table as it was
-        if (live_ >= capacity_) {
-            int32_t v = victim(may_evict);
-            if (v != kNone)
-                evict(v);
-            else
-                overflows_++;
-        }
+        cap_.make_room(live_, victim_slot(may_evict), evict_slot());
         if (free_ == kNone)
             grow();
         i = free_;
@@ -194,15 +190,7 @@ public:
     // table is back at its capacity.  Returns how many were evicted.
     template <class MayEvict> size_t trim(MayEvict &&may_evict)
     {
-        size_t n = 0;
-        while (live_ > capacity_) {
-            int32_t v = victim(may_evict);
-            if (v == kNone)
-                break;
-            evict(v);
-            n++;
-        }
-        return n;
+        return cap_.trim(live_, victim_slot(may_evict), evict_slot());
     }
 
     // Bytes held: the object, the slot array and the bucket heads.
@@ -279,7 +267,7 @@ private:
         uint64_t age = clock_ - s.last_use;
         if (s.interval != 0 && age <= s.interval)
             return s.interval - age;
-        return age + capacity_;
+        return age + cap_.cap();
     }
 
     template <class MayEvict> int32_t victim(MayEvict &&may_evict) const
@@ -300,12 +288,25 @@ private:
         return best;
     }
 
+    // PeerCap's victim() and evict(v) for this table: the predictor's
+    // choice among the entries may_evict accepts, as a slot pointer.
+    template <class MayEvict> auto victim_slot(MayEvict &&may_evict) const
+    {
+        return [this, &may_evict]() -> const Slot * {
+            int32_t v = victim(may_evict);
+            return v == kNone ? nullptr : &slots_[size_t(v)];
+        };
+    }
+    auto evict_slot()
+    {
+        return [this](const Slot *s) { evict(int32_t(s - slots_.data())); };
+    }
+
     void evict(int32_t i)
     {
         Slot &s = slots_[size_t(i)];
         if (on_evict_)
             on_evict_(s.rank, s.value);
-        evictions_++;
         ghosts_[ghost_index(s.rank)] = Ghost{s.rank, s.last_use, s.interval};
         unlink(i);
     }
@@ -314,8 +315,8 @@ private:
     void grow()
     {
         // on demand: double up to the capacity, not past it
-        if (slots_.size() < capacity_ && slots_.size() == slots_.capacity())
-            slots_.reserve(std::min(capacity_, std::max<size_t>(4, 2 * slots_.size())));
+        if (slots_.size() < cap_.cap() && slots_.size() == slots_.capacity())
+            slots_.reserve(std::min(cap_.cap(), std::max<size_t>(4, 2 * slots_.size())));
         slots_.emplace_back();
         slots_.back().next = free_;
         free_ = int32_t(slots_.size() - 1);
@@ -341,10 +342,10 @@ private:
     std::vector<int32_t> heads_;
     std::vector<Ghost> ghosts_;
     int32_t free_ = kNone;
-    size_t capacity_ = 0;
+    PeerCap cap_;
     size_t live_ = 0;
     uint64_t clock_ = 0;
-    uint64_t evictions_ = 0, hits_ = 0, misses_ = 0, overflows_ = 0;
+    uint64_t hits_ = 0, misses_ = 0;
     EvictHook on_evict_;
 };
 

@@ -30,10 +30,12 @@
 // producer touches it.  The producer keeps the last tail it read and reads
 // the shared one again only when that copy says the ring is too full.
 //
-// The layout and the producer's steps are written once, in the installed
-// header llc_fast.h (llc_ring_tx_t and its inline functions), because a
-// caller's inline fast path (llc_fast_tsend) writes message chunks into the
-// same ring with the same producer state; this class uses them.
+// The layout, the producer's steps and the consumer's look for a sealed
+// chunk are written once, in the installed header llc_fast.h (llc_ring_tx_t,
+// llc_ring_rx_t and their inline functions), because a caller's inline fast
+// path writes message chunks into the same ring with the same producer state
+// (llc_fast_tsend) and looks at the consumer's position (llc_fast_poll_skip);
+// this class uses them.
 #pragma once
 
 #include "llc_fast.h"
@@ -214,11 +216,12 @@ public:
         return size_t(tail - start);
     }
 
-    // Consumer: no sealed chunk waits.
+    // Consumer: no sealed chunk waits (the look of llc_fast.h at the
+    // consumer's position, as a caller's inline poll makes it).
     bool empty() const
     {
-        uint64_t tail = control_->tail.load(std::memory_order_relaxed);
-        return seal_at(size_t(tail) & mask_).load(std::memory_order_acquire) != tail + 1;
+        const llc_ring_rx_t rx = consumer();
+        return !llc_ring_rx_ready(&rx);
     }
 
 private:

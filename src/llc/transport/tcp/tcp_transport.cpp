@@ -81,7 +81,9 @@ std::string unproven_close_message(const std::string &who)
 
 } // namespace
 
-TcpTransport::TcpTransport(Context &ctx) : ctx_(ctx), secret_(ctx.bootstrap(), ctx.rank(), "llc-secret-tcp")
+TcpTransport::TcpTransport(Context &ctx)
+    : ctx_(ctx), cap_(ctx.config().max_contexts), peer_timeout_(ctx.config().tcp_peer_timeout_ms),
+      secret_(ctx.bootstrap(), ctx.rank(), "llc-secret-tcp")
 {
     listener_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!listener_.valid())
@@ -120,7 +122,7 @@ void TcpTransport::enable_bidirectional()
 {
     bidi_ = ctx_.config().tcp_bidi && (ctx_.size() < 2 || ctx_.config().max_contexts >= size_t(ctx_.size() - 1));
     if (bidi_ && !flusher_) {
-        const uint64_t period = std::min(kAckFlushPeriodUs, ctx_.config().tcp_peer_timeout_ms * 1000 / 8);
+        const uint64_t period = std::min(kAckFlushPeriodUs, peer_timeout_.ms() * 1000 / 8);
         flusher_ = std::make_unique<AckFlusher>(mu_, period, [this] { return flush_held_acks(flusher_->period_us()); });
     }
 }
@@ -272,7 +274,8 @@ void TcpTransport::drop_in(InConn &c)
 
 // ------------------------------------------------- eviction (the cap)
 //
-// See tcp_transport.hpp.  Only a connection whose peer has read (and so
+// See tcp_transport.hpp.  The policy is every capped table's (PeerCap,
+// support/peer_cap.hpp).  Only a connection whose peer has read (and so
 // delivered) every byte we wrote may go: its Close is the only thing the
 // receiver still reads from it, so a message on a new connection to the
 // same rank cannot overtake anything.  The victim is the least recently
@@ -292,49 +295,38 @@ size_t TcpTransport::open_count() const
     return n;
 }
 
-TcpTransport::OutConn *TcpTransport::lru_idle(const OutConn *except)
+TcpTransport::OutConn *TcpTransport::lru_idle()
 {
-    OutConn *best = nullptr;
-    for (OutConn *c : out_live_)
-        if (c != except && idle(*c) && (!best || c->last_use < best->last_use))
-            best = c;
-    return best;
+    return least_recently_used(
+        out_live_, [this](const OutConn &c) { return idle(c); }, [](const OutConn &c) { return c.last_use; });
 }
 
 // Called before a new connection is opened.
 void TcpTransport::make_room()
 {
-    if (open_count() < ctx_.config().max_contexts)
-        return;
-    OutConn *victim = lru_idle(nullptr);
-    if (!victim) {
-        // Acknowledgements are read lazily: look at the ones waiting on the
-        // quiet connections (not read within the last millisecond, so that
-        // a stream of new destinations costs at most one recv per
-        // connection and millisecond), then look again.
-        uint64_t now = 0;
-        for (OutConn *c : out_live_)
-            if (c->queue.empty() && acks_due(*c, now))
-                read_acks(*c);
-        victim = lru_idle(nullptr);
-    }
-    if (victim)
-        evict(*victim);
-    else
+    auto victim = [this] {
+        OutConn *v = lru_idle();
+        if (!v) {
+            // Acknowledgements are read lazily: look at the ones waiting on the
+            // quiet connections (not read within the last millisecond, so that
+            // a stream of new destinations costs at most one recv per
+            // connection and millisecond), then look again.
+            uint64_t now = 0;
+            for (OutConn *c : out_live_)
+                if (c->queue.empty() && acks_due(*c, now))
+                    read_acks(*c);
+            v = lru_idle();
+        }
+        return v;
+    };
+    if (cap_.make_room(open_count(), victim, [this](OutConn *v) { evict(*v); }) == PeerCap::Room::Overflow)
         ctx_.counters().tcp_cap_overflows++; // none idle: go above the cap, progress trims it later
 }
 
 // Above the cap (after overflows): evict idle connections until back at it.
 void TcpTransport::trim(size_t open)
 {
-    const size_t cap = ctx_.config().max_contexts;
-    while (open > cap) {
-        OutConn *victim = lru_idle(nullptr);
-        if (!victim)
-            break;
-        evict(*victim);
-        open--;
-    }
+    cap_.trim(open, [this] { return lru_idle(); }, [this](OutConn *v) { evict(*v); });
 }
 
 void TcpTransport::evict(OutConn &c, bool for_cap)
@@ -460,7 +452,7 @@ bool TcpTransport::flush(OutConn &c)
             if (c.auth && (errno == ECONNRESET || errno == EPIPE))
                 fail_out(c, LLC_ERR_PEER, unproven_close_message(who));
             else if (errno == ETIMEDOUT)
-                fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who, ctx_.config().tcp_peer_timeout_ms));
+                fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who, peer_timeout_.ms()));
             else
                 fail_out(c, LLC_ERR_PEER,
                          errno_message("connection to " + who + " broke while sending", errno) +
@@ -604,7 +596,7 @@ bool TcpTransport::read_acks(OutConn &c)
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return did;
             if (errno == ETIMEDOUT)
-                fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who(), ctx_.config().tcp_peer_timeout_ms));
+                fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who(), peer_timeout_.ms()));
             else
                 fail_out(c, LLC_ERR_PEER,
                          errno_message("connection to " + who() + " broke", errno) + "; the process probably died");
@@ -657,21 +649,19 @@ bool TcpTransport::check_liveness(OutConn &c, uint64_t now)
 {
     if (c.state != OutConn::State::Connected || !owes_ack(c))
         return false;
-    uint64_t limit_ms = ctx_.config().tcp_peer_timeout_ms;
-    if (now <= c.waiting_since_us || now - c.waiting_since_us <= limit_ms * 1000)
+    if (!peer_timeout_.expired(c.waiting_since_us, now))
         return false;
     // Acknowledgements are read lazily: look at the ones waiting first
     // (a receiving half on the same socket reads them whenever they come).
     if (!c.adopted && !c.pair_in && read_acks(c) && c.state == OutConn::State::Failed)
         return true;
-    if (!owes_ack(c) || now <= c.waiting_since_us ||
-        now - c.waiting_since_us <= limit_ms * 1000)
+    if (!owes_ack(c) || !peer_timeout_.expired(c.waiting_since_us, now))
         return false;
-    uint64_t waited_ms = (now - c.waiting_since_us) / 1000;
     fail_out(c, LLC_ERR_PEER,
              "rank " + std::to_string(c.rank) + " (host " + c.addr + ") has read none of the " +
-                 std::to_string(std::min(c.bytes_written, c.owed_limit) - c.bytes_acked) +
-                 " bytes outstanding to it for " + std::to_string(waited_ms) + " ms " + timeout_advice(limit_ms) +
+                 std::to_string(std::min(c.bytes_written, c.owed_limit) - c.bytes_acked) + " bytes outstanding to it for " +
+                 std::to_string(PeerTimeout::silent_ms(c.waiting_since_us, now)) + " ms " +
+                 timeout_advice(peer_timeout_.ms()) +
                  "; the process probably stopped or died");
     return true;
 }
@@ -680,7 +670,7 @@ void TcpTransport::set_user_timeout(int fd) const
 {
     // The kernel aborts the connection when data it sent stays
     // unacknowledged (host down, network partitioned) this long.
-    unsigned int ms = unsigned(ctx_.config().tcp_peer_timeout_ms);
+    unsigned int ms = unsigned(peer_timeout_.ms());
     ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
 }
 
@@ -866,7 +856,7 @@ bool TcpTransport::read_in(InConn &c)
         if (c.goodbye)
             close_in(c, LLC_OK, "");
         else if (err == ETIMEDOUT)
-            close_in(c, LLC_ERR_PEER, kernel_timeout_message(describe(c), ctx_.config().tcp_peer_timeout_ms));
+            close_in(c, LLC_ERR_PEER, kernel_timeout_message(describe(c), peer_timeout_.ms()));
         else if (err == 0)
             close_in(c, LLC_ERR_PEER, describe(c) + " closed the connection unexpectedly; the process probably died");
         else
@@ -932,7 +922,7 @@ void TcpTransport::send_ack(InConn &c, bool prompt)
         return;
     const char *p = reinterpret_cast<const char *>(&c.ack_out) + (sizeof(WireHeader) - c.ack_unsent);
     for (;;) {
-        int more = ctx_.config().tcp_peer_timeout_ms >= kCorkedAcksMinTimeoutMs && !c.acks_prompt && !prompt ? MSG_MORE : 0;
+        int more = peer_timeout_.ms() >= kCorkedAcksMinTimeoutMs && !c.acks_prompt && !prompt ? MSG_MORE : 0;
         ssize_t w = ::send(sock(c), p, c.ack_unsent, MSG_NOSIGNAL | MSG_DONTWAIT | more);
         if (w >= 0) {
             c.ack_unsent -= uint32_t(w);
@@ -988,7 +978,7 @@ bool TcpTransport::read_proof(OutConn &c)
         if (n == 0 || errno == ECONNRESET)
             fail_out(c, LLC_ERR_PEER, unproven_close_message(who));
         else if (errno == ETIMEDOUT)
-            fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who, ctx_.config().tcp_peer_timeout_ms));
+            fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who, peer_timeout_.ms()));
         else
             fail_out(c, LLC_ERR_PEER, errno_message("the connection to " + who + " broke", errno) +
                                           "; the process probably died");
@@ -1220,7 +1210,7 @@ bool TcpTransport::progress_polling(int extra_fd, bool *extra_ready)
                 if (c.ack_held_since_us == 0)
                     c.ack_held_since_us = now;
                 const uint64_t limit =
-                    mid_record ? ctx_.config().tcp_peer_timeout_ms * 1000 / kMidRecordAckDivisor : kAckHoldUs;
+                    mid_record ? peer_timeout_.ms() * 1000 / kMidRecordAckDivisor : kAckHoldUs;
                 if (now - c.ack_held_since_us < limit) {
                     if (!mid_record)
                         flusher_->note_held();
@@ -1245,7 +1235,7 @@ bool TcpTransport::progress_polling(int extra_fd, bool *extra_ready)
     }
     // Above the cap after overflows: evict what has become idle since.
     size_t open = open_count();
-    if (!finalizing_ && open > ctx_.config().max_contexts) {
+    if (!finalizing_ && open > cap_.cap()) {
         trim(open);
         open = open_count();
     }

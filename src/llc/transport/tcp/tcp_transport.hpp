@@ -88,7 +88,8 @@
 // answering at the TCP level (powered off, partitioned) is noticed in the
 // same time instead of after the kernel's retransmission limit.
 //
-// The cap (LLC_MAX_CONTEXTS): at most that many outgoing connections are
+// The cap (LLC_MAX_CONTEXTS, under every capped table's policy, PeerCap in
+// support/peer_cap.hpp): at most that many outgoing connections are
 // open (connecting or connected).  Opening one more evicts the least
 // recently used idle one first: nothing queued and every byte written
 // acknowledged by a StreamAck, so the receiver has already delivered all of
@@ -134,6 +135,8 @@
 #include "transport/tcp/ack_flusher.hpp"
 #include "transport/tcp/tcp_hello.hpp"
 #include "support/unique_fd.hpp"
+#include "support/peer_cap.hpp"
+#include "transport/peer_timeout.hpp"
 
 #include <poll.h>
 
@@ -317,7 +320,7 @@ private:
     }
     bool idle(const OutConn &c) const;
     size_t open_count() const;
-    OutConn *lru_idle(const OutConn *except);
+    OutConn *lru_idle(); // the victim order: least recently sent-to idle connection
     void evict(OutConn &c, bool for_cap = true); // for_cap false: a crossed-connect swap (not counted)
     void note_crossed_connect(InConn &c);
     void make_room();
@@ -371,6 +374,8 @@ private:
     std::vector<OutConn *> out_live_;
     std::vector<std::unique_ptr<OutConn>> closing_; // evicted connections, until removed from out_live_
     uint64_t use_clock_ = 0; // ticks on every send (LRU order)
+    PeerCap cap_;            // LLC_MAX_CONTEXTS open connections of ours, while some are idle
+    PeerTimeout peer_timeout_; // LLC_TCP_PEER_TIMEOUT_MS: a peer that owes acknowledgements longer is dead
     bool finalizing_ = false;
     bool bidi_ = false; // one connection carries both directions (enable_bidirectional)
     std::vector<std::unique_ptr<InConn>> in_;

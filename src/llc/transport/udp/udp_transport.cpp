@@ -64,7 +64,7 @@ void set_buffer_size(int fd, int force_opt, int opt, size_t bytes)
 
 UdpTransport::UdpTransport(Context &ctx, const std::vector<int> &local_ranks)
     : ctx_(ctx), secret_(ctx.bootstrap(), ctx.rank(), "llc-secret-udp"), mtu_(ctx.config().udp_mtu), window_(size_t(ctx.config().udp_window)),
-      evict_idle_us_(ctx.config().udp_evict_idle_ms * 1000),
+      evict_idle_us_(ctx.config().udp_evict_idle_ms * 1000), peer_timeout_(ctx.config().udp_peer_timeout_ms),
       peers_(ctx.config().max_contexts, [this](int, std::unique_ptr<Peer> &p) { on_evict(*p); }),
       ghosts_(std::max(kMinGhosts, kGhostsPerSlot * ctx.config().max_contexts))
 {
@@ -280,6 +280,9 @@ void UdpTransport::throw_failure(int dest) const
 
 // ------------------------------------------------------- eviction (the cap)
 //
+// The policy is every capped table's (PeerCap, support/peer_cap.hpp, through
+// the PeerTable): evictable() is this table's may-go predicate, and the
+// once-a-second sweep in progress trims the table back after an overflow.
 // A Peer may be dropped only when dropping loses nothing: all our datagrams
 // to it acknowledged (so delivered), nothing queued, nothing received early
 // or half a record decoded, no acknowledgement owed, not finalizing ourselves,
@@ -351,7 +354,7 @@ void UdpTransport::on_evict(Peer &p)
 bool UdpTransport::resend_forgets(uint64_t now)
 {
     bool did = false;
-    const uint64_t give_up = ctx_.config().udp_peer_timeout_ms * 1000;
+    const uint64_t give_up = peer_timeout_.us();
     for (auto it = forgets_.begin(); it != forgets_.end();) {
         PendingForget &f = *it;
         if (now - f.first_us > give_up) {
@@ -1383,11 +1386,9 @@ bool UdpTransport::check_timers(Peer &p, uint64_t now)
             did = true;
         }
     }
-    uint64_t since = std::max(p.oldest_unacked_since_us, p.last_heard_us);
-    uint64_t limit = ctx_.config().udp_peer_timeout_ms * 1000;
-    if (now > since && now - since > limit) {
+    if (peer_timeout_.expired(std::max(p.oldest_unacked_since_us, p.last_heard_us), now)) {
         fail_peer(p, LLC_ERR_PEER,
-                  describe(p) + " acknowledged nothing for " + std::to_string(ctx_.config().udp_peer_timeout_ms) +
+                  describe(p) + " acknowledged nothing for " + std::to_string(peer_timeout_.ms()) +
                       " ms (LLC_UDP_PEER_TIMEOUT_MS) while data to it was outstanding; the process probably died");
         did = true;
     }
@@ -1455,7 +1456,6 @@ bool UdpTransport::progress_after_poll(bool socket_ready)
 bool UdpTransport::probe_stalled_senders(uint64_t now)
 {
     bool did = false;
-    const uint64_t limit = ctx_.config().udp_peer_timeout_ms * 1000;
     size_t n = live_.size();
     for (size_t i = 0; i < n; i++) {
         Peer &p = *live_[i];
@@ -1465,10 +1465,10 @@ bool UdpTransport::probe_stalled_senders(uint64_t now)
         bool mid_message = (p.decoder && !p.decoder->at_record_boundary()) || !p.ooo.empty() || p.ring_held();
         if (!mid_message || now <= p.last_heard_us || now - p.last_heard_us < kStallProbeUs)
             continue;
-        if (now - p.last_heard_us > limit) {
+        if (peer_timeout_.expired(p.last_heard_us, now)) {
             fail_peer(p, LLC_ERR_PEER,
                       describe(p) + " sent part of a message and then nothing for " +
-                          std::to_string(ctx_.config().udp_peer_timeout_ms) +
+                          std::to_string(peer_timeout_.ms()) +
                           " ms (LLC_UDP_PEER_TIMEOUT_MS); the process probably died");
             did = true;
         } else if (!p.ack_pending) {

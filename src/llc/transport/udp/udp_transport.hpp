@@ -16,6 +16,7 @@
 
 #include "auth/job_secret.hpp"
 #include "transport/net_events.hpp"
+#include "transport/peer_timeout.hpp"
 #include "transport/transport.hpp"
 #include "wire/outgoing_message.hpp"
 #include "support/peer_table.hpp"
@@ -367,6 +368,7 @@ private:
     size_t mtu_;           // stream bytes per datagram
     size_t window_;
     uint64_t evict_idle_us_;
+    PeerTimeout peer_timeout_; // LLC_UDP_PEER_TIMEOUT_MS: a peer that owes us something longer is dead
     uint32_t next_inc_ = 1; // incarnation of the next Peer created
     PeerTable<std::unique_ptr<Peer>> peers_; // at most LLC_MAX_CONTEXTS while they may be evicted
     std::vector<Peer *> live_; // peers_ in creation order (stable iteration)

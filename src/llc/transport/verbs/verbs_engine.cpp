@@ -16,7 +16,7 @@ constexpr size_t kLandingAlign = 4096;
 }
 
 VerbsEngine::VerbsEngine(VerbsHost &host, VerbsFabric &fabric, const VerbsEngineParams &params)
-    : host_(host), fabric_(fabric), params_(params),
+    : host_(host), fabric_(fabric), params_(params), rc_promotion_(params.rc_promote_frames),
       pool_(params.recv_buffers, fabric.slot_bytes(), params.recv_post_bound),
       peers_(params.max_peers,
              [this](int, std::unique_ptr<Peer> &p) {
@@ -95,6 +95,9 @@ bool VerbsEngine::evictable(const Peer &p) const
            p.inbox.empty() && p.deferred_credits == 0 && p.rndv_tx == 0;
 }
 
+// The table's may-go predicate is evictable().  After an overflow (no
+// peer could go) nothing trims the table back: it keeps that size, each
+// later insertion evicting one peer that may go by then.
 VerbsEngine::Peer &VerbsEngine::peer_for(int rank)
 {
     auto &slot = peers_.get_or_create(
@@ -139,15 +142,16 @@ bool VerbsEngine::post_frame(Peer &p, size_t qp, uint32_t slot, size_t len)
     return true;
 }
 
-// RC promotion, sender side: count the frames of the window; a destination
-// with rc_promote_frames of them is asked for an RC queue pair (once: a
-// refusal is kept while its Peer lives).
+// RC promotion, sender side (the rule of busy_promotion.hpp): count the
+// frames of the window; a destination with rc_promote_frames of them is
+// asked for an RC queue pair if fewer than rc_max are made (once: a refusal
+// is kept while its Peer lives; no displacement, no demotion).
 void VerbsEngine::consider_rc(Peer &p)
 {
     if (params_.rc_max == 0 || !fabric_.rc_supported())
         return;
     p.window_frames++;
-    if (p.rc == Peer::Rc::None && p.window_frames >= params_.rc_promote_frames && rc_count_ < params_.rc_max) {
+    if (p.rc == Peer::Rc::None && rc_promotion_.busy(p.window_frames) && rc_count_ < params_.rc_max) {
         uint32_t qpn = 0, psn = 0;
         void *qp = nullptr;
         try {

@@ -15,6 +15,7 @@
 
 #include "wire/outgoing_message.hpp"
 #include "support/peer_table.hpp"
+#include "transport/busy_promotion.hpp"
 #include "transport/verbs/reg_cache.hpp"
 #include "wire/stream_decoder.hpp"
 #include "transport/verbs/verbs_address.hpp"
@@ -329,6 +330,7 @@ private:
     VerbsHost &host_;
     VerbsFabric &fabric_;
     VerbsEngineParams params_;
+    BusyPromotion rc_promotion_; // rc_promote_frames: which peers get an RC queue pair
     // Before everything that holds a RegHandle (peers_, rndv_tx_): destroyed after them.
     std::unique_ptr<RegCache> reg_cache_;
     std::map<char *, size_t> landing_all_;       // every landing buffer -> capacity

@@ -30,7 +30,8 @@
 //     DCI.  An SRQ that runs dry anyway (many senders) is covered by the
 //     adapter's receiver-not-ready retries (rnr_retry 7: for ever).
 //   * Per-peer state (address handle, credits, queue, decoder) in a PeerTable
-//     capped by LLC_MAX_CONTEXTS; an entry is evicted only when nothing is
+//     capped by LLC_MAX_CONTEXTS (the policy of every capped table, PeerCap
+//     in support/peer_cap.hpp); an entry is evicted only when nothing is
 //     queued or partly decoded and no credit is outstanding either way.
 //   * Addresses: VerbsAddress (LID, GID, port, MTU, DCT number, DC key)
 //     published through AddressBook (AddrKind::Verbs) and looked up on first
