@@ -215,19 +215,24 @@ void NetRouter::release_held(int dest, Route &r)
         std::unique_ptr<OutgoingMessage> msg = std::move(r.held->front());
         r.held->pop_front();
         held_count_--;
-        bool owes = msg->owes_callback;
+        // The sender was told LLC_INPROGRESS when the message was held
+        // (owes): the transport takes it as a new send, and whichever of us
+        // ends up owing the callback calls it exactly once.  (Handed over
+        // still owing, a transport that failed inside send() completed it
+        // with its queue and then threw: two callbacks.)
+        const bool owes = msg->owes_callback;
+        msg->owes_callback = false;
         llc_completion_t cb = msg->cb;
         void *cb_arg = msg->cb_arg;
+        int rc = LLC_OK;
         try {
-            if (r.path == Path::Tcp)
-                tcp_->send(dest, std::move(msg));
-            else
-                udp_->send(dest, std::move(msg));
+            rc = r.path == Path::Tcp ? tcp_->send(dest, std::move(msg)) : udp_->send(dest, std::move(msg));
         } catch (const Error &e) {
-            if (owes && cb)
-                ctx_.queue_completion(cb, cb_arg, LLC_ERR_PEER);
+            rc = LLC_ERR_PEER;
             ctx_.report_error(e.status(), e.what());
         }
+        if (owes && cb && rc != LLC_INPROGRESS) // written, copied or failed: the transport owes nothing
+            ctx_.queue_completion(cb, cb_arg, rc == LLC_OK ? LLC_OK : LLC_ERR_PEER);
     }
     r.held.reset();
 }

@@ -354,16 +354,15 @@ void UdpTransport::on_evict(Peer &p)
 bool UdpTransport::resend_forgets(uint64_t now)
 {
     bool did = false;
-    const uint64_t give_up = peer_timeout_.us();
     for (auto it = forgets_.begin(); it != forgets_.end();) {
         PendingForget &f = *it;
-        if (now - f.first_us > give_up) {
+        if (peer_timeout_.expired(f.first_us, now)) { // (a Forget made after now was read is not 2^64 us old)
             it = forgets_.erase(it); // the peer is gone or not progressing: nothing of ours depends on it
             continue;
         }
         uint64_t rto = std::min<uint64_t>(ctx_.config().udp_rto_us, kMaxRtoUs)
                        << std::min<unsigned>(f.retries, kMaxBackoffShift);
-        if (now - f.sent_us >= rto && raw_send(reinterpret_cast<const char *>(&f.header), sizeof(f.header), f.addr)) {
+        if (now >= f.sent_us && now - f.sent_us >= rto && raw_send(reinterpret_cast<const char *>(&f.header), sizeof(f.header), f.addr)) {
             f.sent_us = now;
             if (f.retries < 0xffff)
                 f.retries++;
