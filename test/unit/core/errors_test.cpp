@@ -297,7 +297,8 @@ TEST_P(MidTransferDeath, SurvivorGetsAnErrorNamingTheDeadRank)
                                     << st.udp_acks_sent - st0.udp_acks_sent << ", duplicates "
                                     << st.udp_duplicates - st0.udp_duplicates << ", strangers dropped "
                                     << st.udp_auth_dropped - st0.udp_auth_dropped << ", stream restarts "
-                                    << st.udp_peer_restarts - st0.udp_peer_restarts;
+                                    << st.udp_peer_restarts - st0.udp_peer_restarts << "; last error: \""
+                                    << llc_last_error(ctx) << "\"";
         EXPECT_LT(took, 5.0); // rank 1 dies 0.1-0.3 s in; the detection itself takes 50-200 ms
         EXPECT_TRUE(contains(llc_last_error(ctx), "rank 1")) << llc_last_error(ctx);
         // (over tcp the 16 MiB may all have reached rank 0's socket before the
