@@ -360,7 +360,8 @@ SwitchVerdict NetRouter::on_switch_request(int src, uint64_t want, uint64_t numb
             int victim = least_busy_tcp_route();
             uint64_t src_score = r.score + r.period_msgs;
             Route *v = victim < 0 ? nullptr : routes_.peek(victim);
-            if (!v || !BusyPromotion::displaces(src_score, v->score + v->period_msgs, BusyPromotion::AtTwice::Displaces)) {
+            if (!v ||
+                !BusyPromotion::displaces(src_score, v->score + v->period_msgs, BusyPromotion::AtTwice::Displaces)) {
                 stats_.rc_slots_full++;
                 return refuse();
             }

@@ -36,7 +36,8 @@ public:
                 return *e;
             }
         }
-        cap_.make_room(entries_.size(), [this] { return victim(); }, [this](Entry *v) { drop(v); });
+        cap_.make_room(
+            entries_.size(), [this] { return victim(); }, [this](Entry *v) { drop(v); });
         entries_.push_back(std::make_unique<Entry>());
         Entry &e = *entries_.back();
         e.rank = rank;
@@ -47,7 +48,8 @@ public:
 
     size_t trim()
     {
-        return cap_.trim(entries_.size(), [this] { return victim(); }, [this](Entry *v) { drop(v); });
+        return cap_.trim(
+            entries_.size(), [this] { return victim(); }, [this](Entry *v) { drop(v); });
     }
 
     size_t size() const { return entries_.size(); }
@@ -103,7 +105,9 @@ TEST(PeerCap, AFullTableEvictsItsVictimFirst)
     PeerCap cap(2);
     Entry e;
     Entry *gone = nullptr;
-    EXPECT_EQ(cap.make_room(2, [&] { return &e; }, [&](Entry *v) { gone = v; }), PeerCap::Room::Evicted);
+    EXPECT_EQ(cap.make_room(
+                  2, [&] { return &e; }, [&](Entry *v) { gone = v; }),
+              PeerCap::Room::Evicted);
     EXPECT_EQ(gone, &e);
     EXPECT_EQ(cap.evictions(), 1u);
     EXPECT_EQ(cap.overflows(), 0u);

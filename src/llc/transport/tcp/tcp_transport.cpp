@@ -326,7 +326,8 @@ void TcpTransport::make_room()
 // Above the cap (after overflows): evict idle connections until back at it.
 void TcpTransport::trim(size_t open)
 {
-    cap_.trim(open, [this] { return lru_idle(); }, [this](OutConn *v) { evict(*v); });
+    cap_.trim(
+        open, [this] { return lru_idle(); }, [this](OutConn *v) { evict(*v); });
 }
 
 void TcpTransport::evict(OutConn &c, bool for_cap)
@@ -659,10 +660,9 @@ bool TcpTransport::check_liveness(OutConn &c, uint64_t now)
         return false;
     fail_out(c, LLC_ERR_PEER,
              "rank " + std::to_string(c.rank) + " (host " + c.addr + ") has read none of the " +
-                 std::to_string(std::min(c.bytes_written, c.owed_limit) - c.bytes_acked) + " bytes outstanding to it for " +
-                 std::to_string(PeerTimeout::silent_ms(c.waiting_since_us, now)) + " ms " +
-                 timeout_advice(peer_timeout_.ms()) +
-                 "; the process probably stopped or died");
+                 std::to_string(std::min(c.bytes_written, c.owed_limit) - c.bytes_acked) +
+                 " bytes outstanding to it for " + std::to_string(PeerTimeout::silent_ms(c.waiting_since_us, now)) +
+                 " ms " + timeout_advice(peer_timeout_.ms()) + "; the process probably stopped or died");
     return true;
 }
 
@@ -1209,8 +1209,7 @@ bool TcpTransport::progress_polling(int extra_fd, bool *extra_ready)
                     now = monotonic_us();
                 if (c.ack_held_since_us == 0)
                     c.ack_held_since_us = now;
-                const uint64_t limit =
-                    mid_record ? peer_timeout_.ms() * 1000 / kMidRecordAckDivisor : kAckHoldUs;
+                const uint64_t limit = mid_record ? peer_timeout_.ms() * 1000 / kMidRecordAckDivisor : kAckHoldUs;
                 if (now - c.ack_held_since_us < limit) {
                     if (!mid_record)
                         flusher_->note_held();

@@ -320,7 +320,7 @@ private:
     }
     bool idle(const OutConn &c) const;
     size_t open_count() const;
-    OutConn *lru_idle(); // the victim order: least recently sent-to idle connection
+    OutConn *lru_idle();                         // the victim order: least recently sent-to idle connection
     void evict(OutConn &c, bool for_cap = true); // for_cap false: a crossed-connect swap (not counted)
     void note_crossed_connect(InConn &c);
     void make_room();

@@ -63,8 +63,9 @@ void set_buffer_size(int fd, int force_opt, int opt, size_t bytes)
 } // namespace
 
 UdpTransport::UdpTransport(Context &ctx, const std::vector<int> &local_ranks)
-    : ctx_(ctx), secret_(ctx.bootstrap(), ctx.rank(), "llc-secret-udp"), mtu_(ctx.config().udp_mtu), window_(size_t(ctx.config().udp_window)),
-      evict_idle_us_(ctx.config().udp_evict_idle_ms * 1000), peer_timeout_(ctx.config().udp_peer_timeout_ms),
+    : ctx_(ctx), secret_(ctx.bootstrap(), ctx.rank(), "llc-secret-udp"), mtu_(ctx.config().udp_mtu),
+      window_(size_t(ctx.config().udp_window)), evict_idle_us_(ctx.config().udp_evict_idle_ms * 1000),
+      peer_timeout_(ctx.config().udp_peer_timeout_ms),
       peers_(ctx.config().max_contexts, [this](int, std::unique_ptr<Peer> &p) { on_evict(*p); }),
       ghosts_(std::max(kMinGhosts, kGhostsPerSlot * ctx.config().max_contexts))
 {
@@ -362,7 +363,8 @@ bool UdpTransport::resend_forgets(uint64_t now)
         }
         uint64_t rto = std::min<uint64_t>(ctx_.config().udp_rto_us, kMaxRtoUs)
                        << std::min<unsigned>(f.retries, kMaxBackoffShift);
-        if (now >= f.sent_us && now - f.sent_us >= rto && raw_send(reinterpret_cast<const char *>(&f.header), sizeof(f.header), f.addr)) {
+        if (now >= f.sent_us && now - f.sent_us >= rto &&
+            raw_send(reinterpret_cast<const char *>(&f.header), sizeof(f.header), f.addr)) {
             f.sent_us = now;
             if (f.retries < 0xffff)
                 f.retries++;

@@ -18,12 +18,13 @@ constexpr size_t kLandingAlign = 4096;
 VerbsEngine::VerbsEngine(VerbsHost &host, VerbsFabric &fabric, const VerbsEngineParams &params)
     : host_(host), fabric_(fabric), params_(params), rc_promotion_(params.rc_promote_frames),
       pool_(params.recv_buffers, fabric.slot_bytes(), params.recv_post_bound),
-      peers_(params.max_peers,
-             [this](int, std::unique_ptr<Peer> &p) {
-                 if (p && p->route)
-                     fabric_.disconnect(p->route);
-             },
-             0, true)
+      peers_(
+          params.max_peers,
+          [this](int, std::unique_ptr<Peer> &p) {
+              if (p && p->route)
+                  fabric_.disconnect(p->route);
+          },
+          0, true)
 {
     const size_t slots = fabric_.send_slots();
     free_slots_.reserve(slots);

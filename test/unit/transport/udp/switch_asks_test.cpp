@@ -68,6 +68,7 @@ TEST(SwitchAsks, ResentWithBackoffUntilAnsweredOrGivenUp)
     // Answered: never resent again.
     asks.add(3, 8, 0, addr_with_port(1), 0);
     EXPECT_TRUE(asks.answered(3, 8));
-    auto r = asks.due(1000000, timeout, [&](const llc::SwitchAsks::Ask &) { ADD_FAILURE() << "resent after its answer"; });
+    auto r =
+        asks.due(1000000, timeout, [&](const llc::SwitchAsks::Ask &) { ADD_FAILURE() << "resent after its answer"; });
     EXPECT_EQ(r.resent + r.given_up, 0u);
 }

@@ -26,7 +26,10 @@ TEST(RingLandingSlots, DatagramsLandInTheirSlotAndFreeItWhenConsumed)
     l.land(13, b, sizeof(b));
     EXPECT_TRUE(l.holds(13));
     EXPECT_FALSE(l.holds(9)) << "same slot, other psn";
-    EXPECT_EQ(ring.data() + 1 * 1024, [&] { size_t n; return l.find(13, n); }()) << "slot 1 of the ring";
+    EXPECT_EQ(ring.data() + 1 * 1024, [&] {
+        size_t n;
+        return l.find(13, n);
+    }()) << "slot 1 of the ring";
     EXPECT_EQ(l.sack_bits(10), uint64_t(1) << 2) << "psn 13 = rx_next + 1 + 2";
     l.land(10, a, sizeof(a));
     EXPECT_EQ(l.occupied(), 2u);
