@@ -302,9 +302,7 @@ bool UdpTransport::evictable(const Peer &p, uint64_t now) const
     // (A peer that said goodbye may go: it sends nothing after it, its ghost
     // remembers the Goodbye (see on_evict), and our Forget tells it not to
     // wait for our goodbye.)
-    if (!p.tx_idle() || !p.ooo.empty() || p.ring_held() || p.ack_pending)
-        return false;
-    if (p.decoder && !p.decoder->at_record_boundary())
+    if (!p.tx_idle() || p.mid_message() || p.ack_pending)
         return false;
     uint64_t last = std::max(p.last_heard_us, p.last_tx_us);
     if (now < last || now - last < evict_idle_us_)
@@ -444,7 +442,7 @@ void UdpTransport::forget_live(Peer &p, const UdpHeader &forget)
 // of ours it never acknowledged are renumbered and sent again.
 void UdpTransport::restart_streams(Peer &p)
 {
-    if (!p.ooo.empty() || p.ring_held() || (p.decoder && !p.decoder->at_record_boundary())) {
+    if (p.mid_message()) {
         fail_peer(p, LLC_ERR_PEER, "protocol error: " + describe(p) +
                                        " restarted its udp stream while a message from it was incomplete");
         return;
@@ -1462,9 +1460,7 @@ bool UdpTransport::probe_stalled_senders(uint64_t now)
         Peer &p = *live_[i];
         if (p.failed || p.goodbye_rx)
             continue;
-        // (datagrams landed in its ring ahead of a missing one count too)
-        bool mid_message = (p.decoder && !p.decoder->at_record_boundary()) || !p.ooo.empty() || p.ring_held();
-        if (!mid_message || now <= p.last_heard_us || now - p.last_heard_us < kStallProbeUs)
+        if (!p.mid_message() || now <= p.last_heard_us || now - p.last_heard_us < kStallProbeUs)
             continue;
         if (peer_timeout_.expired(p.last_heard_us, now)) {
             fail_peer(p, LLC_ERR_PEER,
@@ -1484,8 +1480,7 @@ void UdpTransport::release_idle(uint64_t now)
     for (Peer *p : live_) {
         if (p->tx && p->tx_idle() && now - p->last_tx_us > kIdleReleaseUs)
             p->tx.reset();
-        if (p->decoder && p->decoder->at_record_boundary() && p->ooo.empty() && !p->ring_held() &&
-            now - p->last_heard_us > kIdleReleaseUs)
+        if (p->decoder && !p->mid_message() && now - p->last_heard_us > kIdleReleaseUs)
             p->decoder.reset();
     }
 }

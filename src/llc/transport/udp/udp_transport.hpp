@@ -255,6 +255,9 @@ private:
         uint64_t rx_next = 0;
         std::map<uint64_t, std::vector<char>> ooo; // datagrams that arrived early
         std::unique_ptr<StreamDecoder> decoder;    // on first data
+        // Part of a message from this peer is held: half a record decoded,
+        // or datagrams that came early (in ooo or in the landing ring).
+        bool mid_message() const { return (decoder && !decoder->at_record_boundary()) || !ooo.empty() || ring_held(); }
         uint64_t last_heard_us = 0;
         uint64_t oldest_unacked_since_us = 0; // when the peer was last seen making progress on our data
         uint64_t goodbye_rx_us = 0;
