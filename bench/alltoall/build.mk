@@ -1,6 +1,6 @@
 # bench/alltoall: the MPI benchmark (against libllccoll_pmpi.so through
 # LD_PRELOAD) and the model-only sweep (no MPI).
-#   make -f bench/alltoall/build.mk OUT=/tmp/a2a-bench MPICC=mpicc.mpich
+#   make -f bench/alltoall/build.mk OUT=DIR MPICC=mpicc.mpich
 TOP := $(patsubst %/bench/alltoall/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 OUT ?= .
 MPICC ?= mpicc

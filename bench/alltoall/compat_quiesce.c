@@ -7,7 +7,8 @@
  * "nothing to complete" (return 0) is the exact behaviour for it.  Preloaded
  * only when the installed libmpi needs the symbol and the libllccoll under
  * test lacks it.
- *   cc -shared -fPIC -o /tmp/a2a-bench/compat_quiesce.so bench/alltoall/compat_quiesce.c */
+ *   cc -shared -fPIC -o compat_quiesce.so bench/alltoall/compat_quiesce.c
+ *   (bench/alltoall/placement.sh builds it into its output directory) */
 struct llc_coll_state;
 struct llc_coll_p2p;
 int llc_coll_state_quiesce(struct llc_coll_state *state, const struct llc_coll_p2p *p2p);

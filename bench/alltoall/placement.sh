@@ -27,7 +27,7 @@
 # For each pattern and build: alltoall_bench with the nine fixed
 # algorithms, auto (pruned), auto-noprune and the MPI's default (mpich).
 #
-#   bench/alltoall/placement.sh [--out DIR] [--patterns "4 3 2 1 0"]
+#   bench/alltoall/placement.sh --llc-prefix DIR [--out DIR] [--patterns "4 3 2 1 0"]
 #       [--builds "llc mpich"] [--sizes 16384,1048576] [--calls16 200]
 #       [--calls1m 5] [--calls1m-dyn 30] [--reps 1] [--trials 2] [--sharing steps]
 #       [--split16 R] [--dyn-modes auto,auto-noprune,auto-nine]
@@ -43,10 +43,13 @@
 # the MPI default run --calls1m calls each, the two dynamic modes
 # --calls1m-dyn calls (they need room for their learning phase).
 #
-# Builds: llc = $LLC_PREFIX (set it; the default below is a path of the
-# development machine), with libllccoll.so of this tree through
-# LD_LIBRARY_PATH: $BUILD_LIB), mpich = Debian MPICH + libllccoll_pmpi.so of
-# this tree (LD_PRELOAD: $PMPI_LIB).  Binaries: $BENCH_LLC, $BENCH_MPICH.
+# Builds: llc = the mpich-llc installed in --llc-prefix DIR (required when
+# llc is among --builds), with libllccoll.so of this tree's _build through
+# LD_LIBRARY_PATH when that exists ($BUILD_LIB); mpich = Debian MPICH +
+# libllccoll_pmpi.so of this tree (LD_PRELOAD: $PMPI_LIB).  The script builds
+# both benchmark binaries, the PMPI library and the compat shim into
+# OUT/bin first (BENCH_LLC, BENCH_MPICH, PMPI_LIB, COMPAT_SHIM in the
+# environment name prebuilt ones instead).
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -69,16 +72,13 @@ TRIALS=2
 SHARING=steps
 HOST_RATE=${HOST_RATE:-200mbit}
 UPLINK_RATE=${UPLINK_RATE:-100mbit}
-LLC_PREFIX=${LLC_PREFIX:-/work/main/_install}
+LLC_PREFIX=${LLC_PREFIX:-}
 BUILD_LIB=${BUILD_LIB:-$TOP/_build/src/coll/.libs}
-PMPI_LIB=${PMPI_LIB:-/tmp/a2a-bench/mpich/libllccoll_pmpi.so}
-BENCH_LLC=${BENCH_LLC:-/tmp/a2a-bench/alltoall_bench}
-BENCH_MPICH=${BENCH_MPICH:-/tmp/a2a-bench/mpich/alltoall_bench}
 TIMEOUT=${TIMEOUT:-900}
-COMPAT_SHIM=${COMPAT_SHIM:-/tmp/a2a-bench/compat_quiesce.so}
 
 while [ $# -gt 0 ]; do
     case $1 in
+        --llc-prefix) LLC_PREFIX=$2; shift 2 ;;
         --out) OUT=$2; shift 2 ;;
         --patterns) PATTERNS=$2; shift 2 ;;
         --builds) BUILDS=$2; shift 2 ;;
@@ -91,7 +91,7 @@ while [ $# -gt 0 ]; do
         --trials) TRIALS=$2; shift 2 ;;
         --sharing) SHARING=$2; shift 2 ;;
         --dyn-modes) DYN_MODES=$2; shift 2 ;;
-        -h|--help) sed -n '2,56p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,52p' "$0"; exit 0 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -109,12 +109,60 @@ nodes_of() {
 }
 
 log() { echo "[$(date +%H:%M:%S)] $*" | tee -a "$OUT/campaign.log" >&2; }
+die() { echo "placement.sh: $*" >&2; exit 2; }
+
+case " $BUILDS " in
+    *" llc "*) [ -n "$LLC_PREFIX" ] && [ -x "$LLC_PREFIX/bin/mpicc" ] ||
+        die "--llc-prefix DIR must name an installed mpich-llc (DIR/bin/mpicc), or leave llc out of --builds" ;;
+esac
+case " $BUILDS " in
+    *" mpich "*) command -v mpicc.mpich >/dev/null && command -v mpicxx.mpich >/dev/null ||
+        die "the mpich build needs Debian's MPICH (apt-get install mpich libmpich-dev), or leave mpich out of --builds" ;;
+esac
+[ -d "$BUILD_LIB" ] || BUILD_LIB=$LLC_PREFIX/lib
+
+# the benchmark binaries, the PMPI library and the shim, built from this tree
+# unless the environment names prebuilt ones
+build_tools() {
+    local bin=$OUT/bin
+    mkdir -p "$bin/llc" "$bin/mpich"
+    case " $BUILDS " in
+        *" llc "*)
+            if [ -z "${BENCH_LLC:-}" ]; then
+                log "building alltoall_bench with $LLC_PREFIX/bin/mpicc"
+                make -s -f "$TOP/bench/alltoall/build.mk" OUT="$bin/llc" MPICC="$LLC_PREFIX/bin/mpicc" \
+                    "$bin/llc/alltoall_bench" >&2 || die "building alltoall_bench for llc failed"
+                BENCH_LLC=$bin/llc/alltoall_bench
+            fi
+            if [ -z "${COMPAT_SHIM:-}" ]; then
+                cc -shared -fPIC -o "$bin/compat_quiesce.so" "$TOP/bench/alltoall/compat_quiesce.c" ||
+                    die "building compat_quiesce.so failed"
+                COMPAT_SHIM=$bin/compat_quiesce.so
+            fi ;;
+    esac
+    case " $BUILDS " in
+        *" mpich "*)
+            if [ -z "${BENCH_MPICH:-}" ]; then
+                log "building alltoall_bench with mpicc.mpich"
+                make -s -f "$TOP/bench/alltoall/build.mk" OUT="$bin/mpich" MPICC=mpicc.mpich \
+                    "$bin/mpich/alltoall_bench" >&2 || die "building alltoall_bench for Debian MPICH failed"
+                BENCH_MPICH=$bin/mpich/alltoall_bench
+            fi
+            if [ -z "${PMPI_LIB:-}" ]; then
+                log "building libllccoll_pmpi.so with mpicxx.mpich"
+                make -s -f "$TOP/src/coll/pmpi/Makefile.pmpi" MPICXX=mpicxx.mpich \
+                    OUT="$bin/mpich/libllccoll_pmpi.so" >&2 || die "building libllccoll_pmpi.so failed"
+                PMPI_LIB=$bin/mpich/libllccoll_pmpi.so
+            fi ;;
+    esac
+}
 
 cleanup() {
     "$NETNS" down >/dev/null 2>&1 || true
 }
 
 mkdir -p "$OUT"
+build_tools
 if [ -f /run/llc-netns/hosts ]; then
     echo "placement.sh: a cluster is already up (maint/llc-netns status); not touching it" >&2
     exit 1
