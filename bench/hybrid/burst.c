@@ -2,7 +2,7 @@
  * burst - a source that sends a burst every few hybrid periods, to see
  * whether the receiver-driven hybrid moves it onto tcp (the RC class)
  * before its bursts (the recurrence predictor over the long receive
- * history, doc/libllc.md "Hybrid", *Two predictors*) or only after them.
+ * history, doc/libllc-hybrid.md, *Two predictors*) or only after them.
  *
  *   burst RANK DIR [CYCLES] [CYCLE_PERIODS] [BURST_MSGS] [MSG_BYTES]
  *

@@ -73,7 +73,7 @@ struct Config {
     enum class HybridDriver { Receiver, Sender };
     HybridDriver hybrid_driver = HybridDriver::Receiver;
 
-    // Where endpoint addresses are published (doc/libllc.md, "Distributed KVS").
+    // Where endpoint addresses are published (doc/libllc-kvs.md).
     enum class Kvs { Pmi, Dist };
     Kvs kvs = Kvs::Dist;                  // LLC_KVS
     uint64_t kvs_timeout_ms = 10000;      // LLC_KVS_TIMEOUT_MS

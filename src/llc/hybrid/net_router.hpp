@@ -6,7 +6,7 @@
 // class, udp (the paper's DC).  LLC_NET chooses which exist; with
 // LLC_NET=tcp or udp it sends everything one way.  It runs their progress
 // (one poll() for both), their idle wait and their goodbyes.
-// With LLC_NET=hybrid it decides per peer (doc/libllc.md, "Hybrid"):
+// With LLC_NET=hybrid it decides per peer (doc/libllc-hybrid.md):
 //   * the sender driver promotes busy destinations to tcp and demotes quiet
 //     ones (sender_tick);
 //   * the receiver driver counts arrivals per source (ReceiveHistory), asks
@@ -150,7 +150,7 @@ private:
     void receiver_tick();
     // The cap (LLC_MAX_CONTEXTS) on routes_ and sources_: an entry may be
     // dropped to make room only when dropping it changes nothing but the
-    // history the policy forgets (see doc/libllc.md, "Hybrid", "Bounded state").
+    // history the policy forgets (see doc/libllc-hybrid.md, "Bounded state").
     bool route_droppable(const Route &r) const;
     bool source_droppable(const Source &s) const;
     void trim_hybrid_tables();

@@ -6,7 +6,7 @@
 // for a source when it asks that source to move to the connected class (tcp in the
 // receiver-driven hybrid) and returns it when the source has left the connected
 // class and its stream has drained.  Over sockets the tcp transport reads the
-// source's stream into the ring (doc/libllc.md, "Ring pool"); over verbs it
+// source's stream into the ring (doc/libllc-hybrid.md, "Ring pool"); over verbs it
 // would be the RDMA-write target handed to the peer (not built).
 //
 // Shared: the node leader creates one POSIX shared-memory segment

@@ -4,7 +4,7 @@
 //
 // Pure logic, no sockets and no clock: Context feeds it the receive history
 // of the sources it heard from recently, once per period, and turns its
-// decisions into switch asks (switch_asks.hpp; doc/libllc.md, "Hybrid").
+// decisions into switch asks (switch_asks.hpp; doc/libllc-hybrid.md).
 //
 // The paper chooses, per source, the path that minimizes latency among
 //   (a) DC channel (send/recv through shared receive buffers),

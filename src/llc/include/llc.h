@@ -180,7 +180,7 @@ int llc_note_activity(llc_context_t *ctx);
  * `tag` on every bit not set in `ignore`.  Messages from one sender match in
  * the order they were sent.
  *
- * Protocol (doc/libllc.md, "Tagged messages"): messages up to
+ * Protocol (doc/libllc-tagged.md): messages up to
  * LLC_TAG_EAGER_BYTES travel whole and are copied into the posted buffer
  * (or held as unexpected until a receive matches); larger ones send a
  * request-to-send and the receiver pulls the payload into its buffer once

@@ -1,6 +1,6 @@
 // kvs.hpp - where the transports publish and find endpoint addresses.
 //
-// AddressBook hides the choice made by LLC_KVS (doc/libllc.md, "Distributed KVS"):
+// AddressBook hides the choice made by LLC_KVS (doc/libllc-kvs.md):
 //   pmi  - every process puts llc-tcp-<rank>/llc-udp-<rank> through the
 //          caller's bootstrap and gets a peer's key on first contact.
 //   dist - the node leaders (lowest rank of each node) run a small KVS server

@@ -43,7 +43,7 @@ enum TagHandler : unsigned {
     kTagFin,                         // TagReply: the message was received (sync eager, pulled rendezvous)
     kTagFail,                        // TagReply: the receiver could not read the payload (process_vm_readv
                                      // failed): the send completes with LLC_ERR_PEER
-    // offers, the receive posted first (doc/libllc.md, "Offers"):
+    // offers, the receive posted first (doc/libllc-tagged.md, "Offers"):
     kTagOffer,   // OfferWire, receiver -> sender: write the next message that matches into this buffer
     kTagPut,     // PutWire [+ payload], sender -> receiver: the message for an offered receive
     kTagDecline, // TagReply (rreq), sender -> receiver: the offer is refused (a message crossed it, or revoked)

@@ -1,6 +1,6 @@
 // tagged_offers.cpp - the receive-first path (Morimoto et al.): a receive posted
 // before its message is offered to the sender, which writes the message
-// straight into it (doc/libllc.md, "Offers").
+// straight into it (doc/libllc-tagged.md, "Offers").
 #include "tagged/tagged.hpp"
 #include "tagged/tagged_util.hpp"
 

@@ -8,8 +8,8 @@
 // single transport: nothing to switch, no rings, every udp state droppable.
 //
 // The switching records (Switch on tcp, SwitchAck on udp) and the switching
-// channel's asks and answers are the hybrid's protocol (doc/libllc.md,
-// "Hybrid"); the transports only carry them and report what arrived.
+// channel's asks and answers are the hybrid's protocol (doc/libllc-hybrid.md);
+// the transports only carry them and report what arrived.
 #pragma once
 
 #include "wire/am_protocol.hpp"

@@ -1,7 +1,7 @@
 // hybrid_receiver_test.cpp - the receiver-driven hybrid's bookkeeping of
 // where its sources send: the node's ring pool as part of its cap (when
 // rings, not RC slots, are the limit, a much busier source still displaces
-// a quieter one: doc/libllc.md, "Ring pool", *Rings in the policy's cap*),
+// a quieter one: doc/libllc-hybrid.md, "Ring pool", *Rings in the policy's cap*),
 // and a source that goes quiet right after accepting a move to tcp.
 #include "common/numbered_stream.hpp"
 #include "common/test_util.hpp"

@@ -1,6 +1,6 @@
 // ring_landing_test.cpp - ring landing (the paper's DC RDMA), the hybrid's
 // third path: a udp source of large messages addressed to the slots of a ring
-// its receiver leased for it (udp_ring_landing.hpp; doc/libllc.md, "Hybrid").
+// its receiver leased for it (udp_ring_landing.hpp; doc/libllc-hybrid.md).
 // The policy's connectionless-class choice, then real processes: the switch
 // into ring addressing and back out (with and without datagram loss),
 // refusals, unanswered asks, an empty pool, and promotion to tcp, every

@@ -1,4 +1,4 @@
-// tagged_offer_test.cpp - the receive-first path (offers; doc/libllc.md,
+// tagged_offer_test.cpp - the receive-first path (offers; doc/libllc-tagged.md,
 // "Offers"): a receive posted before its message, for one source, is offered
 // to the sender, which writes the message into it.  Cancel, truncation,
 // MPI's order against an earlier wildcard receive, no allocation in a steady

@@ -16,7 +16,7 @@
 //
 // Pure bookkeeping (no socket, no pool): UdpTransport owns one landing per
 // source whose ring it was given, and one RingAddressing per destination
-// that asked for it.  See doc/libllc.md, "Hybrid", DC RDMA.
+// that asked for it.  See doc/libllc-hybrid.md, "DC RDMA".
 #pragma once
 
 #include <cstddef>

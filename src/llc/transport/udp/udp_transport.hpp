@@ -11,7 +11,7 @@
 // selectively acknowledged, duplicate suppression, and a window of
 // unacknowledged datagrams per peer that is also the receiver's reordering
 // buffer limit (flow control).  Per-peer state is created on first contact
-// only (send or receive) and is small when idle: see doc/libllc.md.
+// only (send or receive) and is small when idle: see doc/libllc-udp.md.
 #pragma once
 
 #include "auth/job_secret.hpp"
@@ -48,7 +48,7 @@ struct StructSizes;
 // id, from a per-process counter, so a newer Peer for the same rank always
 // has a larger id.  The psn streams of a pair belong to the pair of
 // incarnations (src_inc, dst_inc); when either side re-creates its Peer (after
-// an eviction) both streams restart at psn 0.  See doc/libllc.md, "UDP".
+// an eviction) both streams restart at psn 0.  See doc/libllc-udp.md.
 struct UdpHeader {
     uint32_t magic;
     uint8_t type;       // UdpType

@@ -14,7 +14,7 @@
 // transition of an RC QP; for DC, the ones the mlx5 kernel driver checks
 // (DCT: INIT needs access flags, pkey index and port; RTR needs the minimum
 // RNR timer, an address vector and the path MTU).  Never run on hardware
-// (see doc/libllc.md, "Verbs").
+// (see doc/libllc-verbs.md).
 #pragma once
 
 #ifdef LLC_HAVE_VERBS

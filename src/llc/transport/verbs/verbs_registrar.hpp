@@ -5,7 +5,7 @@
 // The verbs transport's rendezvous (LLC_VERBS_RNDV_BYTES) registers senders'
 // payloads and receivers' landing buffers through a RegCache over it; it has
 // never run against an RDMA device (the machines it was written on have
-// none; see doc/libllc.md, "Registration cache").
+// none; see doc/libllc-verbs.md, "Registration cache").
 #pragma once
 
 #ifdef LLC_HAVE_VERBS

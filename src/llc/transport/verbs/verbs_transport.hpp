@@ -44,7 +44,7 @@
 // RC queue pairs for busy peers: see VerbsEngine (promotion and the
 // handshake) and rc_* of the fabric here.
 //
-// Not done (see doc/libllc.md, "Verbs"): demotion of RC peers, the separate
+// Not done (see doc/libllc-verbs.md): demotion of RC peers, the separate
 // transport-switching DCI, recovery of a DCI
 // in the error state (a failed send fails the transport), a completion
 // channel for sleeping.  Built only with libibverbs and mlx5dv

@@ -204,7 +204,7 @@ TEST(UdpCapLimits, PeerWithUnacknowledgedDataIsNotEvicted)
 // within LLC_FINALIZE_TIMEOUT_MS.  (Here the re-created Peer stays `forgot`,
 // whose linger bound also ends the wait; the ghost's goodbye flag matters
 // when the peer answers our new incarnation before it leaves, which needs
-// a lost Forget: see UdpCap Cap3DropAndReorder and doc/libllc.md.)
+// a lost Forget: see UdpCap Cap3DropAndReorder and doc/libllc-udp.md.)
 TEST(UdpCapLimits, GoodbyeIsRememberedAcrossEviction)
 {
     JobOptions o = cap_job({0, 1, 2}, "1", 60);

@@ -129,7 +129,7 @@ TEST(Udp, PeerStateIsCreatedLazily)
         EXPECT_EQ(st.udp_peers, p.rank <= 1 ? 1u : 0u) << "rank " << p.rank;
         finalize_ok(ctx);
     });
-    // Documented in doc/libllc.md: keep it small (it was 208 bytes with the
+    // Documented in doc/libllc-udp.md: keep it small (it was 208 bytes with the
     // failure text inside; that now lives in a side map of failed ranks).
     size_t bytes = llc::UdpTransport::idle_peer_bytes();
     size_t slot = llc::UdpTransport::table_slot_bytes();

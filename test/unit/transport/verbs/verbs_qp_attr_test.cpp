@@ -182,7 +182,7 @@ TEST(VerbsQpAttr, DctTransitions)
     EXPECT_EQ(t.attr.ah_attr.grh.hop_limit, 33);
 }
 
-// The defaults are the documented ones (doc/libllc.md, "Verbs").
+// The defaults are the documented ones (doc/libllc-verbs.md).
 TEST(VerbsQpAttr, DefaultParameters)
 {
     llc::VerbsQpParams p;
