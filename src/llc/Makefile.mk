@@ -93,6 +93,12 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/transport/tcp/ack_flusher.cpp \
 	src/llc/transport/tcp/ack_flusher.hpp \
 	src/llc/transport/tcp/tcp_transport.cpp \
+	src/llc/transport/tcp/tcp_peer.cpp \
+	src/llc/transport/tcp/tcp_tx.cpp \
+	src/llc/transport/tcp/tcp_rx.cpp \
+	src/llc/transport/tcp/tcp_timers.cpp \
+	src/llc/transport/tcp/tcp_auth.cpp \
+	src/llc/transport/tcp/tcp_messages.hpp \
 	src/llc/transport/tcp/tcp_account.cpp \
 	src/llc/transport/tcp/tcp_transport.hpp \
 	src/llc/transport/udp/udp_handover.cpp \

@@ -335,6 +335,8 @@ private:
     bool acks_due(const OutConn &c, uint64_t &now) const;
     bool read_acks(OutConn &c);
     bool check_liveness(OutConn &c, uint64_t now);
+    void send_due_acks(uint64_t &now);              // now: 0, or set when the clock is read
+    bool check_senders(size_t nout, uint64_t &now); // the first nout of out_live_
     bool stage_ack(InConn &c);
     void send_ack(InConn &c, bool prompt = false); // prompt: not corked
     // Held acknowledgements (see the comment at the top): write those held
