@@ -23,7 +23,7 @@ TcpTransport::OutConn &TcpTransport::out_conn(int dest)
         // Crossed connects (see tcp_transport.hpp): everything we wrote on
         // our own connection has been read, so it closes (a Close record)
         // and our messages go on the lower rank's connection from here on.
-        evict(own, false);
+        evict(own); // (not an eviction for the cap: PeerCap counts only its own)
     }
     if (bidi_) {
         if (OutConn *a = adopt(dest))
@@ -173,8 +173,17 @@ void TcpTransport::make_room()
         }
         return v;
     };
-    if (cap_.make_room(open_count(), victim, [this](OutConn *v) { evict(*v); }) == PeerCap::Room::Overflow)
-        ctx_.counters().tcp_cap_overflows++; // none idle: go above the cap, progress trims it later
+    // None idle: go above the cap (an overflow), progress trims it later.
+    cap_.make_room(open_count(), victim, [this](OutConn *v) { evict(*v); });
+}
+
+// The cap's counters are PeerCap's: tcp_evictions counts the connections it
+// evicted (not the crossed-connect swaps), tcp_cap_overflows the connections
+// opened past it.
+void TcpTransport::add_stats(llc_stats_t &st) const
+{
+    st.tcp_evictions = cap_.evictions();
+    st.tcp_cap_overflows = cap_.overflows();
 }
 
 // Above the cap (after overflows): evict idle connections until back at it.
@@ -184,7 +193,7 @@ void TcpTransport::trim(size_t open)
         open, [this] { return lru_idle(); }, [this](OutConn *v) { evict(*v); });
 }
 
-void TcpTransport::evict(OutConn &c, bool for_cap)
+void TcpTransport::evict(OutConn &c)
 {
     auto it = out_.find(c.rank);
     if (it == out_.end() || it->second.get() != &c)
@@ -193,8 +202,6 @@ void TcpTransport::evict(OutConn &c, bool for_cap)
     out_.erase(it);
     c.evicted = true;
     c.state = OutConn::State::Closing;
-    if (for_cap)
-        ctx_.counters().tcp_evictions++;
     // The receiver checks that it has read everything before the Close.
     c.queue.push_back(OutgoingMessage::make_control(Kind::Close, ctx_.rank(), c.bytes_written));
     flush(c); // the send buffer is empty (all acknowledged): the 40 bytes go at once

@@ -204,6 +204,8 @@ public:
     // Finalize support.
     void say_goodbye() override;
     bool incoming_quiet() const override;
+    // tcp_evictions and tcp_cap_overflows: the cap's (PeerCap) counts.
+    void add_stats(llc_stats_t &st) const override;
 
     // Its object, the rank -> connection table, each connection with its
     // queue and decoder, the staging buffer and poll set (tcp_account.cpp).
@@ -333,8 +335,8 @@ private:
     void drop_in(InConn &c);
     bool idle(const OutConn &c) const;
     size_t open_count() const;
-    OutConn *lru_idle();                         // the victim order: least recently sent-to idle connection
-    void evict(OutConn &c, bool for_cap = true); // for_cap false: a crossed-connect swap (not counted)
+    OutConn *lru_idle();    // the victim order: least recently sent-to idle connection
+    void evict(OutConn &c); // for the cap (through cap_, which counts it), or a crossed-connect swap
     void note_crossed_connect(InConn &c);
     void make_room();
     void trim(size_t open);

@@ -52,11 +52,8 @@ UdpTransport::Peer &UdpTransport::add_peer(int rank, const sockaddr_in *from)
         return p;
     };
     const uint64_t now = monotonic_us();
-    const uint64_t overflows = peers_.overflows();
     Peer &ref = *peers_.get_or_create(rank, make,
                                       [this, now](int, const std::unique_ptr<Peer> &q) { return evictable(*q, now); });
-    if (peers_.overflows() != overflows)
-        ctx_.counters().udp_cap_overflows++;
     ref.inc = next_incarnation();
     Ghost &g = ghost_of(rank);
     if (g.rank == rank) {
@@ -147,9 +144,17 @@ UdpTransport::Ghost &UdpTransport::ghost_of(int rank)
     return ghosts_[size_t(uint32_t(rank)) % ghosts_.size()]; // no collision among ghosts_.size() consecutive ranks
 }
 
+// The cap's counters are the Peer table's (PeerCap): udp_evictions counts
+// the peers it evicted (each through on_evict), udp_cap_overflows the peers
+// created past it.
+void UdpTransport::add_stats(llc_stats_t &st) const
+{
+    st.udp_evictions = peers_.evictions();
+    st.udp_cap_overflows = peers_.overflows();
+}
+
 void UdpTransport::on_evict(Peer &p)
 {
-    ctx_.counters().udp_evictions++;
     if (p.peer_inc != 0)
         ghost_of(p.rank) = Ghost{p.rank, p.peer_inc | (p.goodbye_rx ? kGhostGoodbye : 0u)};
     if (!p.failed && p.peer_inc != 0 && !p.peer_forgot) {

@@ -163,6 +163,8 @@ public:
     // Finalize support.
     void say_goodbye() override;
     bool incoming_quiet() const override;
+    // udp_evictions and udp_cap_overflows: the Peer table's cap (PeerCap) counts.
+    void add_stats(llc_stats_t &st) const override;
 
     size_t peer_count() const { return peers_.size(); }
     size_t peer_cap() const { return peers_.capacity(); }
