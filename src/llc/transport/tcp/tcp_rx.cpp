@@ -32,6 +32,8 @@ constexpr uint64_t kCorkedAcksMinTimeoutMs = 1000;
 constexpr size_t kMaxPendingAuth = 128;
 } // namespace
 
+// -------------------------------------------------------------- receiving
+
 // The record decoder of an authenticated receiving half (c.rank is known).
 void TcpTransport::attach_decoder(InConn &c)
 {
@@ -60,8 +62,6 @@ void TcpTransport::on_stream_ack(InConn &c, const WireHeader &w)
         o.waiting_since_us = monotonic_us();
     }
 }
-
-// -------------------------------------------------------------- receiving
 
 bool TcpTransport::accept_all()
 {

@@ -62,13 +62,13 @@ void UdpTransport::detach_landing(int src)
     p->ring->looked_up = false; // look again at the next ring-addressed datagram
 }
 
+// -------------------------------------------------------------- receiving
+
 void UdpTransport::drop_stranger(const sockaddr_in &from, const char *why)
 {
     ctx_.counters().udp_auth_dropped++;
     rejects_.note(ctx_.rank(), format_ip_port(from), why);
 }
-
-// -------------------------------------------------------------- receiving
 
 void UdpTransport::on_ack(Peer &p, uint64_t ack, uint64_t sack)
 {

@@ -13,6 +13,8 @@
 
 namespace llc {
 
+// ----------------------------------------------------------------- timers
+
 // Retransmission timeout: srtt + 4 rttvar (as TCP does), at least
 // LLC_UDP_RTO_US, at most kMaxRtoUs, doubled per retransmission up to 8x.
 uint64_t UdpTransport::rto_for(const Peer &p, uint16_t retries) const
@@ -34,8 +36,6 @@ void UdpTransport::rtt_sample(Peer &p, uint64_t sample_us)
     p.rttvar_us = (3 * p.rttvar_us + dev) / 4;
     p.srtt_us = std::max<uint32_t>((7 * p.srtt_us + s) / 8, 1);
 }
-
-// ----------------------------------------------------------------- timers
 
 bool UdpTransport::check_timers(Peer &p, uint64_t now)
 {
