@@ -310,6 +310,7 @@ private:
     {
         return c.pair_in && c.pair_in->ack_unsent > 0 && c.pair_in->ack_unsent < sizeof(WireHeader);
     }
+    // The cap counts these: connecting or connected (see the comment at the top).
     static bool is_open(const OutConn &c)
     {
         return c.state == OutConn::State::Connecting || c.state == OutConn::State::Connected;
