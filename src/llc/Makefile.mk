@@ -93,6 +93,12 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/transport/tcp/ack_flusher.cpp \
 	src/llc/transport/tcp/ack_flusher.hpp \
 	src/llc/transport/tcp/tcp_transport.cpp \
+	src/llc/transport/tcp/tcp_peer.cpp \
+	src/llc/transport/tcp/tcp_tx.cpp \
+	src/llc/transport/tcp/tcp_rx.cpp \
+	src/llc/transport/tcp/tcp_timers.cpp \
+	src/llc/transport/tcp/tcp_auth.cpp \
+	src/llc/transport/tcp/tcp_messages.hpp \
 	src/llc/transport/tcp/tcp_account.cpp \
 	src/llc/transport/tcp/tcp_transport.hpp \
 	src/llc/transport/udp/udp_handover.cpp \
@@ -102,6 +108,12 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/transport/udp/udp_ring_landing.cpp \
 	src/llc/transport/udp/udp_ring_landing.hpp \
 	src/llc/transport/udp/udp_transport.cpp \
+	src/llc/transport/udp/udp_peer.cpp \
+	src/llc/transport/udp/udp_tx.cpp \
+	src/llc/transport/udp/udp_rx.cpp \
+	src/llc/transport/udp/udp_timers.cpp \
+	src/llc/transport/udp/udp_switch_channel.cpp \
+	src/llc/transport/udp/udp_constants.hpp \
 	src/llc/transport/udp/udp_account.cpp \
 	src/llc/transport/udp/udp_transport.hpp \
 	src/llc/support/unique_fd.hpp

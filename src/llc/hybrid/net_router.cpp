@@ -438,6 +438,10 @@ void NetRouter::on_switch_answer(int src, uint64_t number, SwitchVerdict verdict
 
 void NetRouter::add_stats(llc_stats_t &st) const
 {
+    if (tcp_)
+        tcp_->add_stats(st);
+    if (udp_)
+        udp_->add_stats(st);
     st.rc_sources = connected_slots_.held(ConnectedDir::In);
     st.rc_slots_cap = connected_slots_.cap();
     st.rc_out_slots_in_use = connected_slots_.in_use(ConnectedDir::Out);

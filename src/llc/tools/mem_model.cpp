@@ -85,7 +85,7 @@ std::vector<ModelTerm> llc_model(double nodes, const ModelParams &p, bool capped
     const double k = capped ? std::min(remote, p.gamma) : remote; // connected tcp peers per process
     const double local_peers = std::max(0.0, m - 1);
     const double ptr = double(s.pointer);
-    constexpr double kTcpStaging = 64 * 1024; // kStagingBytes in tcp_transport.cpp (first read)
+    constexpr double kTcpStaging = 64 * 1024; // kStagingBytes in tcp_rx.cpp (first read)
 
     std::vector<ModelTerm> t;
     auto add = [&](const char *name, double per_process_fixed, double per_process_n_coeff, double per_peer, double peers) {
@@ -178,7 +178,7 @@ std::vector<ModelTerm> llc_hybrid_model(double nodes, const ModelParams &p)
     const double tracked = std::min(remote, p.gamma); // routes and sources per process, at most gamma
     const double ptr = double(s.pointer);
     const double page = 4096;
-    constexpr double kTcpStaging = 64 * 1024; // kStagingBytes in tcp_transport.cpp
+    constexpr double kTcpStaging = 64 * 1024; // kStagingBytes in tcp_rx.cpp
     const bool inter = nodes > 1;
 
     std::vector<ModelTerm> t = llc_udp_model(nodes, p);

@@ -204,6 +204,8 @@ public:
     // Finalize support.
     void say_goodbye() override;
     bool incoming_quiet() const override;
+    // tcp_evictions and tcp_cap_overflows: the cap's (PeerCap) counts.
+    void add_stats(llc_stats_t &st) const override;
 
     // Its object, the rank -> connection table, each connection with its
     // queue and decoder, the staging buffer and poll set (tcp_account.cpp).
@@ -301,60 +303,76 @@ private:
         InConn &c_;
     };
 
-    OutConn &out_conn(int dest);
-    OutConn &track(int dest, std::unique_ptr<OutConn> c);
-    void attach_decoder(InConn &c);
     // Both directions on one connection (see the comment at the top).
     static int sock(const OutConn &c) { return c.adopted ? (c.pair_in ? c.pair_in->fd.get() : -1) : c.fd.get(); }
     static int sock(const InConn &c) { return c.pair_out && !c.fd.valid() ? c.pair_out->fd.get() : c.fd.get(); }
-    OutConn *adopt(int dest);
-    InConn &reverse_half(OutConn &c);
-    bool ack_partly_written(const OutConn &c) const { return c.pair_in && c.pair_in->ack_unsent > 0 && c.pair_in->ack_unsent < sizeof(WireHeader); }
-    void on_stream_ack(InConn &c, const WireHeader &w);
-    void drop_in(InConn &c);
-    void pair_closed(InConn &c, int status, const std::string &message);
-    // The cap (see the comment at the top).
+    bool ack_partly_written(const OutConn &c) const
+    {
+        return c.pair_in && c.pair_in->ack_unsent > 0 && c.pair_in->ack_unsent < sizeof(WireHeader);
+    }
+    // The cap counts these: connecting or connected (see the comment at the top).
     static bool is_open(const OutConn &c)
     {
         return c.state == OutConn::State::Connecting || c.state == OutConn::State::Connected;
     }
-    bool idle(const OutConn &c) const;
-    size_t open_count() const;
-    OutConn *lru_idle();                         // the victim order: least recently sent-to idle connection
-    void evict(OutConn &c, bool for_cap = true); // for_cap false: a crossed-connect swap (not counted)
-    void note_crossed_connect(InConn &c);
-    void make_room();
-    void trim(size_t open);
-    void finish_close(OutConn &c);
-    void start_connect(OutConn &c);
-    bool flush(OutConn &c);
-    void fail_out(OutConn &c, int status, const std::string &message, bool report = true);
-    bool check_out(OutConn &c, short revents);
     // Bytes written that the peer has not acknowledged yet (the Goodbye excepted).
     static bool owes_ack(const OutConn &c) { return std::min(c.bytes_written, c.owed_limit) > c.bytes_acked; }
-    bool acks_due(const OutConn &c, uint64_t &now) const;
-    bool read_acks(OutConn &c);
-    bool check_liveness(OutConn &c, uint64_t now);
-    bool stage_ack(InConn &c);
-    void send_ack(InConn &c, bool prompt = false); // prompt: not corked
-    // Held acknowledgements (see the comment at the top): write those held
-    // at least `older_than_us`; true if some are still held.
-    bool flush_held_acks(uint64_t older_than_us);
     // With an AckFlusher, every entry point from the process holds mu_ (the
     // flusher writes held acknowledgements only while it is free).
     std::unique_lock<std::recursive_mutex> enter() const
     {
         return flusher_ ? std::unique_lock<std::recursive_mutex>(mu_) : std::unique_lock<std::recursive_mutex>();
     }
-    void set_user_timeout(int fd) const;
+
+    // tcp_transport.cpp: the progress loop.
+    void build_pollset(uint64_t &now); // now: 0, or set when the clock is read
+
+    // tcp_peer.cpp: the connections by rank, both directions on one
+    // connection, and the cap (see the comment at the top).
+    OutConn &out_conn(int dest);
+    OutConn &track(int dest, std::unique_ptr<OutConn> c);
+    OutConn *adopt(int dest);
+    InConn &reverse_half(OutConn &c);
+    void drop_in(InConn &c);
+    bool idle(const OutConn &c) const;
+    size_t open_count() const;
+    OutConn *lru_idle();    // the victim order: least recently sent-to idle connection
+    void evict(OutConn &c); // for the cap (through cap_, which counts it), or a crossed-connect swap
+    void note_crossed_connect(InConn &c);
+    void make_room();
+    void trim(size_t open);
+    void finish_close(OutConn &c);
+
+    // tcp_tx.cpp: sending.
+    void start_connect(OutConn &c);
+    bool flush(OutConn &c);
+    void fail_out(OutConn &c, int status, const std::string &message, bool report = true);
+    bool check_out(OutConn &c, short revents);
+    bool read_acks(OutConn &c);
+
+    // tcp_rx.cpp: receiving.
     bool accept_all();
+    void attach_decoder(InConn &c);
     bool read_in(InConn &c);
+    void on_record(InConn &c, const IncomingRecord &rec);
+    void on_stream_ack(InConn &c, const WireHeader &w);
     void close_in(InConn &c, int status, const std::string &message);
     void close_evicted(InConn &c);
-    void on_record(InConn &c, const IncomingRecord &rec);
     std::string describe(const InConn &c) const;
-    void build_pollset(uint64_t &now); // now: 0, or set when the clock is read
-    // Authentication (see the comment at the top).
+    bool stage_ack(InConn &c);
+    void send_ack(InConn &c, bool prompt = false); // prompt: not corked
+
+    // tcp_timers.cpp: acknowledgements due, held acknowledgements, liveness.
+    bool acks_due(const OutConn &c, uint64_t &now) const;
+    void send_due_acks(uint64_t &now);              // now: 0, or set when the clock is read
+    bool check_senders(size_t nout, uint64_t &now); // the first nout of out_live_
+    bool check_liveness(OutConn &c, uint64_t now);
+    // Held acknowledgements (see the comment at the top): write those held
+    // at least `older_than_us`; true if some are still held.
+    bool flush_held_acks(uint64_t older_than_us);
+    void set_user_timeout(int fd) const;
+
+    // tcp_auth.cpp: authentication (see the comment at the top).
     bool read_proof(OutConn &c);
     bool read_auth(InConn &c);
     bool auth_step(InConn &c);

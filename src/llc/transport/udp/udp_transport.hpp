@@ -163,6 +163,8 @@ public:
     // Finalize support.
     void say_goodbye() override;
     bool incoming_quiet() const override;
+    // udp_evictions and udp_cap_overflows: the Peer table's cap (PeerCap) counts.
+    void add_stats(llc_stats_t &st) const override;
 
     size_t peer_count() const { return peers_.size(); }
     size_t peer_cap() const { return peers_.capacity(); }
@@ -295,70 +297,83 @@ private:
         uint16_t retries = 0;
     };
 
+    // udp_transport.cpp: setup and what every file uses.
+    int udp_address_rank(int rank) const;
+    std::string describe(const Peer &p) const;
+    uint32_t random();
+
+    // udp_peer.cpp: the Peer table, eviction and incarnations, failure.
     Peer &peer_for(int rank);
     Peer *find(int rank);             // counts as a use (eviction predictor)
     const Peer *peek(int rank) const; // does not
     Peer &add_peer(int rank, const sockaddr_in *from);
+    [[noreturn]] void throw_failure(int dest) const;
     // Eviction (LLC_MAX_CONTEXTS): only a peer with nothing in flight either
     // way, idle for LLC_UDP_EVICT_IDLE_MS, not on a hybrid switch, may go.
     bool evictable(const Peer &p, uint64_t now) const;
+    uint32_t next_incarnation();
+    Ghost &ghost_of(int rank);
     void on_evict(Peer &p);
+    bool resend_forgets(uint64_t now);
+    void send_forget_ack(const UdpHeader &forget, const sockaddr_in &to);
+    void on_forget_ack(const UdpHeader &h);
+    void on_forget(const UdpHeader &h, const sockaddr_in &from);
     void forget_live(Peer &p, const UdpHeader &forget);
     void restart_streams(Peer &p);
     bool reconcile_incarnation(Peer &p, const UdpHeader &h);
-    void on_forget(const UdpHeader &h, const sockaddr_in &from);
-    void on_forget_ack(const UdpHeader &h);
-    bool resend_forgets(uint64_t now);
-    bool resend_asks(uint64_t now);
-    void on_switch_ask(const UdpHeader &h, const sockaddr_in &from);
+    std::unique_ptr<char[]> get_buffer();
+    void put_buffer(std::unique_ptr<char[]> b);
+    void fail_peer(Peer &p, int status, const std::string &message);
+
+    // udp_tx.cpp: sending.
+    // A header from this process to dest: magic, type, ranks and job tag set, the rest 0.
+    UdpHeader header_to(UdpType type, int dest) const;
+    UdpHeader header_to(UdpType type, const Peer &p) const; // the token from p (the data path)
+    uint64_t pair_token(int src, int dst) const;            // HMAC: once per peer, or for a stranger's claim
+    void stamp(const Peer &p, UdpHeader &h) const;
+    void fill_ack(const Peer &p, UdpHeader &h) const;
+    bool raw_send(const char *buf, size_t len, const sockaddr_in &to);
+    void flush_held();
+    bool transmit(Peer &p, TxPacket &pkt);
+    bool pump(Peer &p);
+    void send_ack(Peer &p, bool probe = false);
+
+    // udp_switch_channel.cpp: the switching channel.
     void send_switch_datagram(UdpType type, int dest, uint64_t number, uint64_t value, const sockaddr_in &to,
                               uint64_t detail = 0);
+    void on_switch_ask(const UdpHeader &h, const sockaddr_in &from);
+    bool resend_asks(uint64_t now);
+
+    // udp_rx.cpp: receiving.
     // DC RDMA receive side: the landing for a ring-addressed datagram from p
     // (looked up again when the context's rings changed), or nullptr.
     UdpRingLanding *landing_of(Peer &p);
     void unland(Peer &p); // copy what p's landing holds to p.ooo and drop it
-    void send_forget_ack(const UdpHeader &forget, const sockaddr_in &to);
-    // A header from this process to dest: magic, type, ranks and job tag set, the rest 0.
-    UdpHeader header_to(UdpType type, int dest) const;
-    UdpHeader header_to(UdpType type, const Peer &p) const; // the token from p (the data path)
-    uint64_t pair_token(int src, int dst) const;             // HMAC: once per peer, or for a stranger's claim
     void drop_stranger(const sockaddr_in &from, const char *why);
-    void stamp(const Peer &p, UdpHeader &h) const;
-    Ghost &ghost_of(int rank);
-    uint32_t next_incarnation();
-    [[noreturn]] void throw_failure(int dest) const;
-    void queue_goodbye(Peer &p);
-    bool pump(Peer &p);
-    bool transmit(Peer &p, TxPacket &pkt);
-    void fill_ack(const Peer &p, UdpHeader &h) const;
-    void send_ack(Peer &p, bool probe = false);
-    bool raw_send(const char *buf, size_t len, const sockaddr_in &to);
-    void flush_held();
+    void on_ack(Peer &p, uint64_t ack, uint64_t sack);
+    void on_record(Peer &p, const IncomingRecord &rec);
+    void feed(Peer &p, const char *data, size_t len);
+    void on_datagram(const char *buf, size_t len, const sockaddr_in &from);
+    void deliver_early(Peer &p);
     bool receive_all(bool read_socket);
-    void drain_errors();
-    void on_unreachable(const sockaddr_in &addr);
-    void on_rank_gone(Peer &p, const std::string &why);
+    bool take_handed_over();
     bool dispatch(const char *buf, size_t len, const sockaddr_in &from);
     bool hand_over(const UdpHeader &h, const char *buf, size_t len, const sockaddr_in &from);
     bool retry_stalled();
-    bool take_handed_over();
     void send_gone(const UdpHeader &h, const sockaddr_in &to);
-    int udp_address_rank(int rank) const;
-    void on_datagram(const char *buf, size_t len, const sockaddr_in &from);
-    void on_ack(Peer &p, uint64_t ack, uint64_t sack);
-    void feed(Peer &p, const char *data, size_t len);
-    void deliver_early(Peer &p);
-    void on_record(Peer &p, const IncomingRecord &rec);
-    bool check_timers(Peer &p, uint64_t now);
-    bool probe_stalled_senders(uint64_t now);
-    void fail_peer(Peer &p, int status, const std::string &message);
-    std::unique_ptr<char[]> get_buffer();
-    void put_buffer(std::unique_ptr<char[]> b);
-    std::string describe(const Peer &p) const;
-    void release_idle(uint64_t now);
+    void drain_errors();
+    void on_unreachable(const sockaddr_in &addr);
+    void on_rank_gone(Peer &p, const std::string &why);
+
+    // udp_timers.cpp: retransmission, liveness, idle peers.
     uint64_t rto_for(const Peer &p, uint16_t retries) const;
     void rtt_sample(Peer &p, uint64_t sample_us);
-    uint32_t random();
+    bool check_timers(Peer &p, uint64_t now);
+    bool probe_stalled_senders(uint64_t now);
+    void release_idle(uint64_t now);
+
+    // udp_transport.cpp: finalize.
+    void queue_goodbye(Peer &p);
 
     Context &ctx_;
     NetEvents *events_ = nullptr; // the router (subscribe)
