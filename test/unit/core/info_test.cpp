@@ -57,6 +57,30 @@ std::string slurp(const std::string &path)
     return ss.str();
 }
 
+// The files under dir whose names end with suffix.
+std::vector<std::string> files_ending(const std::string &dir, const std::string &suffix)
+{
+    std::vector<std::string> files;
+    DIR *d = opendir(dir.c_str());
+    if (!d)
+        return files;
+    while (dirent *e = readdir(d)) {
+        std::string name = e->d_name;
+        if (name == "." || name == "..")
+            continue;
+        std::string path = dir + "/" + name;
+        if (e->d_type == DT_DIR) {
+            auto sub = files_ending(path, suffix);
+            files.insert(files.end(), sub.begin(), sub.end());
+        } else if (name.size() > suffix.size() &&
+                   name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+            files.push_back(path);
+        }
+    }
+    closedir(d);
+    return files;
+}
+
 // The text without comments (string and character literals kept).
 std::string strip_comments(const std::string &in)
 {
@@ -117,6 +141,28 @@ bool ends_with(const std::string &s, const std::string &suffix)
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// core/settings.def as the compiler reads it, comments removed: each
+// #include "X" line replaced by the text of src/llc/X (a fragment of the one
+// table), whose path is appended to fragments.
+std::string settings_table_text(std::vector<std::string> &fragments)
+{
+    std::string def = strip_comments(slurp(std::string(LLC_SRCDIR) + "/core/settings.def"));
+    std::regex include_line(R"re(#\s*include\s*"([^"]+)")re");
+    std::string out;
+    auto last = def.cbegin();
+    for (auto it = std::sregex_iterator(def.begin(), def.end(), include_line); it != std::sregex_iterator(); ++it) {
+        out.append(last, (*it)[0].first);
+        std::string path = (*it)[1].str();
+        fragments.push_back(path);
+        std::string text = slurp(std::string(LLC_SRCDIR) + "/" + path);
+        EXPECT_FALSE(text.empty()) << "core/settings.def includes " << path << ", which is missing or empty";
+        out += strip_comments(text);
+        last = (*it)[0].second;
+    }
+    out.append(last, def.cend());
+    return out;
+}
+
 std::set<std::string> table_names()
 {
     std::set<std::string> names;
@@ -154,9 +200,11 @@ TEST(EnvTable, EveryVariableReadInSrcLlcIsListed)
     }
     EXPECT_EQ(getenv_sites, 1) << "config.cpp should call getenv only inside env_get";
 
-    // settings.def declares each setting once; config.cpp stores the plain
-    // ones through the X-macro and must apply every special one by hand.
-    std::string def = strip_comments(slurp(std::string(LLC_SRCDIR) + "/core/settings.def"));
+    // settings.def declares each setting once (the rows of its fragments
+    // included); config.cpp stores the plain ones through the X-macro and must
+    // apply every special one by hand.
+    std::vector<std::string> fragments;
+    std::string def = settings_table_text(fragments);
     std::string config = strip_comments(slurp(std::string(LLC_SRCDIR) + "/core/config.cpp"));
     std::regex row(R"(\bLLC_SETTING(_SPECIAL)?\(\s*(LLC_[A-Z0-9_]+)\s*,)");
     std::set<std::string> declared;
@@ -168,6 +216,38 @@ TEST(EnvTable, EveryVariableReadInSrcLlcIsListed)
         }
     }
     EXPECT_EQ(declared, table_names());
+}
+
+// The one table's fragments (a component's rows beside its code, see
+// core/settings.def): every *_settings.def of src/llc is included by
+// core/settings.def exactly once, and no other file of src/llc declares a
+// setting.
+TEST(EnvTable, EverySettingsFragmentIsInTheOneTable)
+{
+    std::vector<std::string> fragments;
+    settings_table_text(fragments);
+    std::set<std::string> included;
+    for (const auto &f : fragments)
+        EXPECT_TRUE(included.insert(f).second) << "core/settings.def includes " << f << " twice";
+    std::set<std::string> on_disk;
+    for (const auto &f : files_ending(LLC_SRCDIR, "_settings.def"))
+        on_disk.insert(f.substr(std::strlen(LLC_SRCDIR) + 1));
+    EXPECT_FALSE(on_disk.empty());
+    EXPECT_EQ(included, on_disk) << "a *_settings.def under src/llc that core/settings.def does not include "
+                                    "(or an include of a missing file)";
+    std::regex row(R"(\bLLC_SETTING(_SPECIAL)?\(\s*LLC_)");
+    auto declares = [&](const std::string &path) {
+        std::string text = strip_comments(slurp(path));
+        return std::regex_search(text, row);
+    };
+    std::vector<std::string> others = source_files(LLC_SRCDIR);
+    for (const auto &f : files_ending(LLC_SRCDIR, ".def"))
+        others.push_back(f);
+    for (const auto &f : others) {
+        std::string rel = f.substr(std::strlen(LLC_SRCDIR) + 1);
+        if (rel != "core/settings.def" && !on_disk.count(rel))
+            EXPECT_FALSE(declares(f)) << f << " declares a setting outside the one table";
+    }
 }
 
 TEST(EnvTable, ReadersRefuseUnlistedNamesAndEveryEntryHasText)
