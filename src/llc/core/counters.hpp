@@ -1,11 +1,12 @@
-// counters.hpp - libllc's counters (core/counters.def) as a constexpr table
-// of descriptors indexed like llc_counters.h, each with its member's offset
-// in llc_stats_t.
+// counters.hpp - libllc's counters (core/counters.def and its fragments) as
+// a constexpr table of descriptors indexed like llc_counters.h (the order of
+// llc_stats_t's members), each with its member's offset in llc_stats_t.
 #pragma once
 
 #include "llc.h"
 #include "llc_counters.h"
 
+#include <array>
 #include <cstddef>
 
 namespace llc {
@@ -18,7 +19,10 @@ struct CounterDesc {
     const char *help;
 };
 
-inline constexpr CounterDesc kCounters[] = {
+namespace detail {
+
+// The rows in the order core/counters.def and its fragments list them.
+inline constexpr CounterDesc kCounterRows[] = {
 #define LLC_COUNTER(MEMBER, NAME, CLASS, COMPONENT, HELP) \
     {#NAME, offsetof(llc_stats_t, MEMBER), LLC_COUNTER_##CLASS, COMPONENT, HELP},
 #define LLC_COUNTER_Counter LLC_COUNTER_COUNT
@@ -31,7 +35,28 @@ inline constexpr CounterDesc kCounters[] = {
 #undef LLC_COUNTER
 };
 
-inline constexpr size_t kCounterCount = sizeof(kCounters) / sizeof(kCounters[0]);
+inline constexpr size_t kCounterRowCount = sizeof(kCounterRows) / sizeof(kCounterRows[0]);
+
+// The rows ordered by their members' offsets (an insertion sort, at compile
+// time): llc_stats_t's order, whichever fragment each row comes from.
+constexpr std::array<CounterDesc, kCounterRowCount> rows_by_offset()
+{
+    std::array<CounterDesc, kCounterRowCount> sorted{};
+    for (size_t i = 0; i < kCounterRowCount; i++) {
+        size_t j = i;
+        for (; j > 0 && sorted[j - 1].offset > kCounterRows[i].offset; j--)
+            sorted[j] = sorted[j - 1];
+        sorted[j] = kCounterRows[i];
+    }
+    return sorted;
+}
+
+} // namespace detail
+
+// Indexed like llc_counters.h: entry i is the i-th member of llc_stats_t.
+inline constexpr std::array<CounterDesc, detail::kCounterRowCount> kCounters = detail::rows_by_offset();
+
+inline constexpr size_t kCounterCount = kCounters.size();
 
 // The table names every member of llc_stats_t once, in the struct's order.
 constexpr bool counters_cover_the_struct()
@@ -41,7 +66,9 @@ constexpr bool counters_cover_the_struct()
             return false;
     return kCounterCount * sizeof(uint64_t) == sizeof(llc_stats_t);
 }
-static_assert(counters_cover_the_struct(),
-              "core/counters.def must list every llc_stats_t member, in order (a member was added or moved)");
+static_assert(
+    counters_cover_the_struct(),
+    "core/counters.def and its fragments must list every llc_stats_t member exactly once (a member was added, "
+    "or a row is missing or repeated)");
 
 } // namespace llc

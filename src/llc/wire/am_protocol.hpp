@@ -3,7 +3,8 @@
 // Every record is a WireHeader followed by hdr_len bytes of AM header,
 // aux_len bytes of control data, and (for Kind::Am only) payload_len bytes of
 // payload.  Streams are per ordered pair of processes, so records never
-// interleave.  All fields are in host byte order: v1 assumes a homogeneous job.
+// interleave.  All fields are in host byte order: the format assumes a
+// homogeneous job.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +13,10 @@
 namespace llc {
 
 constexpr uint32_t kWireMagic = 0x314c4c43; // "CLL1" in little-endian memory order
-constexpr uint8_t kWireVersion = 1;
+// 2: record kinds moved into their owners' ranges (below); 1: kinds 1 .. 12 in
+// the order Am, CmaRts, CmaAck, CmaNack, Hello, Goodbye, Switch, SwitchAck,
+// StreamAck, SwitchRequest, Close, VerbsRts.
+constexpr uint8_t kWireVersion = 2;
 constexpr uint32_t kMaxAuxBytes = 1u << 24;
 // Handler ids: 0 .. LLC_AM_MAX_HANDLERS-1 are the caller's, the next
 // kInternalHandlers libllc's own (the tagged protocol, tagged.hpp).
@@ -20,21 +24,96 @@ constexpr unsigned kPublicHandlers = 64; // LLC_AM_MAX_HANDLERS
 constexpr unsigned kInternalHandlers = 16;
 constexpr unsigned kHandlerSlots = kPublicHandlers + kInternalHandlers;
 
-enum class Kind : uint8_t {
-    Am = 1,       // active message with payload in the stream
-    CmaRts = 2,   // active message whose payload the receiver reads with process_vm_readv; aux = CmaDescriptor
-    CmaAck = 3,   // receiver read the payload of the CmaRts with sequence number `seq`
-    CmaNack = 4,  // receiver could not read it: the sender streams the payload instead
-    Hello = 5,    // first record on a tcp connection; aux = sender's "ip:port"
-    Goodbye = 6,  // sender is finalizing; no further records follow
-    Switch = 7,   // hybrid: last record on the tcp path before the sender moves to udp
-    SwitchAck = 8, // hybrid: sent on udp by the receiver of a Switch (the tcp path is drained)
-    StreamAck = 9, // tcp: sent back on an accepted connection; seq = bytes of the stream consumed so far
-    SwitchRequest = 10, // retired (switch asks are udp datagrams of their own now, switch_asks.hpp); never sent
-    Close = 11,    // tcp: last record of an evicted connection; seq = stream bytes before it
-    VerbsRts = 12  // verbs: active message whose payload the receiver reads with RDMA READ
-                   // (rendezvous); aux = VerbsRtsDescriptor + segments (verbs_frame.hpp)
+// Record kinds.  Each owner has a private range of 16 kinds, so that a
+// transport adds a control record of its own without looking at anyone
+// else's; each kind is checked below to lie in its owner's range.
+//   0x01-0x0f core: records of every stream (the tagged protocol travels in
+//             Am and CmaRts records, on libllc's internal handlers, and has no
+//             kinds of its own)
+//   0x10-0x1f shm: single copy (CMA) between processes of a node
+//   0x20-0x2f tcp: the connection's own records
+//   0x30-0x3f udp: none yet (its datagrams have types of their own, UdpType
+//             in udp_transport.hpp, and carry a stream of these records)
+//   0x40-0x4f verbs
+//   0x50-0x5f the hybrid router: moving a pair between tcp and udp
+// 0 and 0x60-0xff belong to no one; a record of a kind not listed in Kind is
+// a protocol error (kind_is_valid).
+struct KindRange {
+    uint8_t first;
+    uint8_t last;
+    constexpr bool holds(uint8_t k) const { return k >= first && k <= last; }
 };
+constexpr KindRange kCoreKinds{0x01, 0x0f};
+constexpr KindRange kShmKinds{0x10, 0x1f};
+constexpr KindRange kTcpKinds{0x20, 0x2f};
+constexpr KindRange kUdpKinds{0x30, 0x3f};
+constexpr KindRange kVerbsKinds{0x40, 0x4f};
+constexpr KindRange kHybridKinds{0x50, 0x5f};
+
+enum class Kind : uint8_t {
+    // core (kCoreKinds)
+    Am = 0x01,      // active message with payload in the stream
+    Goodbye = 0x02, // sender is finalizing; no further records follow
+    // shm (kShmKinds)
+    CmaRts = 0x10,  // active message whose payload the receiver reads with process_vm_readv; aux = CmaDescriptor
+    CmaAck = 0x11,  // receiver read the payload of the CmaRts with sequence number `seq`
+    CmaNack = 0x12, // receiver could not read it: the sender streams the payload instead
+    // tcp (kTcpKinds)
+    Hello = 0x20,     // first record on a tcp connection; aux = sender's "ip:port"
+    StreamAck = 0x21, // sent back on an accepted connection; seq = bytes of the stream consumed so far
+    Close = 0x22,     // last record of an evicted connection; seq = stream bytes before it
+    // verbs (kVerbsKinds)
+    VerbsRts = 0x40, // active message whose payload the receiver reads with RDMA READ
+                     // (rendezvous); aux = VerbsRtsDescriptor + segments (verbs_frame.hpp)
+    // hybrid (kHybridKinds)
+    Switch = 0x50,       // last record on the tcp path before the sender moves to udp
+    SwitchAck = 0x51,    // sent on udp by the receiver of a Switch (the tcp path is drained)
+    SwitchRequest = 0x52 // retired (switch asks are udp datagrams of their own now, switch_asks.hpp); never sent
+};
+
+static_assert(kCoreKinds.last < kShmKinds.first && kShmKinds.last < kTcpKinds.first &&
+                  kTcpKinds.last < kUdpKinds.first && kUdpKinds.last < kVerbsKinds.first &&
+                  kVerbsKinds.last < kHybridKinds.first,
+              "the owners' ranges of record kinds do not overlap");
+
+// The range of the owner of kind k, which says which kinds there are:
+// {0, 0} for a byte that is none.  (A kind added to Kind and not here is a
+// -Wswitch warning.)
+constexpr KindRange kind_owner_range(Kind k)
+{
+    switch (k) {
+    case Kind::Am:
+    case Kind::Goodbye:
+        return kCoreKinds;
+    case Kind::CmaRts:
+    case Kind::CmaAck:
+    case Kind::CmaNack:
+        return kShmKinds;
+    case Kind::Hello:
+    case Kind::StreamAck:
+    case Kind::Close:
+        return kTcpKinds;
+    case Kind::VerbsRts:
+        return kVerbsKinds;
+    case Kind::Switch:
+    case Kind::SwitchAck:
+    case Kind::SwitchRequest:
+        return kHybridKinds;
+    }
+    return KindRange{0, 0};
+}
+
+// Whether k is one of the kinds above.
+constexpr bool kind_is_valid(uint8_t k) { return kind_owner_range(Kind(k)).last != 0; }
+
+constexpr bool every_kind_lies_in_its_owners_range()
+{
+    for (unsigned k = 0; k < 256; k++)
+        if (kind_is_valid(uint8_t(k)) && !kind_owner_range(Kind(k)).holds(uint8_t(k)))
+            return false;
+    return true;
+}
+static_assert(every_kind_lies_in_its_owners_range(), "a record kind lies outside its owner's range");
 
 // A switch ask's `ack` (once the seq of the retired SwitchRequest): the path the receiver wants the source to send on.
 enum class SwitchWant : uint64_t {
@@ -65,7 +144,6 @@ struct WireHeader {
 static_assert(sizeof(WireHeader) == 40, "wire header layout");
 static_assert(std::is_trivially_copyable<WireHeader>::value, "wire header is copied bytewise");
 
-inline bool kind_is_valid(uint8_t k) { return k >= uint8_t(Kind::Am) && k <= uint8_t(Kind::VerbsRts); }
 // Whether payload_len bytes of payload follow in the stream.
 inline bool kind_streams_payload(Kind k) { return k == Kind::Am; }
 

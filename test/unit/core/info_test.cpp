@@ -57,6 +57,30 @@ std::string slurp(const std::string &path)
     return ss.str();
 }
 
+// The files under dir whose names end with suffix.
+std::vector<std::string> files_ending(const std::string &dir, const std::string &suffix)
+{
+    std::vector<std::string> files;
+    DIR *d = opendir(dir.c_str());
+    if (!d)
+        return files;
+    while (dirent *e = readdir(d)) {
+        std::string name = e->d_name;
+        if (name == "." || name == "..")
+            continue;
+        std::string path = dir + "/" + name;
+        if (e->d_type == DT_DIR) {
+            auto sub = files_ending(path, suffix);
+            files.insert(files.end(), sub.begin(), sub.end());
+        } else if (name.size() > suffix.size() &&
+                   name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+            files.push_back(path);
+        }
+    }
+    closedir(d);
+    return files;
+}
+
 // The text without comments (string and character literals kept).
 std::string strip_comments(const std::string &in)
 {
@@ -117,6 +141,54 @@ bool ends_with(const std::string &s, const std::string &suffix)
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// A one table (core/settings.def, core/counters.def) as the compiler reads
+// it, comments removed: each #include "X" line replaced by the text of
+// src/llc/X (a fragment of the table), whose path is appended to fragments.
+std::string one_table_text(const std::string &table, std::vector<std::string> &fragments)
+{
+    std::string def = strip_comments(slurp(std::string(LLC_SRCDIR) + "/" + table));
+    std::regex include_line(R"re(#\s*include\s*"([^"]+)")re");
+    std::string out;
+    auto last = def.cbegin();
+    for (auto it = std::sregex_iterator(def.begin(), def.end(), include_line); it != std::sregex_iterator(); ++it) {
+        out.append(last, (*it)[0].first);
+        std::string path = (*it)[1].str();
+        fragments.push_back(path);
+        std::string text = slurp(std::string(LLC_SRCDIR) + "/" + path);
+        EXPECT_FALSE(text.empty()) << table << " includes " << path << ", which is missing or empty";
+        out += strip_comments(text);
+        last = (*it)[0].second;
+    }
+    out.append(last, def.cend());
+    return out;
+}
+
+// A one table's fragments: every file of src/llc whose name ends with
+// fragment_suffix is included by the table exactly once, and no other file of
+// src/llc has a row (a match of row).
+void expect_fragments_in_one_table(const std::string &table, const std::string &fragment_suffix, const std::regex &row)
+{
+    std::vector<std::string> fragments;
+    one_table_text(table, fragments);
+    std::set<std::string> included;
+    for (const auto &f : fragments)
+        EXPECT_TRUE(included.insert(f).second) << table << " includes " << f << " twice";
+    std::set<std::string> on_disk;
+    for (const auto &f : files_ending(LLC_SRCDIR, fragment_suffix))
+        on_disk.insert(f.substr(std::strlen(LLC_SRCDIR) + 1));
+    EXPECT_FALSE(on_disk.empty());
+    EXPECT_EQ(included, on_disk) << "a *" << fragment_suffix << " under src/llc that " << table
+                                 << " does not include (or an include of a missing file)";
+    std::vector<std::string> others = source_files(LLC_SRCDIR);
+    for (const auto &f : files_ending(LLC_SRCDIR, ".def"))
+        others.push_back(f);
+    for (const auto &f : others) {
+        std::string rel = f.substr(std::strlen(LLC_SRCDIR) + 1);
+        if (rel != table && !on_disk.count(rel))
+            EXPECT_FALSE(std::regex_search(strip_comments(slurp(f)), row)) << f << " has a row outside " << table;
+    }
+}
+
 std::set<std::string> table_names()
 {
     std::set<std::string> names;
@@ -154,9 +226,11 @@ TEST(EnvTable, EveryVariableReadInSrcLlcIsListed)
     }
     EXPECT_EQ(getenv_sites, 1) << "config.cpp should call getenv only inside env_get";
 
-    // settings.def declares each setting once; config.cpp stores the plain
-    // ones through the X-macro and must apply every special one by hand.
-    std::string def = strip_comments(slurp(std::string(LLC_SRCDIR) + "/core/settings.def"));
+    // settings.def declares each setting once (the rows of its fragments
+    // included); config.cpp stores the plain ones through the X-macro and must
+    // apply every special one by hand.
+    std::vector<std::string> fragments;
+    std::string def = one_table_text("core/settings.def", fragments);
     std::string config = strip_comments(slurp(std::string(LLC_SRCDIR) + "/core/config.cpp"));
     std::regex row(R"(\bLLC_SETTING(_SPECIAL)?\(\s*(LLC_[A-Z0-9_]+)\s*,)");
     std::set<std::string> declared;
@@ -168,6 +242,23 @@ TEST(EnvTable, EveryVariableReadInSrcLlcIsListed)
         }
     }
     EXPECT_EQ(declared, table_names());
+}
+
+// The one tables' fragments (a component's rows beside its code, see
+// core/settings.def and core/counters.def): every *_settings.def of src/llc
+// is included by core/settings.def exactly once, every *_counters.def by
+// core/counters.def, and no other file of src/llc declares a setting or a
+// counter.  (counters.hpp checks at compile time that the counters name
+// every llc_stats_t member once.)
+TEST(EnvTable, EverySettingsFragmentIsInTheOneTable)
+{
+    expect_fragments_in_one_table("core/settings.def", "_settings.def",
+                                  std::regex(R"(\bLLC_SETTING(_SPECIAL)?\(\s*LLC_)"));
+}
+
+TEST(EnvTable, EveryCountersFragmentIsInTheOneTable)
+{
+    expect_fragments_in_one_table("core/counters.def", "_counters.def", std::regex(R"(\bLLC_COUNTER\(\s*[a-z])"));
 }
 
 TEST(EnvTable, ReadersRefuseUnlistedNamesAndEveryEntryHasText)

@@ -188,3 +188,31 @@ TEST(Components, DecoderRejectsGarbage)
         EXPECT_NE(std::string(e.what()).find("bad magic"), std::string::npos);
     }
 }
+
+// Record kinds (am_protocol.hpp): the decoder accepts the listed kinds, each in
+// its owner's range, and refuses every other byte, inside an owner's range or
+// not; a record of the previous wire version is refused.
+TEST(Components, DecoderAcceptsTheListedKindsOnly)
+{
+    const Kind listed[] = {Kind::Am,       Kind::Goodbye, Kind::CmaRts,    Kind::CmaAck,
+                           Kind::CmaNack,  Kind::Hello,   Kind::StreamAck, Kind::Close,
+                           Kind::VerbsRts, Kind::Switch,  Kind::SwitchAck, Kind::SwitchRequest};
+    for (unsigned k = 0; k < 256; k++) {
+        bool is_listed = std::find(std::begin(listed), std::end(listed), Kind(k)) != std::end(listed);
+        EXPECT_EQ(kind_is_valid(uint8_t(k)), is_listed) << "kind " << k;
+        int delivered = 0;
+        StreamDecoder d([&](const IncomingRecord &) { delivered++; });
+        WireHeader w = make_wire_header(Kind(k), 1, 0, 0);
+        try {
+            d.feed(reinterpret_cast<const char *>(&w), sizeof(w));
+            EXPECT_TRUE(is_listed) << "kind " << k << " accepted";
+        } catch (const Error &e) {
+            EXPECT_FALSE(is_listed) << "kind " << k << " refused: " << e.what();
+            EXPECT_NE(std::string(e.what()).find("unknown record kind"), std::string::npos);
+        }
+    }
+    StreamDecoder d([](const IncomingRecord &) { FAIL() << "old version delivered"; });
+    WireHeader old = make_wire_header(Kind::Am, 1, 0, 0);
+    old.version = kWireVersion - 1;
+    EXPECT_THROW(d.feed(reinterpret_cast<const char *>(&old), sizeof(old)), Error);
+}
