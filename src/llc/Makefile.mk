@@ -85,6 +85,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/tagged/tagged.hpp \
 	src/llc/tagged/tagged_offers.cpp \
 	src/llc/tagged/tagged_util.hpp \
+	src/llc/tagged/unexpected_pool.cpp \
+	src/llc/tagged/unexpected_pool.hpp \
 	src/llc/transport/net_events.hpp \
 	src/llc/transport/busy_promotion.hpp \
 	src/llc/transport/peer_timeout.hpp \

@@ -7,7 +7,7 @@ TagMatcher::~TagMatcher()
 {
     while (Unexpected *u = unexp_head_) {
         unexp_head_ = u->next;
-        delete u;
+        pool_.give(u);
     }
 }
 
@@ -63,9 +63,8 @@ Unexpected *TagMatcher::find_unexpected(uint64_t tag, uint64_t ignore, int sourc
     return nullptr;
 }
 
-void TagMatcher::add_unexpected(std::unique_ptr<Unexpected> owned)
+void TagMatcher::add_unexpected(Unexpected *u)
 {
-    Unexpected *u = owned.release();
     u->prev = unexp_tail_;
     u->next = nullptr;
     if (unexp_tail_)

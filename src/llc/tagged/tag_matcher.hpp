@@ -2,8 +2,11 @@
 // messages, both in order, matched on (source label or any, tag under a mask).
 //
 // No allocation for a posted receive: its state lives in the caller's
-// llc_treq_t (TreqState, below).  An unexpected message is one heap record.
+// llc_treq_t (TreqState, below).  An unexpected message is a record of the
+// matcher's UnexpectedPool (unexpected_pool.hpp), reused once given back.
 #pragma once
+
+#include "tagged/unexpected_pool.hpp"
 
 #include "llc.h"
 
@@ -67,7 +70,8 @@ struct Unexpected {
     bool rndv = false;     // payload still at the sender (request-to-send)
     int32_t pid = 0;       // rendezvous: the sender's process (same node: CMA)
     uint64_t addr = 0;     // rendezvous: the sender's buffer
-    std::unique_ptr<char[]> data; // eager: the payload
+    char *data = nullptr;  // eager: the payload (a buffer of the record's size class, kept with it)
+    uint8_t size_class = 0; // UnexpectedPool's class of data
 };
 
 inline bool tag_matches(uint64_t want, uint64_t ignore, int want_source, const TagEnvelope &env)
@@ -90,7 +94,20 @@ public:
     // First unexpected message a receive (tag, ignore, source) matches; with
     // take, it leaves the queue (the caller owns it).
     Unexpected *find_unexpected(uint64_t tag, uint64_t ignore, int source, bool take);
-    void add_unexpected(std::unique_ptr<Unexpected> u);
+    // A record for a message with len bytes of eager payload (data holds
+    // them), to fill and queue with add_unexpected.
+    Unexpected *new_unexpected(size_t len) { return pool_.take(len); }
+    void add_unexpected(Unexpected *u);
+    // A record taken out of the queue is done with (its message received).
+    void recycle(Unexpected *u) { pool_.give(u); }
+    // The owner of a taken record: recycles it when it goes out of scope.
+    struct Recycle {
+        TagMatcher *matcher;
+        void operator()(Unexpected *u) const { matcher->recycle(u); }
+    };
+    using UnexpectedPtr = std::unique_ptr<Unexpected, Recycle>;
+    UnexpectedPtr own(Unexpected *u) { return UnexpectedPtr(u, Recycle{this}); }
+    const UnexpectedPool &pool() const { return pool_; }
 
     // Whether every posted receive that could match a message r could
     // match (the same or any source, tags that agree on the bits neither
@@ -109,6 +126,7 @@ public:
     size_t unexpected_count() const { return unexpected_count_; }
 
 private:
+    UnexpectedPool pool_;
     TreqState *posted_head_ = nullptr;
     TreqState *posted_tail_ = nullptr;
     Unexpected *unexp_head_ = nullptr;

@@ -138,8 +138,8 @@ int Tagged::recv(int source, int src_rank, uint64_t tag, uint64_t ignore, void *
     r.ignore = ignore;
     r.source = source;
     if (Unexpected *u = matcher_.find_unexpected(tag, ignore, source, true)) {
-        std::unique_ptr<Unexpected> owned(u);
-        if (deliver(r, u->env, u->flags, u->sreq, u->data.get(), u->rndv, u->pid, u->addr)) {
+        auto owned = matcher_.own(u);
+        if (deliver(r, u->env, u->flags, u->sreq, u->data, u->rndv, u->pid, u->addr)) {
             r.magic = 0;
             return LLC_OK;
         }
@@ -174,10 +174,10 @@ int Tagged::mrecv(llc_tmsg_t *msg, void *buf, size_t len, llc_treq_t *req)
         throw Error(LLC_ERR_INVALID, "llc_tmrecv: msg or req is NULL");
     if (!buf && len > 0)
         throw Error(LLC_ERR_INVALID, "llc_tmrecv: buf is NULL with a length of " + std::to_string(len));
-    std::unique_ptr<Unexpected> u(reinterpret_cast<Unexpected *>(msg));
+    auto u = matcher_.own(reinterpret_cast<Unexpected *>(msg));
     start(req, TreqState::Recv, buf, len);
     TreqState &r = state_of(req);
-    if (deliver(r, u->env, u->flags, u->sreq, u->data.get(), u->rndv, u->pid, u->addr)) {
+    if (deliver(r, u->env, u->flags, u->sreq, u->data, u->rndv, u->pid, u->addr)) {
         r.magic = 0;
         return LLC_OK;
     }
@@ -367,18 +367,16 @@ void Tagged::arrived(int src, const TagWire &w, const void *data, size_t data_le
             finish(*r, request_of(r)->status, true);
         return;
     }
-    auto u = std::make_unique<Unexpected>();
+    Unexpected *u = matcher_.new_unexpected(rndv ? 0 : data_len);
     u->env = env;
     u->flags = w.flags;
     u->sreq = w.sreq;
     u->rndv = rndv;
     u->pid = w.pid;
     u->addr = w.addr;
-    if (!rndv && data_len) {
-        u->data.reset(new char[data_len]);
-        std::memcpy(u->data.get(), data, data_len);
-    }
-    matcher_.add_unexpected(std::move(u));
+    if (!rndv && data_len)
+        std::memcpy(u->data, data, data_len);
+    matcher_.add_unexpected(u);
     ctx_.counters().tag_unexpected++;
 }
 

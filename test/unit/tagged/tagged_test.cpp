@@ -7,7 +7,9 @@
 
 #include "tagged/tag_matcher.hpp"
 
+#include <cstring>
 #include <random>
+#include <vector>
 
 using namespace llctest;
 
@@ -29,9 +31,9 @@ struct PostedRecv {
 
 llc::TagEnvelope envelope(uint64_t tag, uint32_t source) { return llc::TagEnvelope{tag, source, int(source), 8}; }
 
-std::unique_ptr<llc::Unexpected> unexpected(uint64_t tag, uint32_t source, uint64_t length)
+llc::Unexpected *unexpected(llc::TagMatcher &m, uint64_t tag, uint32_t source, uint64_t length)
 {
-    auto u = std::make_unique<llc::Unexpected>();
+    llc::Unexpected *u = m.new_unexpected(0);
     u->env = llc::TagEnvelope{tag, source, int(source), length};
     return u;
 }
@@ -65,20 +67,64 @@ TEST(TagMatcher, IgnoredBitsAreWildcards)
 TEST(TagMatcher, UnexpectedMessagesMatchInArrivalOrderAndCanBeProbed)
 {
     llc::TagMatcher m;
-    m.add_unexpected(unexpected(1, 0, 10));
-    m.add_unexpected(unexpected(2, 1, 20));
-    m.add_unexpected(unexpected(1, 1, 30));
+    m.add_unexpected(unexpected(m, 1, 0, 10));
+    m.add_unexpected(unexpected(m, 2, 1, 20));
+    m.add_unexpected(unexpected(m, 1, 1, 30));
     llc::Unexpected *peek = m.find_unexpected(1, 0, 1, false);
     ASSERT_NE(peek, nullptr);
     EXPECT_EQ(peek->env.length, 30u);
     EXPECT_EQ(m.unexpected_count(), 3u) << "a probe leaves the message queued";
-    std::unique_ptr<llc::Unexpected> first(m.find_unexpected(0, ~0ull, LLC_ANY_SOURCE, true));
+    auto first = m.own(m.find_unexpected(0, ~0ull, LLC_ANY_SOURCE, true));
     ASSERT_NE(first, nullptr);
     EXPECT_EQ(first->env.length, 10u) << "any source, any tag: the oldest";
-    std::unique_ptr<llc::Unexpected> second(m.find_unexpected(1, 0, LLC_ANY_SOURCE, true));
+    auto second = m.own(m.find_unexpected(1, 0, LLC_ANY_SOURCE, true));
     ASSERT_NE(second, nullptr);
     EXPECT_EQ(second->env.length, 30u);
     EXPECT_EQ(m.unexpected_count(), 1u);
+}
+
+TEST(UnexpectedPool, RecordsAndBuffersAreReusedBySizeClass)
+{
+    llc::UnexpectedPool pool;
+    llc::Unexpected *small = pool.take(8);
+    ASSERT_NE(small->data, nullptr);
+    char *small_buf = small->data;
+    small->env.length = 8;
+    small->sreq = 42;
+    pool.give(small);
+    EXPECT_EQ(pool.kept(), 1u);
+    llc::Unexpected *again = pool.take(60);
+    EXPECT_EQ(again, small) << "a record of the same class comes back";
+    EXPECT_EQ(again->data, small_buf) << "with its buffer";
+    EXPECT_EQ(again->sreq, 0u) << "and its other fields reset";
+    EXPECT_EQ(again->env.length, 0u);
+    llc::Unexpected *bigger = pool.take(65);
+    EXPECT_NE(bigger, again) << "65 bytes need the next class";
+    llc::Unexpected *none = pool.take(0);
+    EXPECT_EQ(none->data, nullptr) << "no payload, no buffer";
+    llc::Unexpected *huge = pool.take(llc::UnexpectedPool::class_bytes(llc::UnexpectedPool::kClasses - 1) + 1);
+    EXPECT_EQ(huge->size_class, llc::UnexpectedPool::kOwnBuffer);
+    std::memset(huge->data, 1, llc::UnexpectedPool::class_bytes(llc::UnexpectedPool::kClasses - 1) + 1);
+    pool.give(huge);
+    EXPECT_EQ(pool.kept(), 0u) << "a buffer above the largest class is not kept";
+    pool.give(again);
+    pool.give(bigger);
+    pool.give(none);
+    EXPECT_EQ(pool.kept(), 3u);
+}
+
+TEST(UnexpectedPool, KeepsAtMostItsLimitPerClass)
+{
+    llc::UnexpectedPool pool;
+    std::vector<llc::Unexpected *> taken;
+    for (size_t i = 0; i < llc::UnexpectedPool::keep_limit(1) + 5; i++)
+        taken.push_back(pool.take(16));
+    for (size_t i = 0; i < llc::UnexpectedPool::keep_limit(5) + 5; i++)
+        taken.push_back(pool.take(10000));
+    for (llc::Unexpected *u : taken)
+        pool.give(u);
+    EXPECT_EQ(pool.kept(), llc::UnexpectedPool::keep_limit(1) + llc::UnexpectedPool::keep_limit(5));
+    EXPECT_LT(pool.kept_bytes(), size_t(64 * 1024)) << "fewer of the large buffers are kept";
 }
 
 TEST(TagMatcher, UnpostedReceiveNeverMatches)
@@ -596,6 +642,72 @@ TEST(Tagged, SteadyShmPingPongAllocatesNothing)
         for (int i = kWarm; i < kWarm + kRounds; i++)
             round(i);
         EXPECT_EQ(counter.count(), 0u) << "heap allocations in " << kRounds << " round trips on rank " << p.rank;
+        finalize_ok(ctx);
+    });
+}
+
+// Messages that arrive before their receives are posted (unexpected, as
+// when a sender runs ahead of its receiver) allocate nothing either, once
+// the pattern has been seen: their records and payload buffers are reused
+// (unexpected_pool.hpp).  8-byte and 1 KiB messages, 32 in flight.
+TEST(Tagged, SteadyUnexpectedMessagesAllocateNothing)
+{
+    LLC_EXPECT_JOB_OK(job({0, 0}), [](TestProcess &p) {
+        constexpr int kBatch = 32, kWarm = 60, kRounds = 100;
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        int peer = 1 - p.rank;
+        std::vector<char> out(1024 * kBatch), in(1024 * kBatch);
+        std::vector<llc_treq_t> reqs(kBatch);
+        Completed done;
+        for (auto &q : reqs) {
+            q.cb = count_cb;
+            q.user = &done;
+        }
+        uint64_t go = 0;
+        llc_treq_t ack{};
+        ack.cb = count_cb;
+        ack.user = &done;
+        auto round = [&](int i) {
+            size_t len = (i & 1) ? 1024 : 8;
+            done.count = 0;
+            int started_now = 0;
+            if (p.rank == 0) {
+                for (int k = 0; k < kBatch; k++) {
+                    std::memset(&out[size_t(k) * len], char(i + k), len);
+                    started_now += started(
+                        ctx, llc_tsend(ctx, peer, 0, uint64_t(k), &out[size_t(k) * len], len, 0, &reqs[size_t(k)]));
+                }
+                started_now += started(ctx, llc_trecv(ctx, peer, 99, 0, &go, 8, &ack));
+                progress_until(ctx, [&] { return started_now + done.count == kBatch + 1; });
+                EXPECT_EQ(go, uint64_t(i));
+            } else {
+                // wait until the whole batch has arrived, then receive it
+                progress_until(ctx, [&] {
+                    int flag = 0;
+                    llc_treq_t info{};
+                    EXPECT_EQ(llc_tprobe(ctx, peer, kBatch - 1, 0, &flag, &info), LLC_OK);
+                    return flag != 0;
+                });
+                for (int k = 0; k < kBatch; k++)
+                    started_now +=
+                        started(ctx, llc_trecv(ctx, peer, uint64_t(k), 0, &in[size_t(k) * len], len, &reqs[size_t(k)]));
+                progress_until(ctx, [&] { return started_now + done.count == kBatch; });
+                for (int k = 0; k < kBatch; k++)
+                    EXPECT_EQ(in[size_t(k) * len + len - 1], char(i + k)) << "message " << k << " of round " << i;
+                go = uint64_t(i);
+                done.count = 0;
+                int sent = started(ctx, llc_tsend(ctx, peer, 1, 99, &go, 8, 0, &ack));
+                progress_until(ctx, [&] { return sent + done.count == 1; });
+            }
+        };
+        for (int i = 0; i < kWarm; i++)
+            round(i);
+        CountAllocations counter;
+        for (int i = kWarm; i < kWarm + kRounds; i++)
+            round(i);
+        EXPECT_EQ(counter.count(), 0u) << "heap allocations in " << kRounds << " rounds of " << kBatch
+                                       << " unexpected messages on rank " << p.rank;
         finalize_ok(ctx);
     });
 }
