@@ -16,7 +16,13 @@
  *        cycles_per_msg_sender cycles_per_msg_receiver windows
  * Every message's first and last byte are checked (a mismatch aborts).
  *
- * usage: msgrate [--sizes 8,1024] [--window 64] [--windows N] [--target S]
+ * --recv-delay US: rank 1 computes (spins without MPI calls) for US
+ * microseconds before it posts each window, so that the messages wait
+ * unread when their receives are posted (a receiver that runs late); the
+ * rate then includes the delay, so compare the instructions in MPI_Irecv
+ * and MPI_Waitall (callgrind) rather than the rate.
+ *
+ * usage: msgrate [--sizes 8,1024] [--window 64] [--windows N] [--target S] [--recv-delay US]
  */
 #include <mpi.h>
 
@@ -74,6 +80,15 @@ static void fail(const char *what)
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
+static double recv_delay_us;
+
+static void compute_for(double us)
+{
+    double t0 = MPI_Wtime();
+    while ((MPI_Wtime() - t0) * 1e6 < us)
+        ;
+}
+
 static int window_round(int rank, char *bufs, int size, int window, MPI_Request * reqs,
                         MPI_Status * sts, int seq)
 {
@@ -88,6 +103,8 @@ static int window_round(int rank, char *bufs, int size, int window, MPI_Request 
         MPI_Waitall(window, reqs, sts);
         MPI_Recv(&ack, 1, MPI_INT, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else {
+        if (recv_delay_us > 0)
+            compute_for(recv_delay_us);
         for (i = 0; i < window; i++)
             MPI_Irecv(bufs + (size_t) i * size, size, MPI_BYTE, 0, 7, MPI_COMM_WORLD, &reqs[i]);
         MPI_Waitall(window, reqs, sts);
@@ -124,10 +141,12 @@ int main(int argc, char **argv)
             windows = atol(argv[++i]);
         else if (!strcmp(argv[i], "--target") && i + 1 < argc)
             target = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--recv-delay") && i + 1 < argc)
+            recv_delay_us = atof(argv[++i]);
         else {
             if (rank == 0)
                 fprintf(stderr, "usage: msgrate [--sizes 8,1024] [--window 64] [--windows N] "
-                        "[--target seconds]\n");
+                        "[--target seconds] [--recv-delay us]\n");
             MPI_Finalize();
             return 2;
         }
