@@ -23,32 +23,6 @@
 
 namespace {
 
-std::vector<std::string> source_files(const std::string &dir)
-{
-    std::vector<std::string> files;
-    DIR *d = opendir(dir.c_str());
-    if (!d)
-        return files;
-    while (dirent *e = readdir(d)) {
-        std::string name = e->d_name;
-        if (name == "." || name == "..")
-            continue;
-        std::string path = dir + "/" + name;
-        if (e->d_type == DT_DIR) {
-            auto sub = source_files(path);
-            files.insert(files.end(), sub.begin(), sub.end());
-        } else {
-            for (const char *ext : {".cpp", ".hpp", ".h", ".c", ".cc"}) {
-                size_t n = std::strlen(ext);
-                if (name.size() > n && name.compare(name.size() - n, n, ext) == 0)
-                    files.push_back(path);
-            }
-        }
-    }
-    closedir(d);
-    return files;
-}
-
 std::string slurp(const std::string &path)
 {
     std::ifstream in(path);
@@ -78,6 +52,17 @@ std::vector<std::string> files_ending(const std::string &dir, const std::string 
         }
     }
     closedir(d);
+    return files;
+}
+
+// The C and C++ source files under dir.
+std::vector<std::string> source_files(const std::string &dir)
+{
+    std::vector<std::string> files;
+    for (const char *ext : {".cpp", ".hpp", ".h", ".c", ".cc"}) {
+        auto some = files_ending(dir, ext);
+        files.insert(files.end(), some.begin(), some.end());
+    }
     return files;
 }
 
