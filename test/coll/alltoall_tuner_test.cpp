@@ -25,15 +25,15 @@ struct Round {
 
 // Runs t's learning phase to its end (at most 50 calls) as nprocs identical
 // processes would.  cost_of(alg) or cost_of(alg, n) is the time of a call,
-// n counting the calls of that candidate in a row from 0 (its warm-up first).
+// n counting the calls of that candidate in this round from 0 (its warm-up
+// first).
 template <class Cost>
 Round learn(Tuner &t, Cost cost_of, int nprocs = 1)
 {
     Round r;
-    int n = 0;
     while (t.phase() == Tuner::Phase::learning && r.order.size() < 50) {
         const Alg a = t.current();
-        n = !r.order.empty() && r.order.back() == a ? n + 1 : 0;
+        const int n = static_cast<int>(std::count(r.order.begin(), r.order.end(), a));
         r.order.push_back(a);
         double c;
         if constexpr (std::is_invocable_v<Cost, Alg, int>)
@@ -51,7 +51,7 @@ Round learn(Tuner &t, Cost cost_of, int nprocs = 1)
     return r;
 }
 
-// k calls of each of the given candidates, in order
+// k calls of each of the given candidates, in this order
 std::vector<Alg> calls_of(std::initializer_list<std::pair<Alg, int>> runs)
 {
     std::vector<Alg> v;
@@ -78,8 +78,14 @@ TEST(AlltoallTuner, LearnsTheFastestThenMonitors)
             return n == 0 ? 10 * c : c;
         },
         2);
-    EXPECT_EQ(r.order, calls_of({{Alg::bruck, 3}, {Alg::ring, 3}, {Alg::pairwise_ob, 3}}));
-    EXPECT_EQ(r.syncs, 1);
+    // the first pass one candidate after the other, the second backwards
+    EXPECT_EQ(r.order, calls_of({{Alg::bruck, 2},
+                                 {Alg::ring, 2},
+                                 {Alg::pairwise_ob, 2},
+                                 {Alg::pairwise_ob, 1},
+                                 {Alg::ring, 1},
+                                 {Alg::bruck, 1}}));
+    EXPECT_EQ(r.syncs, 2); // the end of each pass
     EXPECT_EQ(t.phase(), Tuner::Phase::monitoring);
     EXPECT_EQ(t.chosen(), Alg::ring);
     EXPECT_DOUBLE_EQ(t.learned_time(), 1.0);
@@ -121,6 +127,74 @@ TEST(AlltoallTuner, AveragesOverProcesses)
     EXPECT_EQ(t.chosen(), Alg::ring);
 }
 
+// The passes after the first interleave the candidates, forwards then
+// backwards, so that a load that grows during the round does not favour
+// the candidate tried first: here every call costs 20 % more than the one
+// before, and B (0.95) beats A (1.0) by the medians (1.71 against 2.0).
+// Taking each candidate's calls in a row and their mean would pick A (1.4
+// against 2.09).
+TEST(AlltoallTuner, InterleavedPassesAreFairToADrift)
+{
+    TunerConfig cfg;
+    cfg.period = 0;
+    cfg.race = 0;
+    Tuner t({Alg::ring, Alg::pairwise}, cfg);
+    int k = 0;
+    Round r = learn(t, [&k](Alg a) { return (a == Alg::ring ? 1.0 : 0.95) * (1 + 0.2 * k++); });
+    EXPECT_EQ(r.order,
+              calls_of({{Alg::ring, 2}, {Alg::pairwise, 2}, {Alg::pairwise, 1}, {Alg::ring, 2}, {Alg::pairwise, 1}}));
+    EXPECT_EQ(t.chosen(), Alg::pairwise);
+    EXPECT_NEAR(t.learned_time(), 0.95 * 1.8, 1e-12);
+    EXPECT_NEAR(t.learned_means()[0], 2.0, 1e-12);
+}
+
+// A candidate's learned time is the median of its counted calls: one call
+// stretched fivefold (a process descheduled in the middle of it) does not
+// lose it the round, as it would by the mean (7 / 3 against 1.1).
+TEST(AlltoallTuner, MedianIgnoresOneStretchedCall)
+{
+    TunerConfig cfg;
+    cfg.period = 0;
+    cfg.race = 0;
+    Tuner t({Alg::ring, Alg::pairwise}, cfg);
+    learn(t, [](Alg a, int n) { return a == Alg::pairwise ? 1.1 : n == 2 ? 5.0 : 1.0; });
+    EXPECT_EQ(t.chosen(), Alg::ring);
+    EXPECT_DOUBLE_EQ(t.learned_time(), 1.0);
+    EXPECT_DOUBLE_EQ(t.learned_means()[1], 1.1);
+}
+
+// After each interleaved pass but the last, a candidate whose median is
+// `race` x the best median or more gets no more calls; the others race on.
+TEST(AlltoallTuner, RaceDropsTheSlowAfterAPass)
+{
+    TunerConfig cfg;
+    cfg.period = 0;
+    cfg.trials = 4;
+    cfg.race = 1.25;
+    Tuner t({Alg::ring, Alg::pairwise, Alg::bruck}, cfg);
+    Round r = learn(t, [](Alg a) { return a == Alg::ring ? 1.0 : a == Alg::pairwise ? 1.2 : 1.4; });
+    // pass 1 (with warm-ups), pass 2 backwards, then bruck (1.4 >= 1.25) is
+    // out and pairwise (1.2 < 1.25) races on through passes 3 and 4
+    EXPECT_EQ(r.order, calls_of({{Alg::ring, 2},
+                                 {Alg::pairwise, 2},
+                                 {Alg::bruck, 2},
+                                 {Alg::bruck, 1},
+                                 {Alg::pairwise, 1},
+                                 {Alg::ring, 2},
+                                 {Alg::pairwise, 2},
+                                 {Alg::ring, 1}}));
+    EXPECT_EQ(t.raced_out(), 1);
+    EXPECT_EQ(t.skipped(), 0);
+    EXPECT_EQ(t.chosen(), Alg::ring);
+    EXPECT_EQ(t.learned_means(), (std::vector<double>{1.0, 1.2, 1.4}));
+    // off: every candidate all its calls
+    cfg.race = 0;
+    Tuner all({Alg::ring, Alg::pairwise, Alg::bruck}, cfg);
+    r = learn(all, [](Alg a) { return a == Alg::ring ? 1.0 : a == Alg::pairwise ? 1.2 : 1.4; });
+    EXPECT_EQ(r.order.size(), 3u * 5);
+    EXPECT_EQ(all.raced_out(), 0);
+}
+
 TEST(AlltoallTuner, SingleCandidateAndNoMonitoring)
 {
     Tuner one({Alg::pairwise_lb}, TunerConfig{});
@@ -139,15 +213,15 @@ TEST(AlltoallTuner, SingleCandidateAndNoMonitoring)
 }
 
 // A candidate whose first counted call is already `cutoff` x the best
-// candidate so far gets no more trials; the others get all of theirs;
-// cutting off the last candidate ends the round; the winner is the fastest
-// of all.
+// candidate so far gets no more trials; the others get all of theirs,
+// interleaved; the winner is the one with the fastest median.
 TEST(AlltoallTuner, CutsOffHopelessCandidates)
 {
     TunerConfig cfg;
     cfg.trials = 3;
     cfg.period = 0;
     cfg.cutoff = 2.0;
+    cfg.race = 0; // (RaceDropsTheSlowAfterAPass)
     Tuner t({Alg::ring_ob, Alg::bruck, Alg::pairwise, Alg::ring_mb}, cfg);
     // per-call cost of each candidate (n: its calls in a row so far; 0 is
     // the warm-up)
@@ -156,25 +230,34 @@ TEST(AlltoallTuner, CutsOffHopelessCandidates)
         case Alg::ring_ob: return 1.0;
         case Alg::bruck: return 2.5;                   // 2.5 x best: cut
         case Alg::pairwise: return n > 1 ? 0.5 : 1.9;  // slow start, then the best: kept
-        default: return 9.0;                           // ring_mb, the last: cut, round over
+        default:
+            return 9.0; // ring_mb, the last: cut
         }
     };
     Round r = learn(t, cost);
-    EXPECT_EQ(r.order, calls_of({{Alg::ring_ob, 4}, {Alg::bruck, 2}, {Alg::pairwise, 4},
-                                 {Alg::ring_mb, 2}}));
-    EXPECT_EQ(r.syncs, 3);  // checks of bruck, pairwise, ring_mb (which ends the round)
+    EXPECT_EQ(r.order, calls_of({{Alg::ring_ob, 2},
+                                 {Alg::bruck, 2},
+                                 {Alg::pairwise, 2},
+                                 {Alg::ring_mb, 2},
+                                 {Alg::pairwise, 1},
+                                 {Alg::ring_ob, 1},
+                                 {Alg::ring_ob, 1},
+                                 {Alg::pairwise, 1}}));
+    // checks of bruck, pairwise, ring_mb (with the end of the first pass), the
+    // ends of the second and third passes
+    EXPECT_EQ(r.syncs, 5);
     EXPECT_EQ(t.skipped(), 2);
-    EXPECT_EQ(t.chosen(), Alg::pairwise);  // mean of its counted calls (1.9 + 0.5 + 0.5) / 3 < 1.0
-    EXPECT_NEAR(t.learned_time(), 2.9 / 3, 1e-12);
+    EXPECT_EQ(t.chosen(), Alg::pairwise); // median of its counted calls (1.9, 0.5, 0.5) < 1.0
+    EXPECT_DOUBLE_EQ(t.learned_time(), 0.5);
     EXPECT_DOUBLE_EQ(t.learned_means()[1], 2.5);  // the one counted call it had
     EXPECT_DOUBLE_EQ(t.learned_means()[3], 9.0);
 
-    // cutoff 0: all trials, one decision at the end
+    // cutoff 0: all trials, a decision at the end of each pass
     cfg.cutoff = 0;
     Tuner all({Alg::ring_ob, Alg::bruck}, cfg);
     r = learn(all, [](Alg a) { return a == Alg::bruck ? 5.0 : 1.0; });
     EXPECT_EQ(r.order.size(), 8u);
-    EXPECT_EQ(r.syncs, 1);
+    EXPECT_EQ(r.syncs, 3);
     EXPECT_EQ(all.skipped(), 0);
     EXPECT_EQ(all.chosen(), Alg::ring_ob);
 }
@@ -202,10 +285,18 @@ TEST(AlltoallTuner, ColdFirstCallIsAWarmUp)
     Round r = learn(t, cost);
     EXPECT_EQ(t.chosen(), Alg::pairwise_ob);
     EXPECT_DOUBLE_EQ(t.learned_time(), 0.75);
-    // each candidate: one warm-up and its three counted calls; bruck is cut
-    // off after its first counted one
-    EXPECT_EQ(r.order, calls_of({{Alg::native, 4}, {Alg::ring_ob, 4}, {Alg::pairwise_ob, 4},
-                                 {Alg::bruck, 2}}));
+    // the first pass: each candidate one warm-up and one counted call; bruck
+    // is cut off after it; the second pass (backwards) leaves the MPI's own
+    // and ring_ob out of the race (1.0 and 1.25 >= 1.25 x 0.75), so the
+    // round ends with pairwise_ob alone
+    EXPECT_EQ(r.order, calls_of({{Alg::native, 2},
+                                 {Alg::ring_ob, 2},
+                                 {Alg::pairwise_ob, 2},
+                                 {Alg::bruck, 2},
+                                 {Alg::pairwise_ob, 1},
+                                 {Alg::ring_ob, 1},
+                                 {Alg::native, 1}}));
+    EXPECT_EQ(t.raced_out(), 2);
     EXPECT_EQ(t.skipped(), 1);
     EXPECT_EQ(t.model_skipped(), 0);
     EXPECT_EQ(t.learned_means(), (std::vector<double>{1.0, 1.25, 0.75, 5.0}));
@@ -220,14 +311,18 @@ TEST(AlltoallTuner, ColdFirstCallIsAWarmUp)
     EXPECT_EQ(u.chosen(), Alg::pairwise_ob);
 
     // LLC_ALLTOALL_WARMUP=0 (judged on the first calls): the MPI's own sets
-    // the bar at (1.5 + 1 + 1) / 3, ring_ob's 2.5 and pairwise_ob's 3.0 are
-    // cut off, and bruck goes untried behind ring_ob (estimate 7.5)
+    // the bar at its cold 1.5, pairwise_ob's cold 3.0 is cut off and bruck
+    // goes untried behind it (estimate 8.2); after the second pass ring_ob's
+    // median (2.5 + 1.25) / 2 is out of the race against the MPI's own
+    // (1.5 + 1) / 2, which wins
     TunerConfig cold = cfg;
     cold.warmup = 0;
     Tuner v(cand, cold, pred);
     r = learn(v, cost);
     EXPECT_EQ(v.chosen(), Alg::native);
-    EXPECT_EQ(r.order, calls_of({{Alg::native, 3}, {Alg::ring_ob, 1}, {Alg::pairwise_ob, 1}}));
+    EXPECT_EQ(
+        r.order,
+        calls_of({{Alg::native, 1}, {Alg::ring_ob, 1}, {Alg::pairwise_ob, 1}, {Alg::ring_ob, 1}, {Alg::native, 1}}));
     EXPECT_EQ(v.model_skipped(), 1);
 }
 
@@ -251,7 +346,7 @@ TEST(AlltoallTuner, ModelSkipsWhatItRanksBehindACutOff)
     // ring_ob at 5x: pairwise_ob (estimate 5.5) and bruck (15) go with it
     Tuner t(cand, cfg, pred);
     Round r = learn(t, cost(5.0));
-    EXPECT_EQ(r.order, calls_of({{Alg::native, 3}, {Alg::ring_ob, 2}}));
+    EXPECT_EQ(r.order, calls_of({{Alg::native, 2}, {Alg::ring_ob, 2}})); // nobody left to race
     EXPECT_EQ(t.chosen(), Alg::native);
     EXPECT_EQ(t.skipped(), 1);
     EXPECT_EQ(t.model_skipped(), 2);
@@ -261,7 +356,7 @@ TEST(AlltoallTuner, ModelSkipsWhatItRanksBehindACutOff)
     // bruck's 9 is not (the model would have missed its 0.5 here)
     Tuner u(cand, cfg, pred);
     r = learn(u, cost(3.0));
-    EXPECT_EQ(r.order, calls_of({{Alg::native, 3}, {Alg::ring_ob, 2}, {Alg::pairwise_ob, 3}}));
+    EXPECT_EQ(r.order, calls_of({{Alg::native, 2}, {Alg::ring_ob, 2}, {Alg::pairwise_ob, 3}, {Alg::native, 1}}));
     EXPECT_EQ(u.chosen(), Alg::pairwise_ob);
     EXPECT_EQ(u.model_skipped(), 1);
     EXPECT_DOUBLE_EQ(u.learned_means()[3], -1.0);
@@ -316,7 +411,7 @@ TEST(AlltoallTuner, SecondCutOffWithOnlySkippedCandidatesLeftEndsTheRound)
     Round r = learn(t, [](Alg a) {
         return a == Alg::native ? 1.0 : a == Alg::pairwise_mb ? 2.0 : a == Alg::ring_mb ? 2.2 : 0.1;
     });
-    EXPECT_EQ(r.order, calls_of({{Alg::native, 4}, {Alg::pairwise_mb, 2}, {Alg::ring_mb, 2}}));
+    EXPECT_EQ(r.order, calls_of({{Alg::native, 2}, {Alg::pairwise_mb, 2}, {Alg::ring_mb, 2}}));
     EXPECT_EQ(t.phase(), Tuner::Phase::monitoring);
     EXPECT_EQ(t.chosen(), Alg::native);
     EXPECT_EQ(t.skipped(), 2);

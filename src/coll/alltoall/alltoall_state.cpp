@@ -55,6 +55,8 @@ Config config_from_env()
     read_setting(SettingId::LLC_ALLTOALL_RELEARN, c.tuner.relearn);
     if (read_setting(SettingId::LLC_ALLTOALL_CUTOFF, c.tuner.cutoff))
         c.tuner.cutoff = std::max(0.0, c.tuner.cutoff);
+    if (read_setting(SettingId::LLC_ALLTOALL_RACE, c.tuner.race))
+        c.tuner.race = std::max(0.0, c.tuner.race);
     if (read_setting(SettingId::LLC_ALLTOALL_MODEL_STOP, c.tuner.model_stop))
         c.tuner.model_stop = std::max(0.0, c.tuner.model_stop);
     if (auto v = setting_value(SettingId::LLC_ALLTOALL_MODEL))
@@ -294,6 +296,7 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
         const Alg tried = t.current();
         const int skipped = t.skipped();
         const int model_skipped = t.model_skipped();
+        const int raced_out = t.raced_out();
         std::vector<double> d;
         const int nprocs = p2p->size;
         rc = model::agree(
@@ -307,10 +310,15 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
         if (learning)
             g_learn_phases.fetch_add(1, std::memory_order_relaxed);
         if (a->cfg.verbose && state->rank == 0 && t.skipped() != skipped)
-            std::fprintf(stderr, "llc_coll alltoall: class %d %s cut off after one counted call (%.3gs)\n",
-                         cls, alltoall::alg_name(tried),
-                         d[3 + (std::find(t.candidates().begin(), t.candidates().end(), tried) -
-                                t.candidates().begin())]);
+            std::fprintf(
+                stderr,
+                "llc_coll alltoall: class %d %d candidate(s) cut off after one counted call "
+                "(last tried: %s, %.3gs)\n",
+                cls, t.skipped() - skipped, alltoall::alg_name(tried),
+                d[3 + (std::find(t.candidates().begin(), t.candidates().end(), tried) - t.candidates().begin())]);
+        if (a->cfg.verbose && state->rank == 0 && t.raced_out() != raced_out)
+            std::fprintf(stderr, "llc_coll alltoall: class %d %d candidate(s) out of the race (LLC_ALLTOALL_RACE)\n",
+                         cls, t.raced_out() - raced_out);
         if (a->cfg.verbose && state->rank == 0 && t.model_skipped() != model_skipped)
             std::fprintf(stderr,
                          "llc_coll alltoall: class %d %d candidate(s) ranked behind %s by the model "

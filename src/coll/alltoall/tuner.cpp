@@ -7,7 +7,7 @@
 namespace llc::coll::alltoall {
 
 namespace {
-enum Action { kGoOn = 0, kSkip = 1, kDone = 2 };
+enum Action { kGoOn = 0, kDone = 2 };
 }
 
 Tuner::Tuner(std::vector<Alg> candidates, TunerConfig cfg, std::vector<double> predicted)
@@ -19,6 +19,7 @@ Tuner::Tuner(std::vector<Alg> candidates, TunerConfig cfg, std::vector<double> p
     cfg_.trials = std::max(cfg_.trials, 1);
     cfg_.warmup = std::max(cfg_.warmup, 0);
     cfg_.period = std::max(cfg_.period, 0);
+    cfg_.race = std::max(cfg_.race, 0.0);
     start_learning();
 }
 
@@ -26,11 +27,12 @@ void Tuner::start_learning()
 {
     calls_ = 0;
     idx_ = 0;
+    pass_ = 1;
     trial_ = 0;
-    round_done_ = false;
-    sums_.assign(cand_.size(), 0.0);
+    pending_ = Pending::none;
+    standing_.assign(cand_.size(), kIn);
+    times_.assign(cand_.size() * static_cast<size_t>(cfg_.trials), 0.0);
     counts_.assign(cand_.size(), 0);
-    model_skip_.assign(cand_.size(), 0);
     if (cand_.size() == 1) {  // nothing to learn or to re-learn
         phase_ = Phase::monitoring;
         chosen_ = cand_[0];
@@ -47,36 +49,48 @@ Alg Tuner::current() const
     return cand_[std::min(idx_, cand_.size() - 1)];
 }
 
-void Tuner::next_candidate()
+size_t Tuner::next_in(size_t from) const
 {
-    trial_ = 0;
-    do
-        ++idx_;
-    while (idx_ < cand_.size() && model_skip_[idx_]);
-    if (idx_ == cand_.size())
-        round_done_ = true;
+    while (from < cand_.size() && standing_[from] != kIn)
+        from++;
+    return from;
 }
 
-bool Tuner::checking() const
+size_t Tuner::prev_in(size_t before) const
 {
-    return phase_ == Phase::learning && !round_done_ && trial_ == cfg_.warmup + 1;
+    while (before-- > 0)
+        if (standing_[before] == kIn)
+            return before;
+    return cand_.size();
+}
+
+size_t Tuner::pass_next(size_t after) const
+{
+    if (pass_ % 2 == 0) // even passes run backwards
+        return after == cand_.size() ? prev_in(cand_.size()) : prev_in(after);
+    return after == cand_.size() ? next_in(0) : next_in(after + 1);
 }
 
 bool Tuner::record(double seconds)
 {
     if (phase_ == Phase::learning) {
-        if (idx_ >= cand_.size())  // round over, decision pending: never index past the end
+        if (pending_ != Pending::none) // a decision is due: never count past a candidate's slots
             return true;
-        if (trial_++ >= cfg_.warmup) {  // a warm-up call is run and timed, not counted
-            sums_[idx_] += seconds;
-            counts_[idx_]++;
-        }
-        if (trial_ == cfg_.warmup + cfg_.trials) {
-            next_candidate();
-            return round_done_;
-        }
+        const bool counted = pass_ > 1 || trial_++ >= cfg_.warmup; // warm-ups: run and timed, not counted
+        if (!counted)
+            return false;
+        times_[idx_ * static_cast<size_t>(cfg_.trials) + static_cast<size_t>(counts_[idx_]++)] = seconds;
         // first counted call of a later candidate: is it already hopeless?
-        return checking() && idx_ > 0 && cfg_.cutoff > 0;
+        if (pass_ == 1 && idx_ > 0 && cfg_.cutoff > 0 && cfg_.trials > 1) {
+            pending_ = Pending::check;
+            return true;
+        }
+        trial_ = 0;
+        idx_ = pass_next(idx_);
+        if (idx_ < cand_.size())
+            return false;
+        pending_ = Pending::pass_end;
+        return true;
     }
     if (cand_.size() == 1 || cfg_.period == 0)
         return false;
@@ -86,108 +100,145 @@ bool Tuner::record(double seconds)
 
 std::vector<double> Tuner::summary() const
 {
-    if (phase_ == Phase::learning) {
-        std::vector<double> v(cand_.size(), 0.0);
-        for (size_t i = 0; i < v.size(); i++)
-            if (counts_[i])
-                v[i] = sums_[i] / counts_[i];
-        return v;
-    }
+    if (phase_ == Phase::learning)
+        return times_;
     return {period_sum_ / std::max(calls_, 1)};
 }
 
-size_t Tuner::decision_len() const
+size_t Tuner::decision_len() const { return phase_ == Phase::learning ? 3 + 2 * cand_.size() : 2; }
+
+double Tuner::median_of(const std::vector<double> &sum, size_t i, int nprocs) const
 {
-    return phase_ == Phase::learning ? 3 + cand_.size() : 2;
+    const size_t c = static_cast<size_t>(counts_[i]);
+    if (c == 0)
+        return 0;
+    const auto first = sum.begin() + static_cast<std::ptrdiff_t>(i * static_cast<size_t>(cfg_.trials));
+    std::vector<double> v(first, first + static_cast<std::ptrdiff_t>(c));
+    std::sort(v.begin(), v.end());
+    const double m = c % 2 ? v[c / 2] : (v[c / 2 - 1] + v[c / 2]) / 2;
+    return m / nprocs;
 }
 
 std::vector<double> Tuner::decide(const std::vector<double> &sum, int nprocs) const
 {
-    if (phase_ == Phase::learning) {
-        std::vector<double> d(3 + cand_.size(), 0.0);
-        // the best among the candidates tried so far (the current one excluded
-        // while checking it)
-        const size_t tried = round_done_ ? cand_.size() : idx_ + 1;
-        const size_t judged = checking() ? idx_ : tried;
-        size_t best = 0;
-        for (size_t i = 0; i < tried; i++) {
-            if (model_skip_[i]) {  // never tried (i > 0: the first is never skipped)
-                d[3 + i] = -1;
-                continue;
-            }
-            d[3 + i] = sum[i] / nprocs;
-            if (i < judged && d[3 + i] < d[3 + best])
-                best = i;
-        }
-        int action = round_done_ ? kDone : kGoOn;
-        if (checking() && d[3 + idx_] >= cfg_.cutoff * d[3 + best]) {
-            // cut off; the later ones the model ranks as hopeless go with it
-            const double bar = cfg_.model_stop * cfg_.cutoff * d[3 + best];
-            bool left = false;
-            for (size_t r = idx_ + 1; r < cand_.size(); r++) {
-                if (model_skip_[r]) {  // skipped behind an earlier cut-off: not left
-                    d[3 + r] = -1;
-                    continue;
-                }
-                const bool hopeless = cfg_.model_stop > 0 && pred_[idx_] > 0 && pred_[r] > 0 &&
-                                      d[3 + idx_] * (pred_[r] / pred_[idx_]) >= bar;
-                if (hopeless)
-                    d[3 + r] = -1;
-                else
-                    left = true;
-            }
-            action = left ? kSkip : kDone;  // nothing left to try: round over
-        }
-        if (action == kDone && judged < tried && d[3 + idx_] < d[3 + best])
-            best = idx_;  // the cut-off last candidate, if ever the fastest (cutoff < 1)
-        d[0] = action;
-        d[1] = static_cast<double>(best);
-        d[2] = d[3 + best];
-        return d;
+    if (phase_ == Phase::monitoring) { // [relearn?, mean of the period]
+        double m = sum[0] / nprocs;
+        bool off = learned_ > 0 ? std::fabs(m / learned_ - 1) > cfg_.relearn : false;
+        return {off ? 1.0 : 0.0, m};
     }
-    // [relearn?, mean of the period]
-    double m = sum[0] / nprocs;
-    bool off = learned_ > 0 ? std::fabs(m / learned_ - 1) > cfg_.relearn : false;
-    return {off ? 1.0 : 0.0, m};
+    const size_t n = cand_.size();
+    std::vector<double> d(3 + 2 * n, 0.0);
+    double *time = d.data() + 3;
+    std::vector<int> st = standing_;
+    for (size_t i = 0; i < n; i++)
+        time[i] = st[i] == kModelSkipped ? -1 : median_of(sum, i, nprocs);
+    // the fastest candidate with counted calls, among those still in (in_only)
+    // or among all tried, `except` left out; n if none
+    auto fastest = [&](bool in_only, size_t except) {
+        size_t b = n;
+        for (size_t i = 0; i < n; i++)
+            if (i != except && counts_[i] > 0 && st[i] != kModelSkipped && (!in_only || st[i] == kIn) &&
+                (b == n || time[i] < time[b]))
+                b = i;
+        return b;
+    };
+    bool pass_over = pending_ == Pending::pass_end;
+    if (pending_ == Pending::check) {
+        const size_t b = fastest(true, idx_);
+        if (b < n && time[idx_] >= cfg_.cutoff * time[b]) {
+            // cut off; the later ones the model ranks as hopeless go with it
+            st[idx_] = kCutOff;
+            const double bar = cfg_.model_stop * cfg_.cutoff * time[b];
+            for (size_t r = idx_ + 1; r < n; r++)
+                if (st[r] == kIn && cfg_.model_stop > 0 && pred_[idx_] > 0 && pred_[r] > 0 &&
+                    time[idx_] * (pred_[r] / pred_[idx_]) >= bar) {
+                    st[r] = kModelSkipped;
+                    time[r] = -1;
+                }
+        }
+        size_t next = idx_ + 1;
+        while (next < n && st[next] != kIn)
+            next++;
+        pass_over = next == n; // nothing left to try in the first pass
+    }
+    int action = kGoOn;
+    if (pass_over) {
+        // Out of the next passes: after the first (one call each), what is
+        // `cutoff` x the fastest of the whole pass (the checks compared with
+        // the fastest so far); after a later one, `race` x the fastest median.
+        const size_t b = fastest(true, n);
+        const double factor = pass_ == 1 ? cfg_.cutoff : cfg_.race;
+        if (factor > 0 && pass_ < cfg_.trials && b < n)
+            for (size_t i = 0; i < n; i++)
+                if (st[i] == kIn && i != b && time[i] >= factor * time[b])
+                    st[i] = pass_ == 1 ? kCutOff : kRacedOut;
+        const auto in = std::count(st.begin(), st.end(), static_cast<int>(kIn));
+        if (pass_ >= cfg_.trials || in <= 1)
+            action = kDone;
+    }
+    // the winner: the fastest of all tried (a cut-off one too, should it be
+    // the fastest with a cutoff below 1)
+    size_t w = fastest(false, n);
+    if (w == n)
+        w = 0;
+    d[0] = action;
+    d[1] = static_cast<double>(w);
+    d[2] = time[w];
+    for (size_t i = 0; i < n; i++)
+        d[3 + n + i] = st[i];
+    return d;
+}
+
+void Tuner::finish(const std::vector<double> &d)
+{
+    const size_t n = cand_.size();
+    chosen_ = cand_[std::min(static_cast<size_t>(d[1]), n - 1)];
+    learned_ = d[2];
+    means_.assign(d.begin() + 3, d.begin() + 3 + static_cast<std::ptrdiff_t>(n));
+    phase_ = Phase::monitoring;
+    calls_ = 0;
+    period_sum_ = 0;
 }
 
 void Tuner::apply(const std::vector<double> &d)
 {
-    if (phase_ == Phase::learning) {
-        const int action = static_cast<int>(d[0]);
-        if (action == kGoOn)
-            return;
-        for (size_t r = idx_ + 1; r < cand_.size(); r++)
-            if (d[3 + r] < 0 && !model_skip_[r]) {
-                model_skip_[r] = 1;
-                model_skipped_++;
-            }
-        if (action == kSkip) {
-            skipped_++;
-            next_candidate();
-            // decide() counts only candidates still to try, so one is left;
-            // should none be, the round ends here rather than run past them
-            if (!round_done_)
-                return;
-        } else if (!round_done_) {  // the last candidate was cut off
-            skipped_++;
-        }
-        size_t best = std::min(static_cast<size_t>(d[1]), cand_.size() - 1);
-        chosen_ = cand_[best];
-        learned_ = d[2];
-        means_.assign(d.begin() + 3, d.end());
-        phase_ = Phase::monitoring;
+    if (phase_ == Phase::monitoring) {
+        last_monitored_ = d[1];
         calls_ = 0;
         period_sum_ = 0;
+        if (d[0] != 0) {
+            relearns_++;
+            start_learning();
+        }
         return;
     }
-    last_monitored_ = d[1];
-    calls_ = 0;
-    period_sum_ = 0;
-    if (d[0] != 0) {
-        relearns_++;
-        start_learning();
+    const size_t n = cand_.size();
+    for (size_t i = 0; i < n; i++) {
+        const int s = static_cast<int>(d[3 + n + i]);
+        if (s == standing_[i])
+            continue;
+        standing_[i] = s;
+        if (s == kCutOff)
+            skipped_++;
+        else if (s == kRacedOut)
+            raced_out_++;
+        else if (s == kModelSkipped)
+            model_skipped_++;
     }
+    const Pending was = pending_;
+    pending_ = Pending::none;
+    if (static_cast<int>(d[0]) == kDone) {
+        finish(d);
+        return;
+    }
+    trial_ = 0;
+    const size_t next = was == Pending::check ? next_in(idx_ + 1) : n;
+    if (next < n) {
+        idx_ = next;
+        return;
+    }
+    pass_++; // the next pass, interleaved, over those still in
+    idx_ = pass_next(n);
 }
 
 }  // namespace llc::coll::alltoall

@@ -1,18 +1,33 @@
 // STAR-MPI style selection for one (communicator, message-size class):
-// learning phase (every candidate `warmup + trials` times in a row; its first
-// `warmup` calls of the round are not counted, since a candidate's first call
-// is cold (page faults of memory it touches first, connections and receive
-// offers set up on first use) and can cost several times its steady state;
-// the mean time over the other calls and over the processes decides, fastest
-// wins; a candidate whose first counted call is already `cutoff` times slower
-// than the best candidate so far is not tried again; with predictions, the
-// candidates the model ranks behind a cut-off one are skipped too when their
-// estimated time is hopeless by a margin, see TunerConfig::model_stop) and
-// monitoring phase (the winner; every `period` calls the mean time of the
+// a learning phase, then a monitoring phase.
+//
+// Learning, one round:
+//  * pass 1, one candidate after the other: `warmup` calls that are run and
+//    timed but not counted (a candidate's first call is cold: page faults of
+//    memory it touches first, connections and receive offers set up on first
+//    use, and can cost several times its steady state), then its first
+//    counted call.  A candidate whose first counted call is already `cutoff`
+//    times the best candidate so far gets no more calls; with predictions,
+//    the candidates the model ranks behind it are skipped untried when their
+//    estimate is hopeless by a margin (TunerConfig::model_stop).
+//    At the end of the pass, a candidate at `cutoff` times the fastest of
+//    the whole pass or more is cut off too.
+//  * passes 2 .. `trials`, interleaved: one counted call of every candidate
+//    still in the race, in turn (forwards, then backwards), so that a drift
+//    of the machine's load hits all of them alike instead of the ones tried
+//    last.  After every pass but
+//    the last, a candidate whose median is `race` times the best median or
+//    more leaves the race.
+//  * each call's time is averaged over the processes; a candidate's learned
+//    time is the median of its counted calls, which a call stretched by a
+//    descheduled process does not move; the fastest wins.
+// Monitoring: the winner runs; every `period` calls the mean time of the
 // period is compared with the learned time and a relative deviation beyond
-// `relearn` re-enters learning).  Pure logic: the caller measures the time
-// and runs the reduce/decide/broadcast (model::agree) when record() asks for
-// it, so every rank applies the same decision.
+// `relearn` starts a new round.
+//
+// Pure logic: the caller measures the time and runs the reduce/decide/
+// broadcast (model::agree) when record() asks for it, so every rank applies
+// the same decision.
 #pragma once
 
 #include <vector>
@@ -27,6 +42,10 @@ struct TunerConfig {
     int period = 50;       // LLC_ALLTOALL_MONITOR_PERIOD (0: never re-check)
     double relearn = 0.5;  // LLC_ALLTOALL_RELEARN
     double cutoff = 2.0;   // LLC_ALLTOALL_CUTOFF (0: every candidate gets all its trials)
+    // LLC_ALLTOALL_RACE (0: off): after each interleaved pass but the last,
+    // a candidate whose median is at least this x the best median gets no
+    // more calls.
+    double race = 1.25;
     // LLC_ALLTOALL_MODEL_STOP (0: off).  When candidate c is cut off, a later
     // candidate r with a prediction is skipped without a trial if its
     // estimate, c's measured time x predicted(r) / predicted(c), is at least
@@ -45,17 +64,20 @@ class Tuner {
 
     Alg current() const;
     // Local time of the call just made with current().  True when the caller
-    // must now agree on a decision (same call on every rank): at the end of a
-    // learning round, after the first counted trial of every candidate but the
-    // first (cutoff check, when trials > 1 and cutoff > 0), and at the end of
-    // a monitoring period.
+    // must now agree on a decision (same call on every rank): after the first
+    // counted call of every candidate but the first (cutoff check, when
+    // trials > 1 and cutoff > 0), at the end of every pass of a learning
+    // round, and at the end of a monitoring period.
     bool record(double seconds);
-    std::vector<double> summary() const;  // local values, summed over the ranks
+    // Local values, summed over the ranks.  Learning: the time of every
+    // counted call, `trials` slots per candidate; monitoring: the period's mean.
+    std::vector<double> summary() const;
     size_t decision_len() const;
     // At rank 0, from the sums over the ranks.  Learning: [action (0: go on,
-    // 1: skip the rest of this candidate's trials, 2: done), winner index, its
-    // mean, the means of all candidates (0: not tried yet, -1: skipped by the
-    // model)]; monitoring: [re-learn?, mean of the period].
+    // 2: round over), winner index, its learned time, the learned time of
+    // every candidate (0: not tried yet, -1: skipped by the model), the state
+    // of every candidate (Standing)]; monitoring: [re-learn?, mean of the
+    // period].
     std::vector<double> decide(const std::vector<double> &sum, int nprocs) const;
     void apply(const std::vector<double> &decision);
 
@@ -66,31 +88,48 @@ class Tuner {
     int relearns() const { return relearns_; }
     int learnings() const { return learnings_; }
     int skipped() const { return skipped_; }  // candidates cut off, all rounds
+    int raced_out() const { return raced_out_; }          // left the race after a pass, all rounds
     int model_skipped() const { return model_skipped_; }  // skipped untried, all rounds
     const std::vector<Alg> &candidates() const { return cand_; }
     const std::vector<double> &learned_means() const { return means_; }
 
   private:
-    void start_learning();
-    void next_candidate();  // learning: the next candidate, or the end of the round
-    bool checking() const;  // learning: the pending decision is a cutoff check
+      // A candidate's place in the current learning round.
+      enum Standing : int { kIn = 0, kCutOff = 1, kRacedOut = 2, kModelSkipped = 3 };
+      enum class Pending { none, check, pass_end };
 
-    std::vector<Alg> cand_;
-    TunerConfig cfg_;
-    std::vector<double> pred_;  // per candidate, 0: none
-    std::vector<char> model_skip_;  // learning: skipped untried in this round
-    Phase phase_ = Phase::learning;
-    int calls_ = 0;             // monitoring: calls in the current period
-    size_t idx_ = 0;            // learning: candidate being tried
-    int trial_ = 0;             // learning: its calls so far, warm-up included
-    bool round_done_ = false;   // learning: every candidate tried, final decision due
-    std::vector<double> sums_;  // learning: local time sums per candidate
-    std::vector<int> counts_;   // learning: counted calls per candidate
-    double period_sum_ = 0;     // monitoring
-    Alg chosen_;
-    double learned_ = 0, last_monitored_ = 0;
-    std::vector<double> means_;
-    int relearns_ = 0, learnings_ = 0, skipped_ = 0, model_skipped_ = 0;
+      void start_learning();
+      // The first candidate still in at or after `from` / before `before`;
+      // cand_.size() if none.
+      size_t next_in(size_t from) const;
+      size_t prev_in(size_t before) const;
+      // The candidate of the current pass after `after` (cand_.size(): the
+      // pass's first), cand_.size() at its end.  Odd passes go forwards, even
+      // ones backwards, so that no candidate always runs after the others
+      // while the machine's load drifts.
+      size_t pass_next(size_t after) const;
+      // The learned time of candidate i: the median of its counted calls
+      // (`sum`: per-call sums over `nprocs` processes), 0 if it has none.
+      double median_of(const std::vector<double> &sum, size_t i, int nprocs) const;
+      void finish(const std::vector<double> &decision);
+
+      std::vector<Alg> cand_;
+      TunerConfig cfg_;
+      std::vector<double> pred_; // per candidate, 0: none
+      Phase phase_ = Phase::learning;
+      int calls_ = 0;                   // monitoring: calls in the current period
+      size_t idx_ = 0;                  // learning: candidate being tried
+      int pass_ = 1;                    // learning: 1 (one after the other), then 2 .. trials (interleaved)
+      int trial_ = 0;                   // learning, pass 1: calls of the candidate so far, warm-up included
+      Pending pending_ = Pending::none; // learning: the decision record() asked for
+      std::vector<int> standing_;       // learning: Standing per candidate
+      std::vector<double> times_;       // learning: local time of each counted call, trials slots per candidate
+      std::vector<int> counts_;         // learning: counted calls per candidate
+      double period_sum_ = 0;           // monitoring
+      Alg chosen_;
+      double learned_ = 0, last_monitored_ = 0;
+      std::vector<double> means_;
+      int relearns_ = 0, learnings_ = 0, skipped_ = 0, raced_out_ = 0, model_skipped_ = 0;
 };
 
 }  // namespace llc::coll::alltoall
