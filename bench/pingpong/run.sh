@@ -4,7 +4,7 @@
 # MPICH and Open MPI side by side: intra-node (2 ranks in one emulated host)
 # and inter-node (one rank in each of two emulated hosts, maint/llc-netns),
 # repeats interleaved.  Writes raw output, per-size statistics, ratio tables,
-# the issue-17 targets (met/missed) and gnuplot PNGs to an output directory
+# the targets of doc/bench-pingpong.md (met/missed) and gnuplot PNGs to an output directory
 # outside git.  See doc/bench-pingpong.md.
 set -euo pipefail
 

@@ -8,7 +8,7 @@ window" of pingpong.c; .failed files are ignored) and writes
   OUT/<mpi>-<mode>-<test>.dat   size, combined value, number of runs
   OUT/results.md                every test and size, value per MPI and the
                                 ratios llc/mpich and llc/ompi
-  OUT/summary.md                the issue-17 targets (met/missed) and the
+  OUT/summary.md                the targets of doc/bench-pingpong.md (met/missed) and the
                                 ratios at a few sizes
 """
 import argparse

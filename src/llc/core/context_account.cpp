@@ -5,6 +5,7 @@
 
 #include "kvs/kvs.hpp"
 #include "mem/mem_accounting.hpp"
+#include "tagged/tagged.hpp"
 #include "transport/transport.hpp"
 
 namespace llc {
@@ -32,6 +33,8 @@ void Context::account(MemRegistry &r) const
             r.add(M::Bootstrap, bytes, stored);
         }
     }
+    if (tagged_)
+        tagged_->account(r);
     // In Route order: self, the node's, the network's (whose notes follow the node map's).
     for (const Transport *t : live_)
         t->account(r);

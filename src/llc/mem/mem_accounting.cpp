@@ -25,14 +25,17 @@ constexpr uint32_t N = LLC_MEM_N_SIZED;
 // Indexed by MemComponent.
 const MemComponentInfo kInfo[size_t(MemComponent::Count)] = {
     {"context", "other", 0, "Context and transport objects, error text, completion list"},
-    {"handler_table", "other", 0, "active-message handler slots (LLC_AM_MAX_HANDLERS of the caller, 8 of libllc's tagged protocol)"},
+    {"handler_table", "other", 0,
+     "active-message handler slots (LLC_AM_MAX_HANDLERS of the caller, 8 of libllc's tagged protocol)"},
     {"rank_table", "communicator tables (rank translation)", N,
      "rank -> node, n entries: the node-shared table if created here (node leader), else a private copy; 0 if mapped"},
     {"rank_table_mapped", "communicator tables (rank translation)", N | LLC_MEM_SHARED,
      "the node leader's rank -> node table mapped read-only here (the leader counts it)"},
-    {"seq_numbers", "high-level contexts (VC/BoC)", N, "per-peer send and receive sequence numbers, 2 x n, resident pages"},
+    {"seq_numbers", "high-level contexts (VC/BoC)", N,
+     "per-peer send and receive sequence numbers, 2 x n, resident pages"},
     {"tcp_rank_table", "low-level contexts (rank -> QP table)", 0,
-     "tcp: rank -> connection hash map and connection list, one entry per open connection (at most LLC_MAX_CONTEXTS while idle ones can be evicted)"},
+     "tcp: rank -> connection hash map and connection list, one entry per open connection (at most LLC_MAX_CONTEXTS "
+     "while idle ones can be evicted)"},
     {"tcp_conn_state", "low-level contexts (QPs)", 0, "tcp: per-connection objects, queues, stream decoders"},
     {"tcp_buffers", "communication buffers", 0, "tcp: staging buffer, reassembly buffers, poll set"},
     {"udp_peer_table", "low-level contexts (rank -> QP table)", 0,
@@ -62,6 +65,9 @@ const MemComponentInfo kInfo[size_t(MemComponent::Count)] = {
     {"receive_history", "transport/buffer switching", 0,
      "hybrid (receiver driver): per source heard from (at most LLC_MAX_CONTEXTS while entries can be dropped), its "
      "receive count per period, LLC_HYBRID_HISTORY_PERIODS x 8 bytes (the paper's 1024 periods by default: 8 KiB)"},
+    {"tagged_unexpected", "communication buffers", 0,
+     "tagged: records of messages that arrived before their receive, with their payload copies, and the records kept "
+     "for reuse (at most 64, 64, 64, 32, 8 and 2 of the size classes 0 B to 16 KiB: about 140 KiB)"},
 };
 
 } // namespace

@@ -52,8 +52,9 @@ enum class MemComponent : int {
     SendQueues,      // messages queued for sending (all transports), with copied headers/payloads
     SelfTransport,   // self: queue and gather buffer
     Bootstrap,       // the bootstrap wrapper; LLC_KVS=dist: the leader's KVS share and the address cache
-    RingPool,        // hybrid: the rings this process holds of the node's ring pool, and the pool's header (its creator)
-    ReceiveHistory,  // hybrid (receiver driver): per tracked source, its receive counts per period (receive_history.hpp)
+    RingPool,       // hybrid: the rings this process holds of the node's ring pool, and the pool's header (its creator)
+    ReceiveHistory, // hybrid (receiver driver): per tracked source, its receive counts per period (receive_history.hpp)
+    TaggedUnexpected, // tagged: unexpected-message records waiting for their receive, and those kept for reuse
     Count
 };
 

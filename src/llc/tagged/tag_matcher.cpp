@@ -1,6 +1,8 @@
 // tag_matcher.cpp - the posted and unexpected queues.
 #include "tagged/tag_matcher.hpp"
 
+#include "mem/mem_accounting.hpp"
+
 namespace llc {
 
 TagMatcher::~TagMatcher()
@@ -73,6 +75,15 @@ void TagMatcher::add_unexpected(Unexpected *u)
         unexp_head_ = u;
     unexp_tail_ = u;
     unexpected_count_++;
+}
+
+void TagMatcher::account(MemRegistry &r) const
+{
+    uint64_t queued = 0;
+    for (const Unexpected *u = unexp_head_; u; u = u->next)
+        queued += UnexpectedPool::record_bytes(*u);
+    r.add(MemComponent::TaggedUnexpected, queued, unexpected_count_);
+    r.add(MemComponent::TaggedUnexpected, pool_.kept_bytes(), pool_.kept());
 }
 
 } // namespace llc

@@ -16,6 +16,8 @@
 
 namespace llc {
 
+class MemRegistry;
+
 // What a message declares about itself (the tagged wire header, tagged.hpp).
 struct TagEnvelope {
     uint64_t tag = 0;
@@ -107,7 +109,8 @@ public:
     };
     using UnexpectedPtr = std::unique_ptr<Unexpected, Recycle>;
     UnexpectedPtr own(Unexpected *u) { return UnexpectedPtr(u, Recycle{this}); }
-    const UnexpectedPool &pool() const { return pool_; }
+    // Its unexpected records, queued and kept for reuse (MemComponent::TaggedUnexpected).
+    void account(MemRegistry &r) const;
 
     // Whether every posted receive that could match a message r could
     // match (the same or any source, tags that agree on the bits neither

@@ -137,6 +137,8 @@ public:
     char *put_destination(int src, const void *hdr, size_t hdr_len, uint64_t len);
 
     const TagMatcher &matcher() const { return matcher_; }
+    // What it holds for the memory accounting (mem/mem_accounting.hpp).
+    void account(MemRegistry &r) const { matcher_.account(r); }
     const RequestTokens &tokens() const { return tokens_; }
     const OfferBook &offers() const { return offers_; }
 

@@ -66,6 +66,12 @@ void UnexpectedPool::give(Unexpected *u)
     free_[u->size_class].push_back(u);
 }
 
+size_t UnexpectedPool::record_bytes(const Unexpected &u)
+{
+    const size_t data = u.size_class == kOwnBuffer ? (u.data ? size_t(u.env.length) : 0) : kClassBytes[u.size_class];
+    return sizeof(Unexpected) + data;
+}
+
 size_t UnexpectedPool::kept() const
 {
     size_t n = 0;

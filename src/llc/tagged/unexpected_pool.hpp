@@ -40,6 +40,8 @@ public:
     size_t kept_bytes() const;
 
     static size_t class_bytes(size_t cls);
+    // What one record holds: the record and its payload buffer.
+    static size_t record_bytes(const Unexpected &u);
     static size_t keep_limit(size_t cls);
 
 private:

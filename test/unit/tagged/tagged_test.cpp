@@ -711,3 +711,68 @@ TEST(Tagged, SteadyUnexpectedMessagesAllocateNothing)
         finalize_ok(ctx);
     });
 }
+
+namespace {
+// The tagged_unexpected row of the memory report: {bytes, items}.
+std::pair<uint64_t, uint64_t> unexpected_memory(const llc_context_t *ctx)
+{
+    std::vector<llc_mem_entry_t> rows(size_t(llc_mem_report(ctx, nullptr, 0)));
+    llc_mem_report(ctx, rows.data(), int(rows.size()));
+    for (const llc_mem_entry_t &e : rows)
+        if (std::strcmp(e.name, "tagged_unexpected") == 0)
+            return {e.bytes, e.items};
+    ADD_FAILURE() << "no tagged_unexpected row in the memory report";
+    return {0, 0};
+}
+} // namespace
+
+// Messages that wait for their receive, and the records kept for reuse once
+// received, are in the memory report with their payload buffers.
+TEST(Tagged, UnexpectedRecordsAreInTheMemoryReport)
+{
+    LLC_EXPECT_JOB_OK(job({0, 0}), [](TestProcess &p) {
+        constexpr int kMsgs = 3;
+        constexpr size_t kLen = 1000;
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        const int peer = 1 - p.rank;
+        std::vector<char> buf(kLen * kMsgs, char(p.rank + 1));
+        std::vector<llc_treq_t> reqs(kMsgs);
+        Completed done;
+        for (auto &q : reqs) {
+            q.cb = count_cb;
+            q.user = &done;
+        }
+        int started_now = 0;
+        if (p.rank == 0) {
+            for (int k = 0; k < kMsgs; k++)
+                started_now += started(
+                    ctx, llc_tsend(ctx, peer, 0, uint64_t(k), &buf[size_t(k) * kLen], kLen, 0, &reqs[size_t(k)]));
+            progress_until(ctx, [&] { return started_now + done.count == kMsgs; });
+        } else {
+            // nothing yet but the pool's (reserved) lists of records to keep
+            auto [lists, none] = unexpected_memory(ctx);
+            EXPECT_EQ(none, 0u);
+            progress_until(ctx, [&] {
+                int flag = 0;
+                llc_treq_t info{};
+                EXPECT_EQ(llc_tprobe(ctx, peer, kMsgs - 1, 0, &flag, &info), LLC_OK);
+                return flag != 0;
+            });
+            auto [waiting, records] = unexpected_memory(ctx);
+            EXPECT_EQ(records, uint64_t(kMsgs));
+            EXPECT_GE(waiting, lists + kMsgs * kLen);
+            for (int k = 0; k < kMsgs; k++)
+                started_now +=
+                    started(ctx, llc_trecv(ctx, peer, uint64_t(k), 0, &buf[size_t(k) * kLen], kLen, &reqs[size_t(k)]));
+            progress_until(ctx, [&] { return started_now + done.count == kMsgs; });
+            EXPECT_EQ(buf[kLen * kMsgs - 1], char(1));
+            // received: the same records, kept for the next ones (with the
+            // pool's list of them)
+            auto [kept_bytes, kept] = unexpected_memory(ctx);
+            EXPECT_EQ(kept, records);
+            EXPECT_GE(kept_bytes, waiting);
+        }
+        finalize_ok(ctx);
+    });
+}
