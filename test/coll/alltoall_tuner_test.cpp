@@ -195,6 +195,29 @@ TEST(AlltoallTuner, RaceDropsTheSlowAfterAPass)
     EXPECT_EQ(all.raced_out(), 0);
 }
 
+// Monitoring compares the period's median with the learned time: 5 calls
+// of 50 stretched tenfold keep the choice (the mean, 1.9x, would re-learn);
+// a period whose calls all take 1.6x re-learns.
+TEST(AlltoallTuner, MonitorIgnoresAFewStretchedCalls)
+{
+    TunerConfig cfg;
+    cfg.period = 50;
+    cfg.relearn = 0.5;
+    Tuner t({Alg::ring, Alg::pairwise}, cfg);
+    learn(t, [](Alg a) { return a == Alg::ring ? 1.0 : 2.0; });
+    ASSERT_EQ(t.chosen(), Alg::ring);
+    for (int call = 0; call < 50; call++)
+        if (t.record(call % 10 == 3 ? 10.0 : 1.0))
+            t.apply(t.decide(t.summary(), 1));
+    EXPECT_EQ(t.phase(), Tuner::Phase::monitoring);
+    EXPECT_DOUBLE_EQ(t.last_monitored(), 1.0);
+    for (int call = 0; call < 50; call++)
+        if (t.record(1.6))
+            t.apply(t.decide(t.summary(), 1));
+    EXPECT_EQ(t.phase(), Tuner::Phase::learning);
+    EXPECT_EQ(t.relearns(), 1);
+}
+
 TEST(AlltoallTuner, SingleCandidateAndNoMonitoring)
 {
     Tuner one({Alg::pairwise_lb}, TunerConfig{});

@@ -20,6 +20,7 @@ Tuner::Tuner(std::vector<Alg> candidates, TunerConfig cfg, std::vector<double> p
     cfg_.warmup = std::max(cfg_.warmup, 0);
     cfg_.period = std::max(cfg_.period, 0);
     cfg_.race = std::max(cfg_.race, 0.0);
+    period_.reserve(static_cast<size_t>(cfg_.period));
     start_learning();
 }
 
@@ -94,7 +95,7 @@ bool Tuner::record(double seconds)
     }
     if (cand_.size() == 1 || cfg_.period == 0)
         return false;
-    period_sum_ += seconds;
+    period_.push_back(seconds);
     return ++calls_ == cfg_.period;
 }
 
@@ -102,7 +103,17 @@ std::vector<double> Tuner::summary() const
 {
     if (phase_ == Phase::learning)
         return times_;
-    return {period_sum_ / std::max(calls_, 1)};
+    // the period's median: a few calls stretched by a descheduled process
+    // (many, with more processes than cores) are not a change of conditions
+    std::vector<double> v = period_;
+    if (v.empty())
+        return {0.0};
+    const size_t h = v.size() / 2;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h), v.end());
+    double m = v[h];
+    if (v.size() % 2 == 0)
+        m = (m + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h))) / 2;
+    return {m};
 }
 
 size_t Tuner::decision_len() const { return phase_ == Phase::learning ? 3 + 2 * cand_.size() : 2; }
@@ -197,7 +208,7 @@ void Tuner::finish(const std::vector<double> &d)
     means_.assign(d.begin() + 3, d.begin() + 3 + static_cast<std::ptrdiff_t>(n));
     phase_ = Phase::monitoring;
     calls_ = 0;
-    period_sum_ = 0;
+    period_.clear();
 }
 
 void Tuner::apply(const std::vector<double> &d)
@@ -205,7 +216,7 @@ void Tuner::apply(const std::vector<double> &d)
     if (phase_ == Phase::monitoring) {
         last_monitored_ = d[1];
         calls_ = 0;
-        period_sum_ = 0;
+        period_.clear();
         if (d[0] != 0) {
             relearns_++;
             start_learning();

@@ -21,7 +21,7 @@
 //  * each call's time is averaged over the processes; a candidate's learned
 //    time is the median of its counted calls, which a call stretched by a
 //    descheduled process does not move; the fastest wins.
-// Monitoring: the winner runs; every `period` calls the mean time of the
+// Monitoring: the winner runs; every `period` calls the median time of the
 // period is compared with the learned time and a relative deviation beyond
 // `relearn` starts a new round.
 //
@@ -70,14 +70,14 @@ class Tuner {
     // round, and at the end of a monitoring period.
     bool record(double seconds);
     // Local values, summed over the ranks.  Learning: the time of every
-    // counted call, `trials` slots per candidate; monitoring: the period's mean.
+    // counted call, `trials` slots per candidate; monitoring: the period's median.
     std::vector<double> summary() const;
     size_t decision_len() const;
     // At rank 0, from the sums over the ranks.  Learning: [action (0: go on,
     // 2: round over), winner index, its learned time, the learned time of
     // every candidate (0: not tried yet, -1: skipped by the model), the state
-    // of every candidate (Standing)]; monitoring: [re-learn?, mean of the
-    // period].
+    // of every candidate (Standing)]; monitoring: [re-learn?, time of the
+    // period (the mean over the processes of their medians)].
     std::vector<double> decide(const std::vector<double> &sum, int nprocs) const;
     void apply(const std::vector<double> &decision);
 
@@ -125,7 +125,7 @@ class Tuner {
       std::vector<int> standing_;       // learning: Standing per candidate
       std::vector<double> times_;       // learning: local time of each counted call, trials slots per candidate
       std::vector<int> counts_;         // learning: counted calls per candidate
-      double period_sum_ = 0;           // monitoring
+      std::vector<double> period_;      // monitoring: local time of each call of the period
       Alg chosen_;
       double learned_ = 0, last_monitored_ = 0;
       std::vector<double> means_;
