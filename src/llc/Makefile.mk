@@ -46,6 +46,7 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/wire/outgoing_message.cpp \
 	src/llc/wire/outgoing_message.hpp \
 	src/llc/core/progress_backoff.hpp \
+	src/llc/core/progress_backoff.cpp \
 	src/llc/hybrid/net_router.cpp \
 	src/llc/hybrid/net_router_account.cpp \
 	src/llc/hybrid/net_router.hpp \

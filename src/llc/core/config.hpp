@@ -22,6 +22,10 @@ struct Config {
     uint64_t idle_sleep_us = 1000;        // LLC_IDLE_SLEEP_US
     uint64_t idle_away_us = 50;           // LLC_IDLE_AWAY_US
     uint64_t sleep_us = 100;              // LLC_SLEEP_US
+    enum class Oversubscribed { Auto, Off, On };
+    Oversubscribed oversubscribed = Oversubscribed::Auto; // LLC_OVERSUBSCRIBED
+    uint64_t oversub_spin_count = 100;                    // LLC_OVERSUB_SPIN_COUNT
+    uint64_t oversub_idle_sleep_us = 20;                  // LLC_OVERSUB_IDLE_SLEEP_US
     uint64_t connect_timeout_ms = 30000;  // LLC_CONNECT_TIMEOUT_MS
     uint64_t finalize_timeout_ms = 10000; // LLC_FINALIZE_TIMEOUT_MS
     std::string tcp_addr;                 // LLC_TCP_ADDR (empty: auto-detect)

@@ -38,12 +38,13 @@ Context::Context(const llc_init_params_t &params, llc_context_t *handle)
 {
     check_init_params(params);
     config_ = Config::from_environment();
-    backoff_ = ProgressBackoff(config_.spin_count, config_.idle_sleep_us, config_.idle_away_us);
     rank_ = params.rank;
     size_ = params.size;
     job_id_ = params.job_id;
     // Leader: creates the node's shared table now; the others map it in create_transports.
     node_map_ = NodeMap(params.node_of_rank, size_, rank_, job_id_, config_.node_shared);
+    idle_ = idle_policy(config_, node_map_.processes_on_node(), online_cpus());
+    backoff_ = ProgressBackoff(idle_.spin_count, idle_.idle_sleep_us, config_.idle_away_us);
     next_send_seq_.assign(size_, 0);
     next_recv_seq_.assign(size_, 0);
     create_transports();

@@ -162,6 +162,7 @@ private:
     int progress_status_ = LLC_OK;
     std::string progress_message_;
     bool in_progress_ = false;
+    IdlePolicy idle_{}; // how idle waits spin and sleep (LLC_OVERSUBSCRIBED)
     ProgressBackoff backoff_;
     llc_idle_hook_t idle_hook_ = nullptr;
     void *idle_hook_arg_ = nullptr;

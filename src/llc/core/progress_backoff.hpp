@@ -13,10 +13,25 @@
 #pragma once
 
 #include "core/clock.hpp"
+#include "core/config.hpp"
 
 #include <cstdint>
 
 namespace llc {
+
+// How long an idle wait spins and when it sleeps.  With more processes on
+// the node than CPUs, a process that spins or yields for long takes turns
+// from those that have work (sched_yield may well pick it again): there the
+// wait sleeps soon.
+struct IdlePolicy {
+    uint64_t spin_count;
+    uint64_t idle_sleep_us;
+    bool oversubscribed;
+};
+// From LLC_OVERSUBSCRIBED and the figures it picks between (config.hpp).
+IdlePolicy idle_policy(const Config &config, int processes_on_node, long online_cpus);
+// This machine's online CPUs (sysconf), at least 1.
+long online_cpus();
 
 class ProgressBackoff {
 public:

@@ -96,6 +96,48 @@ TEST(Components, BackoffCallerAwayStartsANewWait)
     EXPECT_EQ(never.on_idle(), ProgressBackoff::Action::Sleep);
 }
 
+// LLC_OVERSUBSCRIBED: auto picks the short spin and the early sleep when
+// the node runs more of the job's processes than it has online CPUs; 1 and
+// 0 force either; the figures come from their own settings.
+TEST(Components, IdlePolicyFollowsOversubscription)
+{
+    Config c;
+    c.spin_count = 1000;
+    c.idle_sleep_us = 1000;
+    c.oversub_spin_count = 100;
+    c.oversub_idle_sleep_us = 20;
+    IdlePolicy p = idle_policy(c, 8, 2);
+    EXPECT_TRUE(p.oversubscribed);
+    EXPECT_EQ(p.spin_count, 100u);
+    EXPECT_EQ(p.idle_sleep_us, 20u);
+    p = idle_policy(c, 2, 2); // one process per CPU
+    EXPECT_FALSE(p.oversubscribed);
+    EXPECT_EQ(p.spin_count, 1000u);
+    EXPECT_EQ(p.idle_sleep_us, 1000u);
+    c.oversubscribed = Config::Oversubscribed::On;
+    EXPECT_TRUE(idle_policy(c, 1, 64).oversubscribed);
+    c.oversubscribed = Config::Oversubscribed::Off;
+    EXPECT_FALSE(idle_policy(c, 64, 1).oversubscribed);
+    EXPECT_GE(online_cpus(), 1);
+
+    // parsed from the environment
+    setenv("LLC_OVERSUBSCRIBED", "1", 1);
+    setenv("LLC_OVERSUB_SPIN_COUNT", "7", 1);
+    setenv("LLC_OVERSUB_IDLE_SLEEP_US", "3", 1);
+    Config e = Config::from_environment();
+    EXPECT_EQ(e.oversubscribed, Config::Oversubscribed::On);
+    p = idle_policy(e, 1, 4);
+    EXPECT_EQ(p.spin_count, 7u);
+    EXPECT_EQ(p.idle_sleep_us, 3u);
+    setenv("LLC_OVERSUBSCRIBED", "0", 1);
+    EXPECT_EQ(Config::from_environment().oversubscribed, Config::Oversubscribed::Off);
+    setenv("LLC_OVERSUBSCRIBED", "sometimes", 1);
+    EXPECT_THROW(Config::from_environment(), Error);
+    for (const char *v : {"LLC_OVERSUBSCRIBED", "LLC_OVERSUB_SPIN_COUNT", "LLC_OVERSUB_IDLE_SLEEP_US"})
+        unsetenv(v);
+    EXPECT_EQ(Config::from_environment().oversubscribed, Config::Oversubscribed::Auto);
+}
+
 TEST(Components, ConfigParsesSuffixesAndRoundsRing)
 {
     setenv("LLC_SHM_RING_BYTES", "100k", 1);
