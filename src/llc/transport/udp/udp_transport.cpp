@@ -304,8 +304,10 @@ void UdpTransport::queue_goodbye(Peer &p)
     pump(p);
 }
 
-void UdpTransport::say_goodbye()
+bool UdpTransport::flush()
 {
+    if (finalizing_)
+        return true; // the Goodbyes are queued
     finalizing_ = true;
     finalize_us_ = monotonic_us();
     asks_.clear(); // no more switches: the policy is frozen
@@ -316,6 +318,16 @@ void UdpTransport::say_goodbye()
             continue;
         queue_goodbye(*p);
     }
+    return true;
+}
+
+Transport::CloseState UdpTransport::close_state(CloseDetail detail) const
+{
+    CloseState s;
+    s.quiet = incoming_quiet();
+    if (detail == CloseDetail::Full)
+        s.report = pending_report();
+    return s;
 }
 
 bool UdpTransport::incoming_quiet() const
