@@ -5,6 +5,7 @@
 #include "transport/udp/udp_transport.hpp"
 
 #include "transport/udp/udp_constants.hpp"
+#include "transport/goodbye_book.hpp"
 #include "core/clock.hpp"
 #include "core/context.hpp"
 #include "kvs/kvs.hpp"
@@ -276,7 +277,7 @@ std::string UdpTransport::pending_report() const
         }
         r += " rx_next " + std::to_string(p->rx_next) + ", inc " + std::to_string(p->inc) + "/" +
              std::to_string(p->peer_inc) + (p->peer_forgot ? " forgot" : "") + ", bye " +
-             (p->goodbye_sent ? "s" : "-") + (p->goodbye_rx ? "r" : "-") + ", heard " +
+             GoodbyeBook::bye_flags(p->goodbye_sent, p->goodbye_rx) + ", heard " +
              std::to_string((now - std::min(now, p->last_heard_us)) / 1000) + " ms ago";
     }
     for (const PendingForget &f : forgets_) {
