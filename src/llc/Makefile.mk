@@ -30,6 +30,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/core/finalize_drain.hpp \
 	src/llc/transport/transport.cpp \
 	src/llc/transport/transport.hpp \
+	src/llc/transport/goodbye_book.cpp \
+	src/llc/transport/goodbye_book.hpp \
 	src/llc/core/errors.cpp \
 	src/llc/core/errors.hpp \
 	src/llc/kvs/kvs.cpp \

@@ -25,6 +25,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/transport/caps_test.cpp \
 	test/unit/transport/peer_timeout_test.cpp \
 	test/unit/transport/busy_promotion_test.cpp \
+	test/unit/transport/goodbye_book_test.cpp \
 	test/unit/api/pingpong_test.cpp \
 	test/unit/tagged/tagged_test.cpp \
 	test/unit/tagged/tagged_hostile_test.cpp \

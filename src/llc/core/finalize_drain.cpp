@@ -11,16 +11,23 @@ namespace llc {
 void drain_for_finalize(const std::vector<Transport *> &transports, uint64_t timeout_ms, int rank,
                         const std::function<bool()> &round, const std::function<void(int, const std::string &)> &note)
 {
-    auto any = [&](auto pred) { return std::any_of(transports.begin(), transports.end(), pred); };
+    using Detail = Transport::CloseDetail;
+    auto flush_all = [&] {
+        bool flushed = true;
+        for (Transport *t : transports)
+            flushed &= t->flush(); // every one, whatever the others say
+        return flushed;
+    };
+    auto quiet = [&] {
+        return std::all_of(transports.begin(), transports.end(),
+                           [](const Transport *t) { return t->close_state(Detail::Quiet).quiet; });
+    };
     uint64_t deadline = monotonic_us() + timeout_ms * 1000;
-    // A router finishes the switches in flight (no new ones), so that
-    // nothing is sent on a path after its goodbye.
-    for (Transport *t : transports)
-        t->freeze();
-    while (any([](const Transport *t) { return t->switching(); }) && monotonic_us() <= deadline)
-        round();
-    for (Transport *t : transports)
-        t->say_goodbye(); // queued behind any data still pending
+    // Before the first round: a router finishes the switches in flight (no
+    // new ones) before its goodbye, so that nothing is sent on a path after
+    // its goodbye; every other transport queues its goodbye now, behind any
+    // data still pending.
+    bool flushed = flush_all();
     // A local peer that is still running (computing, writing its output) has
     // not begun to finalize: not a failure, however long it takes; the time
     // limit counts from when it begins.  Looked at every kRunningCheckUs (a
@@ -31,20 +38,23 @@ void drain_for_finalize(const std::vector<Transport *> &transports, uint64_t tim
     uint64_t next_running_check = 0;
     for (;;) {
         bool pending = round();
-        for (Transport *t : transports)
-            t->after_finalize_progress();
-        if (!pending && !any([](const Transport *t) { return !t->incoming_quiet(); }))
+        // Done only after a round that began flushed: a goodbye queued by the
+        // flush() after it is pending until the next round has sent it.
+        bool began_flushed = flushed;
+        flushed = flush_all();
+        if (!pending && began_flushed && quiet())
             return;
         uint64_t now = monotonic_us();
-        if (!pending && now >= next_running_check) {
+        if (!pending && began_flushed && now >= next_running_check) {
             next_running_check = now + kRunningCheckUs;
-            if (any([](const Transport *t) { return t->waits_for_a_running_peer(); }))
+            if (std::any_of(transports.begin(), transports.end(),
+                            [](const Transport *t) { return t->close_state(Detail::Full).peer_running; }))
                 deadline = std::max(deadline, now + timeout_ms * 1000);
         }
         if (now > deadline) {
             std::string peers;
             for (const Transport *t : transports) {
-                std::string r = t->pending_report();
+                std::string r = t->close_state(Detail::Full).report;
                 if (!r.empty())
                     peers += (peers.empty() ? "" : "; ") + r;
             }

@@ -15,7 +15,7 @@ namespace llc {
 
 // round: one llc_progress; true while sends are still pending.  note: the
 // first error met (a time-out is LLC_ERR_TIMEOUT, with each transport's
-// pending_report; it is also printed on stderr, whole, for rank `rank`).
+// close_state report; it is also printed on stderr, whole, for rank `rank`).
 void drain_for_finalize(const std::vector<Transport *> &transports, uint64_t timeout_ms, int rank,
                         const std::function<bool()> &round, const std::function<void(int, const std::string &)> &note);
 

@@ -164,22 +164,24 @@ bool NetRouter::has_pending_sends() const
     return (tcp_ && tcp_->has_pending_sends()) || (udp_ && udp_->has_pending_sends()) || held_count_ > 0;
 }
 
-bool NetRouter::incoming_quiet() const
+bool NetRouter::flush()
 {
-    return (!tcp_ || tcp_->incoming_quiet()) && (!udp_ || udp_->incoming_quiet());
-}
-
-void NetRouter::say_goodbye()
-{
+    policy_frozen_ = true;
+    if (switching_count_ > 0)
+        return false; // the goodbyes wait: nothing is sent on a path after its goodbye
+    bool flushed = true;
     if (tcp_)
-        tcp_->say_goodbye(); // queued behind any data still pending
+        flushed &= tcp_->flush(); // queued behind any data still pending
     if (udp_)
-        udp_->say_goodbye();
+        flushed &= udp_->flush();
+    return flushed;
 }
 
-std::string NetRouter::pending_report() const
+Transport::CloseState NetRouter::close_state(CloseDetail detail) const
 {
-    return udp_ ? udp_->pending_report() : std::string();
+    CloseState s = udp_ ? udp_->close_state(detail) : CloseState(); // its report is the router's
+    s.quiet = s.quiet && (!tcp_ || tcp_->close_state(CloseDetail::Quiet).quiet);
+    return s;
 }
 
 // ------------------------------------------------------------------ switching

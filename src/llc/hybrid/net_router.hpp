@@ -73,11 +73,12 @@ public:
     bool progress() override;
     void idle_wait(uint64_t us) override;
     bool has_pending_sends() const override;
-    bool incoming_quiet() const override;
-    void freeze() override { policy_frozen_ = true; }
-    bool switching() const override { return switching_count_ > 0; }
-    void say_goodbye() override;
-    std::string pending_report() const override; // udp's ("" without udp)
+    // Finalize: no new switches from the first call; once none is in
+    // flight, tcp's and udp's flush() (their goodbyes).
+    bool flush() override;
+    // Quiet when both are; peer_running never (no process of another node
+    // is watched); the report is udp's ("" without udp).
+    CloseState close_state(CloseDetail detail) const override;
     // The figures only the router knows (connected slots, tables, rings).
     void add_stats(llc_stats_t &st) const override;
     // Its transports' account(), then its own object, routes, receive

@@ -127,21 +127,37 @@ public:
     // caps().has(CapWakesOnArrival)): the idle backoff.
     virtual void idle_wait(uint64_t us);
     virtual bool has_pending_sends() const = 0;
-    // Nothing more can arrive: every peer has said goodbye (or failed).
-    virtual bool incoming_quiet() const { return true; }
 
-    // llc_finalize, in this order: freeze (no new route changes; progress
-    // while switching()), say_goodbye (behind the data), then progress until
-    // nothing is pending, calling after_finalize_progress after each round.
-    virtual void freeze() {}
-    virtual bool switching() const { return false; }
-    virtual void say_goodbye() {}
-    virtual void after_finalize_progress() {}
-    // A peer this transport still waits for is alive and has not begun to
-    // finalize: waiting for it is not a timeout.
-    virtual bool waits_for_a_running_peer() const { return false; }
-    // "<transport>: <state of each peer>" for a finalize that gave up, or "".
-    virtual std::string pending_report() const { return std::string(); }
+    // llc_finalize (core/finalize_drain.cpp) calls flush() once before its
+    // first round of progress and again after every round, until the time
+    // limit.  The first call stops new route changes; once no route change
+    // is in flight, the transport queues its goodbye to each peer behind the
+    // data still pending (once).  Later calls may note what the round
+    // finished (shm: the rings whose queues emptied are marked drained).
+    // True once the goodbye is queued: everything the transport sends before
+    // close is in its queues (has_pending_sends says when they are empty).
+    // Finalize ends only after a round that began with every transport's
+    // flush() true, so that the goodbye is among that round's pending sends.
+    virtual bool flush() { return true; }
+    // What it still waits for before close.  Quiet is asked for after every
+    // round in which nothing was pending; Full, which may cost a system call
+    // per peer or build a string, less often, and when finalize gives up.
+    enum class CloseDetail { Quiet, Full };
+    struct CloseState {
+        // Nothing more can arrive: every peer has said goodbye (or failed).
+        bool quiet = true;
+        // Full only.  A peer it still waits for is alive and has not begun
+        // to finalize: waiting for it is not a timeout.
+        bool peer_running = false;
+        // Full only.  "<transport>: <state of each peer>" for a finalize that
+        // gave up, or "".
+        std::string report;
+    };
+    virtual CloseState close_state(CloseDetail detail) const
+    {
+        (void)detail;
+        return CloseState();
+    }
 
     // Counters only the transport knows now, into st.
     virtual void add_stats(llc_stats_t &st) const { (void)st; }

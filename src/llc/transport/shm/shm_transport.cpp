@@ -496,17 +496,27 @@ bool ShmTransport::has_pending_sends() const
     return false;
 }
 
-void ShmTransport::say_goodbye()
+bool ShmTransport::flush()
 {
-    for (const auto &p : peers_)
-        p->tx.control()->sender_finalizing.store(1, std::memory_order_release);
-}
-
-void ShmTransport::after_finalize_progress()
-{
+    if (!finalizing_) {
+        finalizing_ = true;
+        for (const auto &p : peers_)
+            p->tx.control()->sender_finalizing.store(1, std::memory_order_release);
+        return true;
+    }
     for (const auto &p : peers_)
         if (p->queue.empty() && p->control.empty())
             p->tx.control()->sender_drained.store(1, std::memory_order_release);
+    return true;
+}
+
+Transport::CloseState ShmTransport::close_state(CloseDetail detail) const
+{
+    CloseState s;
+    s.quiet = incoming_quiet();
+    if (detail == CloseDetail::Full)
+        s.peer_running = waits_for_a_running_peer();
+    return s;
 }
 
 namespace {

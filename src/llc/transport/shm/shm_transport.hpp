@@ -61,15 +61,15 @@ public:
     // Adds what the inline fast path sent (it counts in llc_fast_peer_t).
     void add_stats(llc_stats_t &st) const override;
 
-    // Finalize: the segment says this process is finalizing (its peers
-    // then know it is not merely slow); each round marks the peers whose
-    // rings are drained and that finalize too.
-    void say_goodbye() override;
-    void after_finalize_progress() override;
-    bool incoming_quiet() const override;
-    // A local peer we wait for (not drained) is alive and has not entered
-    // llc_finalize yet: waiting for it is not a timeout.
-    bool waits_for_a_running_peer() const override;
+    // Finalize: the first flush() says in each ring's control that this
+    // process is finalizing (its peers then know it is not merely slow);
+    // each later one marks drained the rings whose queues have emptied.
+    // close_state: quiet once every peer has marked its ring to us drained
+    // and the ring is empty, or has failed or exited; peer_running: a peer
+    // we wait for is alive and has not entered llc_finalize yet (waiting
+    // for it is not a timeout).  No report.
+    bool flush() override;
+    CloseState close_state(CloseDetail detail) const override;
 
     // Its object, its segment, the peers' mappings (shared), their state,
     // queues, decoders and CMA buffers (shm_account.cpp).
@@ -127,6 +127,8 @@ private:
     // has exited without finalizing fails if something of ours depends on it
     // (what it wrote before is read first); otherwise later sends to it fail.
     bool check_liveness();
+    bool incoming_quiet() const;
+    bool waits_for_a_running_peer() const;
 
     Context &ctx_;
     std::vector<int> local_ranks_;                  // the node's ranks, ascending (m entries)
@@ -144,6 +146,7 @@ private:
     llc_fast_poll_t fast_poll_{};
     uint32_t liveness_tick_ = 0;
     uint64_t next_liveness_us_ = 0;
+    bool finalizing_ = false; // flush() was called
     TransportCaps caps_;
 };
 

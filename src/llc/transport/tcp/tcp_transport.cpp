@@ -196,9 +196,11 @@ bool TcpTransport::has_pending_sends() const
     return false;
 }
 
-void TcpTransport::say_goodbye()
+bool TcpTransport::flush()
 {
     auto in = enter();
+    if (finalizing_)
+        return true;    // the Goodbyes are queued
     finalizing_ = true; // no more evictions: the Goodbye goes on the open connections
     for (OutConn *c : out_live_) {
         if (!is_open(*c))
@@ -211,6 +213,14 @@ void TcpTransport::say_goodbye()
         if (c->state == OutConn::State::Connected && c->queue.size() == 1)
             flush(*c);
     }
+    return true;
+}
+
+Transport::CloseState TcpTransport::close_state(CloseDetail) const
+{
+    CloseState s;
+    s.quiet = incoming_quiet();
+    return s;
 }
 
 bool TcpTransport::incoming_quiet() const

@@ -201,9 +201,12 @@ public:
     }
     bool has_pending_sends() const override;
 
-    // Finalize support.
-    void say_goodbye() override;
-    bool incoming_quiet() const override;
+    // Finalize: the first flush() queues a Goodbye on every open
+    // connection, behind its data, and stops evictions.  close_state: quiet
+    // once every receiving half has its Goodbye or is closed (see above);
+    // no report, and no peer it knows to be running.
+    bool flush() override;
+    CloseState close_state(CloseDetail detail) const override;
     // tcp_evictions and tcp_cap_overflows: the cap's (PeerCap) counts.
     void add_stats(llc_stats_t &st) const override;
 
@@ -346,6 +349,7 @@ private:
     // tcp_tx.cpp: sending.
     void start_connect(OutConn &c);
     bool flush(OutConn &c);
+    bool incoming_quiet() const; // close_state's quiet
     void fail_out(OutConn &c, int status, const std::string &message, bool report = true);
     bool check_out(OutConn &c, short revents);
     bool read_acks(OutConn &c);

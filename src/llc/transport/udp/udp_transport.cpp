@@ -5,6 +5,7 @@
 #include "transport/udp/udp_transport.hpp"
 
 #include "transport/udp/udp_constants.hpp"
+#include "transport/goodbye_book.hpp"
 #include "core/clock.hpp"
 #include "core/context.hpp"
 #include "kvs/kvs.hpp"
@@ -276,7 +277,7 @@ std::string UdpTransport::pending_report() const
         }
         r += " rx_next " + std::to_string(p->rx_next) + ", inc " + std::to_string(p->inc) + "/" +
              std::to_string(p->peer_inc) + (p->peer_forgot ? " forgot" : "") + ", bye " +
-             (p->goodbye_sent ? "s" : "-") + (p->goodbye_rx ? "r" : "-") + ", heard " +
+             GoodbyeBook::bye_flags(p->goodbye_sent, p->goodbye_rx) + ", heard " +
              std::to_string((now - std::min(now, p->last_heard_us)) / 1000) + " ms ago";
     }
     for (const PendingForget &f : forgets_) {
@@ -304,8 +305,10 @@ void UdpTransport::queue_goodbye(Peer &p)
     pump(p);
 }
 
-void UdpTransport::say_goodbye()
+bool UdpTransport::flush()
 {
+    if (finalizing_)
+        return true; // the Goodbyes are queued
     finalizing_ = true;
     finalize_us_ = monotonic_us();
     asks_.clear(); // no more switches: the policy is frozen
@@ -316,6 +319,16 @@ void UdpTransport::say_goodbye()
             continue;
         queue_goodbye(*p);
     }
+    return true;
+}
+
+Transport::CloseState UdpTransport::close_state(CloseDetail detail) const
+{
+    CloseState s;
+    s.quiet = incoming_quiet();
+    if (detail == CloseDetail::Full)
+        s.report = pending_report();
+    return s;
 }
 
 bool UdpTransport::incoming_quiet() const

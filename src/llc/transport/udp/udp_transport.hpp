@@ -150,19 +150,21 @@ public:
     // The hand-over socket (LLC_UDP_SHARED_RECV=1), -1 without: poll it for input too.
     int handover_fd() const { return node_ ? node_->fd() : -1; }
     bool has_pending_sends() const override;
-    // What has_pending_sends waits for, for the finalize-timeout message:
-    // per peer its queued records, unacknowledged datagrams and incarnation
-    // and goodbye state; the Forgets not yet answered.  Empty if nothing.
-    std::string pending_report() const override;
     // Nothing queued and every datagram to dest acknowledged (so every
     // record sent to dest so far has been delivered there).
     bool drained_towards(int dest) const;
     // The peer failed (timeout); sends to it throw.
     bool failed(int dest) const;
 
-    // Finalize support.
-    void say_goodbye() override;
-    bool incoming_quiet() const override;
+    // Finalize: the first flush() queues a Goodbye to every peer behind its
+    // data and drops the switch asks (the policy is frozen).  close_state:
+    // quiet once every peer has said goodbye, failed or forgotten us; the
+    // report is what has_pending_sends waits for: per peer its queued
+    // records, unacknowledged datagrams and incarnation and goodbye state;
+    // the Forgets not yet answered ("" if nothing).  No peer it knows to be
+    // running.
+    bool flush() override;
+    CloseState close_state(CloseDetail detail) const override;
     // udp_evictions and udp_cap_overflows: the Peer table's cap (PeerCap) counts.
     void add_stats(llc_stats_t &st) const override;
 
@@ -374,6 +376,8 @@ private:
 
     // udp_transport.cpp: finalize.
     void queue_goodbye(Peer &p);
+    bool incoming_quiet() const;
+    std::string pending_report() const;
 
     Context &ctx_;
     NetEvents *events_ = nullptr; // the router (subscribe)

@@ -33,7 +33,7 @@ VerbsEngine::VerbsEngine(VerbsHost &host, VerbsFabric &fabric, const VerbsEngine
     slot_owner_.assign(slots, -1);
     slot_rc_.assign(slots, 0);
     qp_in_flight_.assign(fabric_.data_qps() + 2, 0); // data, credit, RC
-    talked_.assign(size_t(host_.size()), false);
+    book_ = GoodbyeBook(host_.size());
     if (params_.rndv_bytes > 0)
         if (Registrar *r = fabric_.registrar())
             reg_cache_ = std::make_unique<RegCache>(*r, params_.reg_cache_max);
@@ -89,10 +89,10 @@ void VerbsEngine::fail(int status, const std::string &message)
 
 bool VerbsEngine::evictable(const Peer &p) const
 {
-    return p.queue.empty() && !p.feeding && p.credits_to_send == 0 && p.in_flight == 0 && !p.goodbye_rx &&
-           !p.goodbye_queued && (!p.decoder || p.decoder->at_record_boundary()) &&
-           p.tx_credits.available() == p.tx_credits.initial() && p.rx_credits.outstanding() == 0 &&
-           !p.rc_qp && !p.rc_rx_qp && p.held.empty() && // RC QPs are kept for reuse
+    return p.queue.empty() && !p.feeding && p.credits_to_send == 0 && p.in_flight == 0 && !book_.has_got(p.rank) &&
+           !book_.has_said(p.rank) && (!p.decoder || p.decoder->at_record_boundary()) &&
+           p.tx_credits.available() == p.tx_credits.initial() && p.rx_credits.outstanding() == 0 && !p.rc_qp &&
+           !p.rc_rx_qp && p.held.empty() && // RC QPs are kept for reuse
            p.inbox.empty() && p.deferred_credits == 0 && p.rndv_tx == 0;
 }
 
@@ -273,7 +273,7 @@ bool VerbsEngine::pump(Peer &p)
             break;
         if (close_dc)
             p.dc_closed = true;
-        talked_[size_t(p.rank)] = true;
+        book_.sent(p.rank);
         consider_rc(p);
         did = true;
     }
@@ -343,7 +343,7 @@ void VerbsEngine::on_record(Peer &p, const IncomingRecord &rec)
         host_.deliver(p.rank, w, rec.hdr, rec.payload, size_t(w.payload_len));
         break;
     case Kind::Goodbye:
-        p.goodbye_rx = true;
+        book_.got(p.rank);
         break;
     case Kind::VerbsRts:
         on_rts(p, rec);
@@ -389,7 +389,7 @@ void VerbsEngine::on_frame(uint32_t buffer, const char *data, size_t len)
                                std::to_string(params_.credits_per_peer) + " frames without credits");
         return;
     }
-    p.heard = true;
+    book_.heard(p.rank);
     if ((f.flags & kFrameViaRc) && !p.dc_done) {
         // Overtook the end of its DC stream: copied and kept until LastOnDc
         // arrives.  Its credit comes back only when it is fed, so what is
@@ -615,6 +615,8 @@ std::string VerbsEngine::pending_report() const
     if (!rndv_tx_.empty() || !reads_.empty())
         r += "; rendezvous: " + std::to_string(rndv_tx_.size()) + " sends waiting for their reader, " +
              std::to_string(reads_.size()) + " reads in flight";
+    if (!book_.quiet())
+        r += "; " + book_.waiting_report();
     return r;
 }
 
@@ -626,26 +628,16 @@ void VerbsEngine::say_goodbye()
     // Every rank sent data to, also those whose Peer was evicted since: the
     // receiver waits for a Goodbye from each source it has heard from.
     for (int rank = 0; rank < host_.size(); rank++) {
-        if (!talked_[size_t(rank)])
+        if (!book_.owes_goodbye(rank))
             continue;
         Peer &p = peer_for(rank);
-        if (p.goodbye_queued)
-            continue;
-        p.goodbye_queued = true;
+        book_.said(rank);
         p.queue.push_back(OutgoingMessage::make_control(Kind::Goodbye, host_.rank(), 0));
         pump(p);
     }
 }
 
-bool VerbsEngine::incoming_quiet() const
-{
-    bool quiet = true;
-    peers_.for_each([&](int, const std::unique_ptr<Peer> &p) {
-        if (p && p->heard && !p->goodbye_rx)
-            quiet = false;
-    });
-    return quiet || failed_;
-}
+bool VerbsEngine::incoming_quiet() const { return book_.quiet() || failed_; }
 
 // ------------------------------------------------------------ rendezvous
 //
@@ -957,7 +949,7 @@ void VerbsEngine::drain_inbox(Peer &p)
             release_landing(r);
             control_pending_.push_back(Control{p.rank, VerbsFrameType::RndvFin, r.id, kRndvFinOk});
         } else if (Kind(item.wire.kind) == Kind::Goodbye) {
-            p.goodbye_rx = true;
+            book_.got(p.rank);
         } else {
             host_.deliver(p.rank, item.wire, item.hdr.data(), item.payload.data(), item.payload.size());
         }

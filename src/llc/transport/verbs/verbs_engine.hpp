@@ -16,6 +16,7 @@
 #include "wire/outgoing_message.hpp"
 #include "support/peer_table.hpp"
 #include "transport/busy_promotion.hpp"
+#include "transport/goodbye_book.hpp"
 #include "transport/verbs/reg_cache.hpp"
 #include "wire/stream_decoder.hpp"
 #include "transport/verbs/verbs_address.hpp"
@@ -267,9 +268,6 @@ private:
         std::unique_ptr<StreamDecoder> decoder;
         uint32_t credits_to_send = 0; // taken from rx_credits, not yet posted
         uint32_t in_flight = 0;       // posted sends not yet completed (they use `route`)
-        bool goodbye_queued = false;
-        bool goodbye_rx = false;
-        bool heard = false;   // a data frame arrived from it
         bool feeding = false; // its decoder is running (a handler may send): not evictable
         // RC, sender side: our QP to it (Requested: waiting for the answer;
         // Up: connected; once the LastOnDc frame is out, data goes on RC).
@@ -347,7 +345,11 @@ private:
     size_t rc_count_ = 0;
     uint32_t window_total_ = 0;
     uint64_t rc_promotions_ = 0, rc_refusals_ = 0, rc_frames_held_ = 0;
-    std::vector<bool> talked_;          // one bit per rank: data was sent to it (it gets a Goodbye)
+    // Per rank: data sent to it (it gets a Goodbye), a data frame heard from
+    // it (its Goodbye is waited for), the Goodbyes queued and received.  Kept
+    // by rank, so that a Peer evicted meanwhile is still said goodbye to and
+    // waited for.
+    GoodbyeBook book_;
     bool owed_any_ = false;             // some peer owes credits below the batch (flushed when idle)
     bool failed_ = false;
     std::string failure_;

@@ -125,13 +125,23 @@ public:
     // completion channel yet (see "Not done"): idle_wait is a plain sleep.
     const TransportCaps &caps() const override;
     bool has_pending_sends() const override { return engine_->has_pending_sends(); }
-    std::string pending_report() const override
+    // Finalize: the engine's goodbyes (queued once, behind the data), its
+    // quiet and its report; no peer it knows to be running.
+    bool flush() override
     {
-        std::string r = engine_->pending_report();
-        return r.empty() ? r : "verbs: " + r;
+        engine_->say_goodbye();
+        return true;
     }
-    void say_goodbye() override { engine_->say_goodbye(); }
-    bool incoming_quiet() const override { return engine_->incoming_quiet(); }
+    CloseState close_state(CloseDetail detail) const override
+    {
+        CloseState s;
+        s.quiet = engine_->incoming_quiet();
+        if (detail == CloseDetail::Full) {
+            std::string r = engine_->pending_report();
+            s.report = r.empty() ? r : "verbs: " + r;
+        }
+        return s;
+    }
     size_t peer_count() const { return engine_->peer_count(); }
 
 private:
