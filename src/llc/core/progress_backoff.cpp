@@ -9,9 +9,15 @@ IdlePolicy idle_policy(const Config &config, int processes_on_node, long online_
 {
     bool over = false;
     switch (config.oversubscribed) {
-    case Config::Oversubscribed::On: over = true; break;
-    case Config::Oversubscribed::Off: over = false; break;
-    case Config::Oversubscribed::Auto: over = processes_on_node > online_cpus; break;
+    case Config::Oversubscribed::On:
+        over = true;
+        break;
+    case Config::Oversubscribed::Off:
+        over = false;
+        break;
+    case Config::Oversubscribed::Auto:
+        over = processes_on_node > online_cpus;
+        break;
     }
     if (over)
         return {config.oversub_spin_count, config.oversub_idle_sleep_us, true};

@@ -3,10 +3,7 @@
 
 namespace llc {
 
-std::string GoodbyeBook::bye_flags(bool said, bool got)
-{
-    return std::string(said ? "s" : "-") + (got ? "r" : "-");
-}
+std::string GoodbyeBook::bye_flags(bool said, bool got) { return std::string(said ? "s" : "-") + (got ? "r" : "-"); }
 
 std::string GoodbyeBook::line(int r) const
 {
