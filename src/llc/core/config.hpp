@@ -25,7 +25,7 @@ struct Config {
     enum class Oversubscribed { Auto, Off, On };
     Oversubscribed oversubscribed = Oversubscribed::Auto; // LLC_OVERSUBSCRIBED
     uint64_t oversub_spin_count = 100;                    // LLC_OVERSUB_SPIN_COUNT
-    uint64_t oversub_idle_sleep_us = 20;                  // LLC_OVERSUB_IDLE_SLEEP_US
+    uint64_t oversub_idle_sleep_us = 300;                 // LLC_OVERSUB_IDLE_SLEEP_US
     uint64_t connect_timeout_ms = 30000;  // LLC_CONNECT_TIMEOUT_MS
     uint64_t finalize_timeout_ms = 10000; // LLC_FINALIZE_TIMEOUT_MS
     std::string tcp_addr;                 // LLC_TCP_ADDR (empty: auto-detect)
