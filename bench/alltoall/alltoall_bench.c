@@ -7,7 +7,12 @@
  * auto (pruning, the nine + the MPI's own as tenth candidate), auto-noprune
  * (LLC_ALLTOALL_PRUNE=0), auto-nine (LLC_ALLTOALL_NATIVE=0: the nine only),
  * auto-nostop (LLC_ALLTOALL_MODEL_STOP=0: a cut-off candidate does not take
- * the ones the model ranks behind it along).
+ * the ones the model ranks behind it along); these learn in this run
+ * (LLC_ALLTOALL_DECISIONS=off).  auto-warm: a later run of the same job, which
+ * starts from the decisions an earlier run kept (LLC_ALLTOALL_DECISIONS):
+ * an untimed run of `calls` calls learns and writes the file
+ * ($LLC_BENCH_DECISIONS, else a file under /tmp removed at the end), then the
+ * timed calls run on a fresh communicator that reads it.
  *   alltoall_bench [-n calls] [-s size[,size...]] [-m mode[,mode...]]
  * Output: one line per (size, mode): avg us per call (max over ranks), the
  * slowdown against the fastest line of that size and, for the dynamic modes,
@@ -27,7 +32,7 @@
 
 static const char *all_modes =
     "bruck,pairwise,pairwise_lb,pairwise_mb,pairwise_ob,ring,ring_lb,ring_mb,ring_ob,"
-    "auto,auto-noprune,auto-nine,auto-nostop,mpich";
+    "auto,auto-noprune,auto-nine,auto-nostop,auto-warm,mpich";
 
 int main(int argc, char **argv)
 {
@@ -48,6 +53,12 @@ int main(int argc, char **argv)
     int rank, P;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
+    /* auto-warm's decision file (only rank 0 reads and writes it) */
+    char decisions[4096];
+    const char *keep = getenv("LLC_BENCH_DECISIONS");
+    snprintf(decisions, sizeof decisions, "%s", keep ? keep : "");
+    if (!keep)
+        snprintf(decisions, sizeof decisions, "/tmp/alltoall_bench_decisions.%d", (int)getpid());
     typedef void (*learn_fn)(double *, long *, long *);
     learn_fn learning = (learn_fn)dlsym(RTLD_DEFAULT, "llc_coll_alltoall_learning");
     if (rank == 0)
@@ -83,7 +94,9 @@ int main(int argc, char **argv)
                 int noprune = strcmp(m, "auto-noprune") == 0;
                 int nine = strcmp(m, "auto-nine") == 0; /* without the MPI's own */
                 int nostop = strcmp(m, "auto-nostop") == 0;
-                setenv("LLC_ALLTOALL", noprune || nine || nostop ? "auto" : m, 1);
+                int warm = strcmp(m, "auto-warm") == 0;
+                setenv("LLC_ALLTOALL", noprune || nine || nostop || warm ? "auto" : m, 1);
+                setenv("LLC_ALLTOALL_DECISIONS", warm ? decisions : "off", 1);
                 if (nostop)
                     setenv("LLC_ALLTOALL_MODEL_STOP", "0", 1);
                 else
@@ -96,6 +109,15 @@ int main(int argc, char **argv)
                     setenv("LLC_ALLTOALL_PRUNE", "0", 1);
                 else if (!getenv("LLC_BENCH_KEEP_PRUNE"))
                     unsetenv("LLC_ALLTOALL_PRUNE");
+                if (warm) { /* the earlier run: learns and writes the file, untimed */
+                    MPI_Comm prime;
+                    if (rank == 0 && !keep)
+                        remove(decisions);
+                    MPI_Comm_dup(MPI_COMM_WORLD, &prime);
+                    for (int i = 0; i < calls; i++)
+                        MPI_Alltoall(buf_s, (int)bytes, MPI_BYTE, buf_r, (int)bytes, MPI_BYTE, prime);
+                    MPI_Comm_free(&prime);
+                }
                 double ls0 = 0, ls1 = 0;
                 long lc0 = 0, lc1 = 0;
                 if (learning)
@@ -136,6 +158,8 @@ int main(int argc, char **argv)
         free(buf_r);
     }
     free(sz);
+    if (rank == 0 && !keep)
+        remove(decisions);
     MPI_Finalize();
     return 0;
 }

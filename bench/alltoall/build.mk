@@ -6,7 +6,7 @@ OUT ?= .
 MPICC ?= mpicc
 CXX ?= g++
 COLL := $(TOP)/src/coll
-MODEL_SRC := $(COLL)/model/params.cpp $(COLL)/model/p2p_ops.cpp $(COLL)/model/topology.cpp \
+MODEL_SRC := $(COLL)/model/params.cpp $(COLL)/cache_file.cpp $(COLL)/model/p2p_ops.cpp $(COLL)/model/topology.cpp \
 	$(COLL)/model/cost.cpp $(COLL)/model/alltoall_model.cpp $(COLL)/model/step_links.cpp \
 	$(COLL)/alltoall/algorithms.cpp
 

@@ -117,11 +117,13 @@ run_one() {  # placement mpi size rep
     local pl=$1 m=$2 size=$3 rep=$4
     local f=$out/raw/$pl-$m-$size-rep$rep
     local envs=(LLC_ALLTOALL_VERBOSE=1 LLC_MODEL_CACHE="$out/model-params")
-    # llc: the forced nine (--calls-fixed calls), then its MPICH algorithm and
-    # auto (--calls); the others: their own MPI_Alltoall
+    # llc: the forced nine (--calls-fixed calls), then its MPICH algorithm,
+    # auto-warm (a later run of the job: the decisions of an untimed earlier
+    # one) and auto (learning in this run) (--calls); the others: their own
+    # MPI_Alltoall
     local jobs=("mpich $calls")
     if [ "$m" = llc ]; then
-        jobs=("$FORCED $calls_fixed" "mpich,auto $calls")
+        jobs=("$FORCED $calls_fixed" "mpich,auto-warm,auto $calls")
         envs+=(${llc_env[@]+"${llc_env[@]}"})
     fi
     log "$pl $m $size B rep $rep"

@@ -5,7 +5,8 @@ Reads OUT/raw/<placement>-<mpi>-<size>-rep<r>.txt (alltoall_bench lines:
 bytes, mode, avg_us, vs_best, learning calls, learning ms) and the matching
 .err (auto's decisions, LLC_ALLTOALL_VERBOSE=1) and prints markdown: per
 placement and size, the mean over the reps of every mode, auto / best forced
-algorithm and auto / the better of Debian MPICH and Open MPI."""
+algorithm and auto / the better of Debian MPICH and Open MPI; the same for
+auto-warm (a later run that starts from the decisions an earlier one kept)."""
 import collections
 import glob
 import os
@@ -60,22 +61,27 @@ def main(out):
         with open(setup) as f:
             print("```\n" + f.read().rstrip() + "\n```\n")
     print("Microseconds per call, max over ranks, mean over the reps; auto includes its "
-          "learning calls.  `llc mpich` is MPICH's own algorithm inside the llc build "
-          "(LLC_ALLTOALL=mpich).\n")
-    print("| placement | bytes | auto | best forced | auto / best forced | llc mpich | "
-          "Debian MPICH | Open MPI | auto / better peer | auto learned (per rep) | learning calls |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "learning calls (the first run of a job: LLC_ALLTOALL_DECISIONS=off); auto warm is "
+          "a later run, which starts from the decisions an earlier run kept.  `llc mpich` is "
+          "MPICH's own algorithm inside the llc build (LLC_ALLTOALL=mpich).\n")
+    print("| placement | bytes | auto | auto warm | best forced | auto / best forced | "
+          "warm / best forced | llc mpich | Debian MPICH | Open MPI | auto / better peer | "
+          "warm / better peer | auto learned (per rep) | learning calls |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for key in sorted(times, key=lambda k: (k[0] != "node", k[0], k[1])):
         auto = mean(key, "llc", "auto")
         forced = [(mean(key, "llc", a), a) for a in FORCED if mean(key, "llc", a) is not None]
         best = min(forced) if forced else (None, "-")
         peers = [x for x in (mean(key, "mpich", "mpich"), mean(key, "ompi", "mpich")) if x]
         peer = min(peers) if peers else None
-        r1 = "%.2f" % (auto / best[0]) if auto and best[0] else "-"
-        r2 = "%.2f" % (auto / peer) if auto and peer else "-"
-        print("| %s | %d | %s | %s %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            key[0], key[1], fmt(auto), best[1], fmt(best[0]), r1, fmt(mean(key, "llc", "mpich")),
-            fmt(mean(key, "mpich", "mpich")), fmt(mean(key, "ompi", "mpich")), r2,
+        warm = mean(key, "llc", "auto-warm")
+
+        def ratio(x, y):
+            return "%.2f" % (x / y) if x and y else "-"
+        print("| %s | %d | %s | %s | %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            key[0], key[1], fmt(auto), fmt(warm), best[1], fmt(best[0]), ratio(auto, best[0]),
+            ratio(warm, best[0]), fmt(mean(key, "llc", "mpich")), fmt(mean(key, "mpich", "mpich")),
+            fmt(mean(key, "ompi", "mpich")), ratio(auto, peer), ratio(warm, peer),
             " ".join(chosen[key]) or "-", " ".join(map(str, learn[key])) or "-"))
     print("\nEvery forced algorithm (llc build):\n")
     print("| placement | bytes | " + " | ".join(FORCED) + " |")

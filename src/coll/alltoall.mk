@@ -5,6 +5,8 @@ src_coll_libllccoll_la_SOURCES += \
 	src/coll/alltoall/algorithms.cpp \
 	src/coll/alltoall/tuner.hpp \
 	src/coll/alltoall/tuner.cpp \
+	src/coll/alltoall/decision_cache.hpp \
+	src/coll/alltoall/decision_cache.cpp \
 	src/coll/alltoall/alltoall_state.hpp \
 	src/coll/alltoall/alltoall_state.cpp \
 	src/coll/model/p2p_ops.hpp \

@@ -10,6 +10,7 @@ test_coll_alltoall_tests_SOURCES = \
 	test/coll/alltoall_algorithms_test.cpp \
 	test/coll/alltoall_model_test.cpp \
 	test/coll/alltoall_tuner_test.cpp \
+	test/coll/alltoall_decisions_test.cpp \
 	test/coll/alltoall_steps_test.cpp \
 	test/coll/env_defaults_test.cpp \
 	test/coll/coll_counters_test.cpp

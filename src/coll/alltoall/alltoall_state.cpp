@@ -67,6 +67,7 @@ Config config_from_env()
         model::sharing_mode_from_name(v->text, &c.sharing);
     read_setting(SettingId::LLC_ALLTOALL_VERBOSE, c.verbose);
     read_setting(SettingId::LLC_ALLTOALL_NATIVE, c.native);
+    c.decisions = decision_cache_path();
     return c;
 }
 
@@ -178,6 +179,23 @@ int new_size_class(llc_coll_state_t *s, AlltoallState *a, const llc_coll_p2p_t *
         for (Alg c : cand)
             pred.push_back(c == Alg::native ? 0.0 : out->predicted[static_cast<int>(c)]);
     out->tuner = alltoall::Tuner(cand, a->cfg.tuner, pred);
+    if (out->tuner.phase() == alltoall::Tuner::Phase::learning) {
+        // What an earlier run of this shape learned (decision_cache.hpp):
+        // rank 0 looks, every rank takes its answer, so all start alike.
+        out->key = alltoall::DecisionKey::of_job(model::host_name(), s->size, a->node_of_rank,
+                                                 alltoall_size_class(bytes), cand);
+        double found[2] = {-1, 0}; // candidate index, learned seconds
+        alltoall::Decision d;
+        if (s->rank == 0 && alltoall::load_decision(a->cfg.decisions, out->key, &d)) {
+            found[0] = static_cast<double>(std::find(cand.begin(), cand.end(), d.alg) - cand.begin());
+            found[1] = d.learned;
+        }
+        int rc = model::bcast_bytes(p2p, found, sizeof found, model::kTagDecisions);
+        if (rc)
+            return rc;
+        if (found[0] >= 0 && found[0] < static_cast<double>(cand.size()))
+            out->resumed = out->tuner.resume(cand[static_cast<size_t>(found[0])], found[1]);
+    }
     if (a->cfg.verbose && s->rank == 0) {
         if (out->predicted.empty())
             std::fprintf(stderr, "llc_coll alltoall: P=%d bytes=%zu class=%d no pruning; candidates:",
@@ -195,6 +213,10 @@ int new_size_class(llc_coll_state_t *s, AlltoallState *a, const llc_coll_p2p_t *
                 std::fprintf(stderr, "(%.3gs)", out->predicted[static_cast<int>(c)]);
         }
         std::fprintf(stderr, "\n");
+        if (out->resumed)
+            std::fprintf(stderr, "llc_coll alltoall: class %d %s learned %.3gs in an earlier run (%s): monitoring it\n",
+                         alltoall_size_class(bytes), alltoall::alg_name(out->tuner.chosen()), out->tuner.learned_time(),
+                         a->cfg.decisions.c_str());
     }
     return 0;
 }
@@ -264,7 +286,7 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
     const int cls = alltoall_size_class(bytes);
     auto it = a->classes.find(cls);
     if (it == a->classes.end()) {
-        alltoall::SizeClass sc{0, {}, alltoall::Tuner({}, a->cfg.tuner)};
+        alltoall::SizeClass sc{0, {}, alltoall::Tuner({}, a->cfg.tuner), {}, false};
         int rc = new_size_class(state, a, p2p, bytes, &sc);
         if (rc)
             return rc;
@@ -307,8 +329,14 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
         t.apply(d);
         // a learning decision either ends the round or is a cutoff check
         const bool learning = was_learning && t.phase() == alltoall::Tuner::Phase::monitoring;
-        if (learning)
+        if (learning) {
             g_learn_phases.fetch_add(1, std::memory_order_relaxed);
+            if (state->rank == 0 && !a->cfg.decisions.empty() &&
+                !alltoall::store_decision(a->cfg.decisions, it->second.key, {t.chosen(), t.learned_time()}) &&
+                a->cfg.verbose)
+                std::fprintf(stderr, "llc_coll alltoall: could not write the decision cache %s\n",
+                             a->cfg.decisions.c_str());
+        }
         if (a->cfg.verbose && state->rank == 0 && t.skipped() != skipped)
             std::fprintf(
                 stderr,

@@ -10,6 +10,7 @@
 
 #include "../state.hpp"
 #include "alltoall/algorithms.hpp"
+#include "alltoall/decision_cache.hpp"
 #include "alltoall/tuner.hpp"
 #include "model/params.hpp"
 #include "model/step_links.hpp"
@@ -27,6 +28,7 @@ struct Config {
     model::SharingMode sharing = model::SharingMode::steps;  // LLC_ALLTOALL_MODEL_SHARING
     int verbose = 0;                     // LLC_ALLTOALL_VERBOSE
     bool native = true;                  // LLC_ALLTOALL_NATIVE: the MPI's own as 10th candidate
+    std::string decisions;               // LLC_ALLTOALL_DECISIONS: the file, "" (off)
 };
 // Reads the LLC_ALLTOALL* variables (unknown values: defaults + warning).
 Config config_from_env();
@@ -35,6 +37,8 @@ struct SizeClass {
     size_t first_bytes = 0;
     std::vector<double> predicted;  // the modelled nine, empty without pruning
     Tuner tuner;
+    DecisionKey key;      // its line in the decision cache
+    bool resumed = false; // started from a cached decision, without learning
 };
 
 }  // namespace llc::coll::alltoall

@@ -43,6 +43,23 @@ void Tuner::start_learning()
     learnings_++;
 }
 
+bool Tuner::resume(Alg winner, double learned)
+{
+    auto it = std::find(cand_.begin(), cand_.end(), winner);
+    if (it == cand_.end() || !(learned > 0))
+        return false;
+    if (phase_ == Phase::learning && learnings_ > 0)
+        learnings_--; // the round start_learning() began is not run
+    phase_ = Phase::monitoring;
+    chosen_ = winner;
+    learned_ = learned;
+    calls_ = 0;
+    period_.clear();
+    means_.assign(cand_.size(), 0.0);
+    means_[static_cast<size_t>(it - cand_.begin())] = learned;
+    return true;
+}
+
 Alg Tuner::current() const
 {
     if (phase_ == Phase::monitoring)

@@ -62,6 +62,12 @@ class Tuner {
     // missing: no prediction, never skipped by the model)
     Tuner(std::vector<Alg> candidates, TunerConfig cfg, std::vector<double> predicted = {});
 
+    // Skip learning: monitor `winner` (one of the candidates), measured at
+    // `learned` seconds by an earlier round (decision_cache.hpp), as if this
+    // tuner had learned it.  False, and nothing changes, if it is not a
+    // candidate or learned <= 0.
+    bool resume(Alg winner, double learned);
+
     Alg current() const;
     // Local time of the call just made with current().  True when the caller
     // must now agree on a decision (same call on every rank): after the first
@@ -86,7 +92,7 @@ class Tuner {
     double learned_time() const { return learned_; }
     double last_monitored() const { return last_monitored_; }
     int relearns() const { return relearns_; }
-    int learnings() const { return learnings_; }
+    int learnings() const { return learnings_; } // rounds begun (not counting a resume)
     int skipped() const { return skipped_; }  // candidates cut off, all rounds
     int raced_out() const { return raced_out_; }          // left the race after a pass, all rounds
     int model_skipped() const { return model_skipped_; }  // skipped untried, all rounds

@@ -17,6 +17,7 @@ constexpr int kTagParams = 990;
 constexpr int kTagPing = 991;
 constexpr int kTagReduce = 992;
 constexpr int kTagDecide = 993;
+constexpr int kTagDecisions = 994;
 
 int bcast_bytes(const llc_coll_p2p_t *p, void *buf, size_t bytes, int tag);
 // Element-wise sum of v over all ranks; the result is valid at rank 0 only.

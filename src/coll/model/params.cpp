@@ -1,7 +1,6 @@
 // Model parameters: LogPQ relations, environment, cache file, ping-pong.
 #include "model/params.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <sstream>
 #include <vector>
 
+#include "cache_file.hpp"
 #include "coll_settings.hpp"
 #include "model/p2p_ops.hpp"
 
@@ -99,14 +99,7 @@ std::string cache_path()
 {
     if (const char *e = setting_text(SettingId::LLC_MODEL_CACHE))
         return std::string(e) == "off" ? std::string() : std::string(e);
-    std::string dir;
-    if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x)
-        dir = x;
-    else if (const char *h = std::getenv("HOME"); h && *h)
-        dir = std::string(h) + "/.cache";
-    else
-        return std::string();
-    return dir + "/mpich-llc/model-params";
+    return default_cache_file("model-params");
 }
 
 std::string host_name()
@@ -157,37 +150,16 @@ bool cache_load(const std::string &path, const std::string &host, Params *p)
 
 bool cache_store(const std::string &path, const std::string &host, const Params &p)
 {
-    if (path.empty())
-        return false;
-    // mkdir -p of the directory part
-    for (size_t i = 1; i < path.size(); i++)
-        if (path[i] == '/')
-            mkdir(path.substr(0, i).c_str(), 0755);
-    std::vector<std::string> keep;
-    {
-        std::ifstream in(path);
-        std::string line, h;
-        while (std::getline(in, line)) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s L=%.6g B=%.6g o=%.6g g=%.6g C=%.6g", host.c_str(), p.L, p.B, p.o, p.g, p.C);
+    return replace_cache_line(
+        path,
+        [&](const std::string &line) {
             std::istringstream ls(line);
-            if ((ls >> h) && h != host)
-                keep.push_back(line);
-        }
-    }
-    std::string tmp = path + ".tmp." + std::to_string(getpid());
-    {
-        std::ofstream out(tmp);
-        if (!out)
-            return false;
-        for (auto &l : keep)
-            out << l << '\n';
-        char buf[256];
-        std::snprintf(buf, sizeof buf, "%s L=%.6g B=%.6g o=%.6g g=%.6g C=%.6g", host.c_str(), p.L,
-                      p.B, p.o, p.g, p.C);
-        out << buf << '\n';
-        if (!out)
-            return false;
-    }
-    return std::rename(tmp.c_str(), path.c_str()) == 0;
+            std::string h;
+            return (ls >> h) && h == host;
+        },
+        buf);
 }
 
 int measure(const llc_coll_p2p_t *p2p, int peer, Params *out)
