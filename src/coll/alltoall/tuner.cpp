@@ -67,12 +67,17 @@ Alg Tuner::current() const
     return cand_[std::min(idx_, cand_.size() - 1)];
 }
 
-size_t Tuner::next_in(size_t from) const
+namespace {
+// The first index at or after `from` whose standing is `in`; st.size() if none.
+size_t first_in(const std::vector<int> &st, size_t from, int in)
 {
-    while (from < cand_.size() && standing_[from] != kIn)
+    while (from < st.size() && st[from] != in)
         from++;
     return from;
 }
+} // namespace
+
+size_t Tuner::next_in(size_t from) const { return first_in(standing_, from, kIn); }
 
 size_t Tuner::prev_in(size_t before) const
 {
@@ -184,10 +189,7 @@ std::vector<double> Tuner::decide(const std::vector<double> &sum, int nprocs) co
                     time[r] = -1;
                 }
         }
-        size_t next = idx_ + 1;
-        while (next < n && st[next] != kIn)
-            next++;
-        pass_over = next == n; // nothing left to try in the first pass
+        pass_over = first_in(st, idx_ + 1, kIn) == n; // nothing left to try in the first pass
     }
     int action = kGoOn;
     if (pass_over) {
