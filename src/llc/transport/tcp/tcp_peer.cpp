@@ -204,7 +204,7 @@ void TcpTransport::evict(OutConn &c)
     c.state = OutConn::State::Closing;
     // The receiver checks that it has read everything before the Close.
     c.queue.push_back(OutgoingMessage::make_control(Kind::Close, ctx_.rank(), c.bytes_written));
-    flush(c); // the send buffer is empty (all acknowledged): the 40 bytes go at once
+    write_out(c); // the send buffer is empty (all acknowledged): the 40 bytes go at once
     if (c.state == OutConn::State::Closing && c.queue.empty())
         finish_close(c);
     ctx_.counters().tcp_conns = open_count();

@@ -211,7 +211,7 @@ bool TcpTransport::flush()
         c->owed_limit = offset; // liveness waits for the data before the Goodbye only
         c->queue.push_back(OutgoingMessage::make_control(Kind::Goodbye, ctx_.rank(), 0));
         if (c->state == OutConn::State::Connected && c->queue.size() == 1)
-            flush(*c);
+            write_out(*c);
     }
     return true;
 }

@@ -348,7 +348,7 @@ private:
 
     // tcp_tx.cpp: sending.
     void start_connect(OutConn &c);
-    bool flush(OutConn &c);
+    bool write_out(OutConn &c);  // what the socket takes now of c's queue; true if anything was written
     bool incoming_quiet() const; // close_state's quiet
     void fail_out(OutConn &c, int status, const std::string &message, bool report = true);
     bool check_out(OutConn &c, short revents);

@@ -62,7 +62,7 @@ int TcpTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)
     OutgoingMessage *m = msg.get();
     c.queue.push_back(std::move(msg));
     if (c.state == OutConn::State::Connected && c.queue.size() == 1)
-        flush(c);
+        write_out(c);
     if (c.state == OutConn::State::Failed)
         throw Error(c.failure_status, c.failure); // m was dropped: no callback
     if (c.queue.empty() || c.queue.back().get() != m)
@@ -75,7 +75,7 @@ int TcpTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)
     return LLC_INPROGRESS;
 }
 
-bool TcpTransport::flush(OutConn &c)
+bool TcpTransport::write_out(OutConn &c)
 {
     bool did = false;
     if (ack_partly_written(c)) {
@@ -185,7 +185,7 @@ bool TcpTransport::check_out(OutConn &c, short revents)
     case OutConn::State::Closing: {
         if (!(revents & (POLLOUT | POLLERR | POLLHUP)))
             return false;
-        flush(c);
+        write_out(c);
         if (c.state == OutConn::State::Closing && c.queue.empty())
             finish_close(c);
         return true;
@@ -203,7 +203,7 @@ bool TcpTransport::check_out(OutConn &c, short revents)
             }
             c.state = OutConn::State::Connected;
             set_user_timeout(c.fd.get());
-            flush(c);
+            write_out(c);
             return true;
         }
         if (monotonic_us() > c.connect_deadline_us) {
@@ -226,7 +226,7 @@ bool TcpTransport::check_out(OutConn &c, short revents)
                 return true;
         }
         if (!c.queue.empty() && (revents & POLLOUT))
-            did |= flush(c);
+            did |= write_out(c);
         return did;
     }
     }
