@@ -30,9 +30,9 @@ using namespace llctest;
 namespace {
 
 constexpr uint64_t kTag = 21, kBystanderTag = 22;
-constexpr size_t kSmall = 40;             // a complete message before the death
-constexpr size_t kCutOff = 12000;         // RecordCutOffMidStream: three times the ring
-constexpr uint32_t kCompleteBefore = 3;   // messages the dying sender completes first
+constexpr size_t kSmall = 40;           // a complete message before the death
+constexpr size_t kCutOff = 12000;       // RecordCutOffMidStream: three times the ring
+constexpr uint32_t kCompleteBefore = 3; // messages the dying sender completes first
 constexpr char kSentinel = char(0x5c);
 
 enum class Death { UnsealedMessageChunk, RecordCutOffMidStream };
@@ -105,7 +105,8 @@ void run_dying_sender(Death how)
                 r.cb = mark_done;
                 int rc = llc_trecv(ctx, 1, kTag, 0, buf.data(), buf.size(), &r);
                 ASSERT_GE(rc, 0);
-                ASSERT_TRUE(progress_until(ctx, [&] { return done(r, rc); }, 20));
+                ASSERT_TRUE(progress_until(
+                    ctx, [&] { return done(r, rc); }, 20));
                 EXPECT_EQ(r.status, LLC_OK);
                 ASSERT_EQ(r.length, kSmall);
                 EXPECT_TRUE(check_pattern(buf.data(), kSmall, i)) << "message " << i;
@@ -149,7 +150,8 @@ void run_dying_sender(Death how)
             from_bystander.cb = mark_done;
             rc = llc_trecv(ctx, 2, kBystanderTag, 0, buf.data(), buf.size(), &from_bystander);
             ASSERT_GE(rc, 0);
-            ASSERT_TRUE(progress_until(ctx, [&] { return done(from_bystander, rc); }, 20));
+            ASSERT_TRUE(progress_until(
+                ctx, [&] { return done(from_bystander, rc); }, 20));
             EXPECT_EQ(from_bystander.length, kSmall);
             EXPECT_TRUE(check_pattern(buf.data(), kSmall, 2));
             int cancelled = 0;
@@ -170,7 +172,8 @@ void run_dying_sender(Death how)
             s.cb = mark_done;
             int rc = llc_tsend(ctx, 0, 2, kBystanderTag, buf.data(), kSmall, 0, &s);
             ASSERT_GE(rc, 0);
-            ASSERT_TRUE(progress_until(ctx, [&] { return done(s, rc); }, 20));
+            ASSERT_TRUE(progress_until(
+                ctx, [&] { return done(s, rc); }, 20));
             ASSERT_EQ(TestProcess::fence(&p), 0);
         }
         llc_finalize(ctx); // rank 0 may report the dead peer again; it must return

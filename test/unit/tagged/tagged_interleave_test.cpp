@@ -56,8 +56,8 @@ constexpr size_t kLargest = (size_t(1) << 20) - 3;  // the largest message
 constexpr size_t kFullCapacity = size_t(1) << 20;   // a receive that takes any message
 constexpr size_t kGuard = 64;                       // bytes past a receive buffer that must stay untouched
 constexpr char kSentinel = char(0xa5);
-constexpr size_t kMaxPending = 8; // posted receives at most
-constexpr size_t kLookPast = 4096; // bytes past what a receive kept that are checked to be untouched
+constexpr size_t kMaxPending = 8;     // posted receives at most
+constexpr size_t kLookPast = 4096;    // bytes past what a receive kept that are checked to be untouched
 constexpr size_t kCancelledKept = 16; // buffers of cancelled receives checked again later
 constexpr size_t kSendWindow = 24;
 constexpr double kDeadlineS = 8;
@@ -90,9 +90,10 @@ std::vector<std::pair<size_t, unsigned>> size_menu(size_t fast_max, size_t eager
             {kLargest, 1}};
 }
 
-std::vector<PlannedMessage> plan_of(uint64_t seed, int sender, uint32_t count, size_t fast_max, size_t eager)
+std::vector<PlannedMessage> plan_of(uint64_t seed, int sender, int receiver, uint32_t count, size_t fast_max,
+                                    size_t eager)
 {
-    std::mt19937_64 rng(mix64(seed * 1000003u + uint64_t(sender)));
+    std::mt19937_64 rng(mix64(seed * 1000003u + uint64_t(sender) * 1009u + uint64_t(receiver)));
     const auto menu = size_menu(fast_max, eager);
     unsigned total_weight = 0;
     for (const auto &m : menu)
@@ -118,9 +119,9 @@ std::vector<PlannedMessage> plan_of(uint64_t seed, int sender, uint32_t count, s
     return plan;
 }
 
-uint64_t payload_seed(uint64_t seed, int sender, uint32_t k)
+uint64_t payload_seed(uint64_t seed, int sender, int receiver, uint32_t k)
 {
-    return mix64(seed * 0x100000001b3ull ^ (uint64_t(sender) << 40) ^ k);
+    return mix64(seed * 0x100000001b3ull ^ (uint64_t(sender) << 48) ^ (uint64_t(receiver) << 32) ^ k);
 }
 
 // The inline path's limit (the same in every process of the job: one config).
@@ -161,97 +162,131 @@ struct SenderCounts {
     uint64_t inprogress = 0;   // llc_tsend returned LLC_INPROGRESS
 };
 
-void run_sender(TestProcess &p, llc_context_t *ctx, uint64_t seed, uint32_t count, SenderCounts &counts)
+// One sender's stream to one destination: act() is one step of its random
+// schedule (a burst of sends, some progress, a pause).
+class Sender {
+public:
+    Sender(TestProcess &p, llc_context_t *ctx, uint64_t seed, int dest, uint32_t count, SenderCounts &counts)
+        : p_(p), ctx_(ctx), seed_(seed), dest_(dest), counts_(counts),
+          plan_(
+              plan_of(seed, p.rank, dest, count, fast_limit(ctx, dest), llc::context_of(ctx).config().tag_eager_bytes)),
+          fast_(llc_fast_peer(ctx, dest, LLC_FAST_LAYOUT)),
+          rng_(mix64(seed ^ (uint64_t(p.rank) << 48) ^ (uint64_t(dest) << 40) ^ 0x5e4d)),
+          deadline_(now_s() + kDeadlineS)
+    {
+    }
+    bool finished() const { return next_ == plan_.size() && inflight_.empty(); }
+    // false: a failure was reported
+    bool act();
+
+private:
+    std::string where() const
+    {
+        return "seed " + std::to_string(seed_) + ", rank " + std::to_string(p_.rank) + " to rank " +
+               std::to_string(dest_) + ": ";
+    }
+    bool send_next();
+    void reap();
+
+    TestProcess &p_;
+    llc_context_t *ctx_;
+    uint64_t seed_;
+    int dest_;
+    SenderCounts &counts_;
+    const std::vector<PlannedMessage> plan_;
+    llc_fast_peer_t *fast_;
+    std::mt19937_64 rng_;
+    double deadline_;
+    std::deque<std::unique_ptr<Send>> inflight_;
+    uint32_t next_ = 0;
+    unsigned phase_left_ = 0;
+    bool trickle_ = false;
+};
+
+bool Sender::send_next()
 {
-    const size_t eager = llc::context_of(ctx).config().tag_eager_bytes;
-    const auto plan = plan_of(seed, p.rank, count, fast_limit(ctx, 0), eager);
-    llc_fast_peer_t *fast = llc_fast_peer(ctx, 0, LLC_FAST_LAYOUT);
-    std::mt19937_64 rng(mix64(seed ^ (uint64_t(p.rank) << 48) ^ 0x5e4d));
-    std::deque<std::unique_ptr<Send>> inflight;
-    uint32_t next = 0;
-    unsigned phase_left = 0;
-    bool trickle = false;
-    const double deadline = now_s() + kDeadlineS;
-    auto send_next = [&]() -> bool {
-        const PlannedMessage &m = plan[next];
-        auto s = std::make_unique<Send>();
-        s->index = next;
-        s->bytes.resize(m.len + 1);
-        fill_pattern(s->bytes.data(), m.len, payload_seed(seed, p.rank, next));
-        next++;
-        if (m.try_fast && fast) {
-            if (llc_fast_tsend(fast, uint32_t(p.rank), m.tag, s->bytes.data(), m.len)) {
-                counts.fast++;
-                return true;
-            }
-            counts.fast_refused++;
-            counts.fast_closed += fast->closed != 0;
-        }
-        s->req.cb = [](llc_treq_t *req) { static_cast<Send *>(req->user)->done = true; };
-        s->req.user = s.get();
-        int rc = llc_tsend(ctx, 0, uint32_t(p.rank), m.tag, s->bytes.data(), m.len, m.sync ? LLC_TSEND_SYNC : 0,
-                           &s->req);
-        counts.library++;
-        if (rc == LLC_OK) {
-            EXPECT_EQ(s->req.status, LLC_OK) << "seed " << seed << ": send " << s->index;
+    const PlannedMessage &m = plan_[next_];
+    auto s = std::make_unique<Send>();
+    s->index = next_;
+    s->bytes.resize(m.len + 1);
+    fill_pattern(s->bytes.data(), m.len, payload_seed(seed_, p_.rank, dest_, next_));
+    next_++;
+    const uint32_t label = uint32_t(p_.rank);
+    if (m.try_fast && fast_) {
+        if (llc_fast_tsend(fast_, label, m.tag, s->bytes.data(), m.len)) {
+            counts_.fast++;
             return true;
         }
-        if (rc != LLC_INPROGRESS) {
-            ADD_FAILURE() << "seed " << seed << ": llc_tsend of message " << s->index << " (" << m.len
-                          << " bytes): " << llc_strerror(rc) << ": " << llc_last_error(ctx);
-            return false;
-        }
-        counts.inprogress++;
-        inflight.push_back(std::move(s));
-        return true;
-    };
-    auto reap = [&] {
-        for (auto it = inflight.begin(); it != inflight.end();) {
-            Send &s = **it;
-            if (!s.done) {
-                ++it;
-                continue;
-            }
-            EXPECT_EQ(s.req.status, LLC_OK) << "seed " << seed << ": send " << s.index << " of rank " << p.rank;
-            // the library is done with it: anything read from it now would be wrong
-            std::fill(s.bytes.begin(), s.bytes.end(), char(0xee));
-            it = inflight.erase(it);
-        }
-    };
-    while (next < count || !inflight.empty()) {
-        if (now_s() > deadline) {
-            ADD_FAILURE() << "seed " << seed << ": rank " << p.rank << " sent " << next << " of " << count << ", "
-                          << inflight.size() << " still in progress after " << kDeadlineS << " s";
-            return;
-        }
-        // Phases: bursts that run ahead of the receiver (messages wait as
-        // unexpected, the ring fills), then a trickle that lets it post first.
-        if (phase_left == 0) {
-            trickle = rng() % 2 == 0;
-            phase_left = 10 + unsigned(rng() % 60);
-        }
-        phase_left--;
-        const unsigned action = unsigned(rng() % 100);
-        if (next < count && inflight.size() < kSendWindow && action < 55) {
-            // a burst without progress: the ring may fill, and the sends queue
-            for (unsigned b = trickle ? 1 : 1 + unsigned(rng() % 6); b > 0 && next < count; b--)
-                if (!send_next())
-                    return;
-        } else if (action < 93) {
-            const double until = now_s() + (trickle ? double(rng() % 3000) * 1e-6 : 0);
-            for (unsigned n = 1 + unsigned(rng() % 8); n > 0 || now_s() < until; n -= n > 0) {
-                int rc = llc_progress(ctx, nullptr);
-                if (rc != LLC_OK) {
-                    ADD_FAILURE() << "seed " << seed << ": llc_progress: " << llc_strerror(rc) << ": "
-                                  << llc_last_error(ctx);
-                    return;
-                }
-            }
-        } else {
-            usleep(useconds_t(rng() % 400));
-        }
-        reap();
+        counts_.fast_refused++;
+        counts_.fast_closed += fast_->closed != 0;
     }
+    s->req.cb = [](llc_treq_t *req) { static_cast<Send *>(req->user)->done = true; };
+    s->req.user = s.get();
+    int rc = llc_tsend(ctx_, dest_, label, m.tag, s->bytes.data(), m.len, m.sync ? LLC_TSEND_SYNC : 0, &s->req);
+    counts_.library++;
+    if (rc == LLC_OK) {
+        EXPECT_EQ(s->req.status, LLC_OK) << where() << "send " << s->index;
+        return true;
+    }
+    if (rc != LLC_INPROGRESS) {
+        ADD_FAILURE() << where() << "llc_tsend of message " << s->index << " (" << m.len
+                      << " bytes): " << llc_strerror(rc) << ": " << llc_last_error(ctx_);
+        return false;
+    }
+    counts_.inprogress++;
+    inflight_.push_back(std::move(s));
+    return true;
+}
+
+void Sender::reap()
+{
+    for (auto it = inflight_.begin(); it != inflight_.end();) {
+        Send &s = **it;
+        if (!s.done) {
+            ++it;
+            continue;
+        }
+        EXPECT_EQ(s.req.status, LLC_OK) << where() << "send " << s.index;
+        // the library is done with it: anything read from it now would be wrong
+        std::fill(s.bytes.begin(), s.bytes.end(), char(0xee));
+        it = inflight_.erase(it);
+    }
+}
+
+bool Sender::act()
+{
+    if (now_s() > deadline_) {
+        ADD_FAILURE() << where() << "sent " << next_ << " of " << plan_.size() << ", " << inflight_.size()
+                      << " still in progress after " << kDeadlineS << " s";
+        return false;
+    }
+    // Phases: bursts that run ahead of the receiver (messages wait as
+    // unexpected, the ring fills), then a trickle that lets it post first.
+    if (phase_left_ == 0) {
+        trickle_ = rng_() % 2 == 0;
+        phase_left_ = 10 + unsigned(rng_() % 60);
+    }
+    phase_left_--;
+    const unsigned action = unsigned(rng_() % 100);
+    if (next_ < plan_.size() && inflight_.size() < kSendWindow && action < 55) {
+        // a burst without progress: the ring may fill, and the sends queue
+        for (unsigned b = trickle_ ? 1 : 1 + unsigned(rng_() % 6); b > 0 && next_ < plan_.size(); b--)
+            if (!send_next())
+                return false;
+    } else if (action < 93) {
+        const double until = now_s() + (trickle_ ? double(rng_() % 3000) * 1e-6 : 0);
+        for (unsigned n = 1 + unsigned(rng_() % 8); n > 0 || now_s() < until; n -= n > 0) {
+            int rc = llc_progress(ctx_, nullptr);
+            if (rc != LLC_OK) {
+                ADD_FAILURE() << where() << "llc_progress: " << llc_strerror(rc) << ": " << llc_last_error(ctx_);
+                return false;
+            }
+        }
+    } else {
+        usleep(useconds_t(rng_() % 400));
+    }
+    reap();
+    return !::testing::Test::HasFailure();
 }
 
 // ------------------------------------------------------------ the receiver
@@ -264,7 +299,7 @@ struct Receive {
     How how = Posted;
     int source = LLC_ANY_SOURCE; // what it was posted with (a matched probe: what the probe asked for)
     uint64_t tag = 0, ignore = 0;
-    int check_source = LLC_ANY_SOURCE; // the envelope the order check holds it to: a probe's, for the
+    int check_source = LLC_ANY_SOURCE;        // the envelope the order check holds it to: a probe's, for the
     uint64_t check_tag = 0, check_ignore = 0; // receive that takes the probed message
     size_t probed_length = 0;                 // Probed: the length the probe reported
     uint64_t posted_at = 0, finished_at = 0;  // the receiver's event clock
@@ -283,29 +318,39 @@ struct ReceiverCounts {
 
 class Receiver {
 public:
-    Receiver(TestProcess &p, llc_context_t *ctx, uint64_t seed, uint32_t count, ReceiverCounts &counts)
-        : p_(p), ctx_(ctx), seed_(seed), counts_(counts), rng_(mix64(seed ^ 0x7ec0))
+    // sources: the ranks that send to this one, count messages each
+    Receiver(TestProcess &p, llc_context_t *ctx, uint64_t seed, std::vector<int> sources, uint32_t count,
+             ReceiverCounts &counts)
+        : p_(p), ctx_(ctx), seed_(seed), counts_(counts), sources_(std::move(sources)),
+          rng_(mix64(seed ^ (uint64_t(p.rank) << 40) ^ 0x7ec0)), deadline_(now_s() + kDeadlineS)
     {
         const size_t eager = llc::context_of(ctx).config().tag_eager_bytes;
         plans_.resize(size_t(p.size));
         owner_.resize(size_t(p.size));
-        for (int s = 1; s < p.size; s++) {
-            plans_[size_t(s)] = plan_of(seed, s, count, fast_limit(ctx, s), eager);
+        for (int s : sources_) {
+            plans_[size_t(s)] = plan_of(seed, s, p.rank, count, fast_limit(ctx, s), eager);
             owner_[size_t(s)].assign(count, nullptr);
             total_ += count;
         }
-        small_capacities_ = {0, 1, 8, 39, 1000, fast_limit(ctx, 1), eager - 1, 65535};
+        small_capacities_ = {0, 1, 8, 39, 1000, fast_limit(ctx, sources_.front()), eager - 1, 65535};
         eager_ = eager;
     }
 
-    // Receive everything, then cancel what is left and check the order.
-    void run();
+    // Every message has arrived.
+    bool finished() const { return received_ == total_; }
+    // One step of the random schedule (posts, probes, cancels, a pause, some
+    // progress); false: a failure was reported.
+    bool act();
+    // Once finished: cancel what is still posted and check the order.
+    void finish();
 
 private:
     bool failed() const { return ::testing::Test::HasFailure(); }
+    bool is_source(int s) const { return std::find(sources_.begin(), sources_.end(), s) != sources_.end(); }
     std::string where() const
     {
-        return "seed " + std::to_string(seed_) + " (replay: LLC_INTERLEAVE_SEED=" + std::to_string(seed_) + "): ";
+        return "seed " + std::to_string(seed_) + " (replay: LLC_INTERLEAVE_SEED=" + std::to_string(seed_) + "), rank " +
+               std::to_string(p_.rank) + " receiving: ";
     }
     size_t pick_capacity();
     // A (sender, tag) pair with messages not yet received, and not covered by
@@ -327,7 +372,10 @@ private:
     std::string describe(const Receive &r) const
     {
         std::ostringstream o;
-        o << "receive #" << r.id << " (" << (r.how == Receive::Posted ? "posted" : r.how == Receive::Probed ? "after a probe" : "matched probe")
+        o << "receive #" << r.id << " ("
+          << (r.how == Receive::Posted   ? "posted"
+              : r.how == Receive::Probed ? "after a probe"
+                                         : "matched probe")
           << ", source " << source_name(r.source) << ", tag " << tag_name(r.tag, r.ignore) << ", " << r.capacity
           << " bytes, posted at " << r.posted_at << ")";
         return o.str();
@@ -337,7 +385,9 @@ private:
     llc_context_t *ctx_;
     uint64_t seed_;
     ReceiverCounts &counts_;
+    const std::vector<int> sources_;
     std::mt19937_64 rng_;
+    double deadline_;
     std::vector<std::vector<PlannedMessage>> plans_; // per sender
     std::vector<std::vector<Receive *>> owner_;      // per sender and message: the receive that took it
     uint64_t total_ = 0, received_ = 0;
@@ -400,7 +450,7 @@ size_t Receiver::pick_capacity()
 bool Receiver::pick_target(int &sender, uint64_t &tag)
 {
     std::vector<std::pair<int, uint64_t>> open;
-    for (int s = 1; s < p_.size; s++) {
+    for (int s : sources_) {
         for (uint32_t t = 0; t < kTagCount; t++) {
             const uint64_t want = kTagBase + t;
             size_t left = 0;
@@ -497,11 +547,11 @@ void Receiver::probe(bool matched)
     if (!found)
         return;
     const uint64_t probe_at = ++clock_;
-    if (int(info.source) != info.src_rank || info.src_rank < 1 || info.src_rank >= p_.size ||
+    if (int(info.source) != info.src_rank || !is_source(info.src_rank) ||
         !plan_matches(PlannedMessage{info.tag, 0, false, false}, info.src_rank, source, want, ignore)) {
-        ADD_FAILURE() << where() << "a probe for source " << source_name(source) << ", tag "
-                      << tag_name(want, ignore) << " found a message from rank " << info.src_rank << " (label "
-                      << info.source << ") with tag " << std::hex << info.tag;
+        ADD_FAILURE() << where() << "a probe for source " << source_name(source) << ", tag " << tag_name(want, ignore)
+                      << " found a message from rank " << info.src_rank << " (label " << info.source << ") with tag "
+                      << std::hex << info.tag;
         return;
     }
     // the receive that takes it: the message is unexpected, so it matches at once
@@ -529,8 +579,8 @@ void Receiver::probe(bool matched)
     }
     r.probed_length = info.length;
     if (post_rc != LLC_OK && !(post_rc == LLC_INPROGRESS && info.length > eager_)) {
-        ADD_FAILURE() << where() << describe(r) << " for a probed message of " << info.length
-                      << " bytes returned " << post_rc << ": an unexpected eager message completes it at once";
+        ADD_FAILURE() << where() << describe(r) << " for a probed message of " << info.length << " bytes returned "
+                      << post_rc << ": an unexpected eager message completes it at once";
         if (post_rc == LLC_INPROGRESS)
             pending_.push_back(&r);
         return;
@@ -610,7 +660,7 @@ void Receiver::complete(Receive &r, int status)
         ADD_FAILURE() << where() << describe(r) << " completed with " << llc_strerror(status);
         return;
     }
-    if (s < 1 || s >= p_.size || q.source != uint32_t(s)) {
+    if (!is_source(s) || q.source != uint32_t(s)) {
         ADD_FAILURE() << where() << describe(r) << " got a message from rank " << s << " with label " << q.source;
         return;
     }
@@ -637,7 +687,7 @@ void Receiver::complete(Receive &r, int status)
         if (owner_[size_t(s)][k] || plan[k].tag != q.tag || plan[k].len != q.length)
             continue;
         expect.resize(plan[k].len);
-        fill_pattern(expect.data(), expect.size(), payload_seed(seed_, s, k));
+        fill_pattern(expect.data(), expect.size(), payload_seed(seed_, s, p_.rank, k));
         if (kept && std::memcmp(expect.data(), r.buf.data(), kept) != 0)
             continue;
         owner_[size_t(s)][k] = &r;
@@ -652,17 +702,16 @@ void Receiver::complete(Receive &r, int status)
                   << " not yet received (corrupted, duplicated or invented)";
 }
 
-void Receiver::run()
+bool Receiver::act()
 {
-    const double deadline = now_s() + kDeadlineS;
-    while (received_ < total_ && !failed()) {
-        if (now_s() > deadline) {
+    {
+        if (now_s() > deadline_) {
             std::string posted;
             for (const Receive *r : pending_)
                 posted += "\n  " + describe(*r) + (r->cancel_asked ? " (cancel asked)" : "");
             ADD_FAILURE() << where() << received_ << " of " << total_ << " messages received after " << kDeadlineS
                           << " s; posted:" << posted;
-            return;
+            return false;
         }
         const unsigned action = unsigned(rng_() % 100);
         if (action < 30) {
@@ -682,9 +731,14 @@ void Receiver::run()
             usleep(useconds_t(50 + rng_() % 1500)); // post late: messages wait in the ring, or as unexpected
         } else {
             if (!progress(1 + unsigned(rng_() % 16)))
-                return;
+                return false;
         }
     }
+    return !failed();
+}
+
+void Receiver::finish()
+{
     if (failed())
         return;
     // Everything arrived: what is still posted can only be cancelled.
@@ -696,7 +750,7 @@ void Receiver::run()
             ADD_FAILURE() << where() << describe(r) << " could not be cancelled with every message received";
             return;
         }
-        if (now_s() > deadline + 5) {
+        if (now_s() > deadline_ + 5) {
             ADD_FAILURE() << where() << "offered receives still not cancelled";
             return;
         }
@@ -707,7 +761,8 @@ void Receiver::run()
         release_cancelled();
     for (const auto &r : all_) {
         if (r->cancelled) {
-            EXPECT_FALSE(r->done && !r->cancel_asked) << where() << "the callback of cancelled " << describe(*r) << " ran";
+            EXPECT_FALSE(r->done && !r->cancel_asked)
+                << where() << "the callback of cancelled " << describe(*r) << " ran";
         }
     }
     check_order();
@@ -730,8 +785,8 @@ void Receiver::check_order()
                 continue;
             ADD_FAILURE() << where() << describe(r) << " took message " << r.index << " of rank " << r.sender
                           << " (tag " << tag_name(plan[r.index].tag, 0) << ", " << plan[r.index].len
-                          << " bytes), but its earlier message " << j << " (tag " << tag_name(plan[j].tag, 0)
-                          << ", " << plan[j].len << " bytes), which it matches too, went to "
+                          << " bytes), but its earlier message " << j << " (tag " << tag_name(plan[j].tag, 0) << ", "
+                          << plan[j].len << " bytes), which it matches too, went to "
                           << (o ? describe(*o) : std::string("no receive")) << ": non-overtaking violated";
             return;
         }
@@ -747,10 +802,9 @@ void Receiver::check_order()
             if (r.cancelled || r.sender < 0 || r.posted_at <= c.posted_at || r.finished_at >= c.finished_at)
                 continue;
             if (plan_matches(plans_[size_t(r.sender)][r.index], r.sender, c.source, c.tag, c.ignore)) {
-                ADD_FAILURE() << where() << describe(c) << " was cancelled at " << c.finished_at
-                              << ", after message " << r.index << " of rank " << r.sender
-                              << ", which it matches, had gone to the later " << describe(r) << " (completed at "
-                              << r.finished_at << ")";
+                ADD_FAILURE() << where() << describe(c) << " was cancelled at " << c.finished_at << ", after message "
+                              << r.index << " of rank " << r.sender << ", which it matches, had gone to the later "
+                              << describe(r) << " (completed at " << r.finished_at << ")";
                 return;
             }
         }
@@ -761,11 +815,49 @@ void Receiver::check_order()
 
 struct Variant {
     const char *name;
-    std::vector<int> nodes; // all on node 0: one rank receives, the others send
+    std::vector<int> nodes; // all on node 0
     std::vector<std::pair<std::string, std::string>> env;
-    uint32_t messages_per_sender;
+    uint32_t messages_per_pair;
+    bool all_to_all;    // false: rank 0 receives, the others send to it; true: every rank to every other
     bool expect_queued; // a tiny ring: the senders' fast path must find it closed at times
 };
+
+// One process's part: its senders and its receiver, each a step at a time
+// in a random order, then the receiver's final checks.
+void run_process(TestProcess &p, llc_context_t *ctx, uint64_t seed, const Variant &v, SenderCounts &sc,
+                 ReceiverCounts &rc)
+{
+    std::vector<std::unique_ptr<Sender>> senders;
+    std::vector<int> sources;
+    for (int other = 0; other < p.size; other++) {
+        if (other == p.rank)
+            continue;
+        if (v.all_to_all || p.rank != 0) {
+            if (v.all_to_all || other == 0)
+                senders.push_back(std::make_unique<Sender>(p, ctx, seed, other, v.messages_per_pair, sc));
+        }
+        if (v.all_to_all || p.rank == 0)
+            sources.push_back(other);
+    }
+    std::unique_ptr<Receiver> receiver;
+    if (!sources.empty())
+        receiver = std::make_unique<Receiver>(p, ctx, seed, sources, v.messages_per_pair, rc);
+    std::mt19937_64 rng(mix64(seed ^ (uint64_t(p.rank) << 32) ^ 0x70e5));
+    for (;;) {
+        std::vector<Sender *> sending;
+        for (auto &s : senders)
+            if (!s->finished())
+                sending.push_back(s.get());
+        const bool receiving = receiver && !receiver->finished();
+        if (sending.empty() && !receiving)
+            break;
+        const size_t pick = size_t(rng() % (sending.size() + (receiving ? 1 : 0)));
+        if (!(pick < sending.size() ? sending[pick]->act() : receiver->act()))
+            return;
+    }
+    if (receiver)
+        receiver->finish();
+}
 
 // (GoogleTest names the variant, not its bytes)
 void PrintTo(const Variant &v, std::ostream *os) { *os << v.name; }
@@ -795,12 +887,7 @@ TEST_P(TaggedInterleave, RandomSchedulesKeepMpiMatchingOrder)
             ASSERT_NE(ctx, nullptr);
             SenderCounts sc;
             ReceiverCounts rc;
-            if (p.rank == 0) {
-                Receiver r(p, ctx, seed, v.messages_per_sender, rc);
-                r.run();
-            } else {
-                run_sender(p, ctx, seed, v.messages_per_sender, sc);
-            }
+            run_process(p, ctx, seed, v, sc, rc);
             if (::testing::Test::HasFailure()) {
                 p.depart(); // the others may wait for us for ever: leave without finalize
                 return;
@@ -811,30 +898,36 @@ TEST_P(TaggedInterleave, RandomSchedulesKeepMpiMatchingOrder)
             llc_stats_t st{};
             llc_get_stats(ctx, &st);
             finalize_ok(ctx);
-            if (p.rank == 0) {
-            std::fprintf(stderr,
-                         "[%s seed %" PRIu64 "] receiver stats: %" PRIu64 " unexpected, %" PRIu64
-                         " offers sent, %" PRIu64 " used, %" PRIu64 " declined, %" PRIu64 " cma reads\n",
-                         v.name, seed, st.tag_unexpected, st.tag_offers_sent, st.tag_offers_used,
-                         st.tag_offers_declined, st.tag_cma_reads);
-            }
-            const uint64_t fast = job_sum(p, "fast", sc.fast), refused = job_sum(p, "refused", sc.fast_refused),
-                           closed = job_sum(p, "closed", sc.fast_closed), lib = job_sum(p, "library", sc.library),
-                           inprogress = job_sum(p, "inprogress", sc.inprogress);
+            // the job's totals, through the harness's bootstrap
+            auto sum = [&p](const char *key, uint64_t mine) { return job_sum(p, key, mine); };
+            const uint64_t fast = sum("fast", sc.fast), refused = sum("refused", sc.fast_refused),
+                           closed = sum("closed", sc.fast_closed), lib = sum("library", sc.library),
+                           inprogress = sum("inprogress", sc.inprogress), posted = sum("posted", rc.posted),
+                           any_source = sum("any_source", rc.any_source), any_tag = sum("any_tag", rc.any_tag),
+                           truncated = sum("truncated", rc.truncated), cancelled = sum("cancelled", rc.cancelled),
+                           cancel_pending = sum("cancel_pending", rc.cancel_pending),
+                           cancel_refused = sum("cancel_refused", rc.cancel_refused), probes = sum("probes", rc.probes),
+                           probes_found = sum("probes_found", rc.probes_found),
+                           mprobes_found = sum("mprobes_found", rc.mprobes_found),
+                           unexpected = sum("unexpected", st.tag_unexpected),
+                           offers_sent = sum("offers_sent", st.tag_offers_sent),
+                           offers_used = sum("offers_used", st.tag_offers_used),
+                           cma_reads = sum("cma_reads", st.tag_cma_reads);
             if (p.rank == 0) {
                 std::fprintf(stderr,
-                             "[%s seed %" PRIu64 "] senders: %" PRIu64 " fast, %" PRIu64 " refused (%" PRIu64
-                             " closed), %" PRIu64 " llc_tsend (%" PRIu64 " in progress); receiver: %" PRIu64
+                             "[%s seed %" PRIu64 "] sends: %" PRIu64 " fast, %" PRIu64 " refused (%" PRIu64
+                             " closed), %" PRIu64 " llc_tsend (%" PRIu64 " in progress); receives: %" PRIu64
                              " posted (%" PRIu64 " any source, %" PRIu64 " any tag), %" PRIu64 " truncated, %" PRIu64
                              " cancelled (%" PRIu64 " offered, %" PRIu64 " too late), %" PRIu64 "/%" PRIu64
-                             " probes found, %" PRIu64 " matched probes, %" PRIu64 " pauses\n",
-                             v.name, seed, fast, refused, closed, lib, inprogress, rc.posted, rc.any_source, rc.any_tag,
-                             rc.truncated, rc.cancelled, rc.cancel_pending, rc.cancel_refused, rc.probes_found,
-                             rc.probes, rc.mprobes_found, rc.slept);
+                             " probes found, %" PRIu64 " matched probes; %" PRIu64 " unexpected, %" PRIu64
+                             " offers (%" PRIu64 " used), %" PRIu64 " cma reads\n",
+                             v.name, seed, fast, refused, closed, lib, inprogress, posted, any_source, any_tag,
+                             truncated, cancelled, cancel_pending, cancel_refused, probes_found, probes, mprobes_found,
+                             unexpected, offers_sent, offers_used, cma_reads);
                 // a seed that drew none of these would not test them: the plan sizes make that unlikely
-                EXPECT_GT(rc.truncated, 0u);
-                EXPECT_GT(rc.any_source, 0u);
-                EXPECT_GT(rc.any_tag, 0u);
+                EXPECT_GT(truncated, 0u);
+                EXPECT_GT(any_source, 0u);
+                EXPECT_GT(any_tag, 0u);
                 if (v.expect_queued) {
                     EXPECT_GT(closed, 0u) << "the tiny ring never made a fast-path send fall back";
                 } else {
@@ -854,17 +947,34 @@ const std::vector<int> kTwo = {0, 0}, kThree = {0, 0, 0};
 INSTANTIATE_TEST_SUITE_P(
     Shm, TaggedInterleave,
     ::testing::Values(
-        Variant{"TwoProcesses", kTwo, {}, 500, false},
-        Variant{"ThreeProcesses", kThree, {}, 300, false},
+        Variant{"TwoProcesses", kTwo, {}, 500, false, false}, Variant{"ThreeProcesses", kThree, {}, 300, false, false},
         // 4 KiB rings: bursts fill them, fast-path sends fall back to queued ones
-        Variant{"TinyRing", kThree, {{"LLC_SHM_RING_BYTES", "4096"}}, 300, true},
+        Variant{"TinyRing", kThree, {{"LLC_SHM_RING_BYTES", "4096"}}, 300, false, true},
         // ... and eager messages from 4 KiB up go by single copy (CmaRts, stop-and-wait)
-        Variant{"TinyRingLowCmaThreshold", kTwo, {{"LLC_SHM_RING_BYTES", "4096"}, {"LLC_CMA_THRESHOLD", "4096"}}, 500,
+        Variant{"TinyRingLowCmaThreshold",
+                kTwo,
+                {{"LLC_SHM_RING_BYTES", "4096"}, {"LLC_CMA_THRESHOLD", "4096"}},
+                500,
+                false,
                 true},
-        Variant{"NoOffers", kThree, {{"LLC_TAG_OFFER", "0"}}, 300, false},
+        Variant{"NoOffers", kThree, {{"LLC_TAG_OFFER", "0"}}, 300, false, false},
         // rendezvous by clear-to-send and data; offers carry their payload
-        Variant{"NoCma", kThree, {{"LLC_CMA", "0"}}, 300, false},
-        Variant{"NoCmaTinyRing", kTwo, {{"LLC_CMA", "0"}, {"LLC_SHM_RING_BYTES", "4096"}}, 300, true}),
+        Variant{"NoCma", kThree, {{"LLC_CMA", "0"}}, 300, false, false},
+        Variant{"NoCmaTinyRing", kTwo, {{"LLC_CMA", "0"}, {"LLC_SHM_RING_BYTES", "4096"}}, 300, false, true},
+        // every rank sends to and receives from every other: application
+        // messages and protocol records share every ring in both directions
+        Variant{"AllToAll", kThree, {}, 150, true, false},
+        Variant{"AllToAllTinyRing", kThree, {{"LLC_SHM_RING_BYTES", "4096"}}, 150, true, true},
+        Variant{"AllToAllNoCmaTinyRing", kThree, {{"LLC_CMA", "0"}, {"LLC_SHM_RING_BYTES", "4096"}}, 100, true, true},
+        // the inline path ends at 1 KiB, far below the eager limit; queued
+        // eager sends above it are not copied (the sender's buffer is read
+        // until the send completes, then scribbled over)
+        Variant{"AllToAllSmallCopyMax",
+                kThree,
+                {{"LLC_COPY_MAX", "1024"}, {"LLC_SHM_RING_BYTES", "4096"}},
+                150,
+                true,
+                true}),
     [](const ::testing::TestParamInfo<Variant> &info) { return std::string(info.param.name); });
 
 } // namespace
