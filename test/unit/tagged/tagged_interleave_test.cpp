@@ -39,6 +39,8 @@
 #include <cinttypes>
 #include <cstdio>
 #include <deque>
+#include <map>
+#include <tuple>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -74,19 +76,14 @@ struct PlannedMessage {
 // header and cache-line edges, and a few large ones.
 std::vector<std::pair<size_t, unsigned>> size_menu(size_t fast_max, size_t eager)
 {
-    return {{0, 4},
-            {1, 4},
-            {7, 3},
-            {8, 3},
-            {40, 4},
-            {41, 3},
-            {fast_max > 0 ? fast_max - 1 : 0, 2},
-            {fast_max, 3},
-            {fast_max + 1, 2},
-            {1024, 3},
-            {eager, 3},
-            {eager + 1, 3},
-            {64 * 1024, 2},
+    return {{0, 4},         {1, 4},
+            {7, 3},         {8, 3},
+            {40, 4},        {41, 3},
+            {32, 2}, // a message chunk's payload that fills its one cache line, and one byte more
+            {33, 2},        {fast_max > 0 ? fast_max - 1 : 0, 2},
+            {fast_max, 3},  {fast_max + 1, 2},
+            {1024, 3},      {eager, 3},
+            {eager + 1, 3}, {64 * 1024, 2},
             {kLargest, 1}};
 }
 
@@ -304,12 +301,20 @@ struct Receive {
     size_t probed_length = 0;                 // Probed: the length the probe reported
     uint64_t posted_at = 0, finished_at = 0;  // the receiver's event clock
     bool done = false;                        // the callback ran
+    uint64_t *clock = nullptr;                // the receiver's event clock, read by the callback
     bool cancel_asked = false;                // llc_tcancel returned LLC_INPROGRESS (an offered receive)
     bool cancelled = false;
     int sender = -1; // the message it got: sender and number
     uint32_t index = 0;
     size_t id = 0;
+    // Kept fewer than kIdentifying bytes: its bytes may fit several messages of
+    // the sender with its tag and length (all of 0 bytes do), so which one it
+    // got is settled at the end (Receiver::settle_ambiguous); these are its bytes.
+    bool ambiguous = false;
+    std::string few_bytes;
 };
+
+constexpr size_t kIdentifying = 16; // kept bytes that tell a message from the others
 
 struct ReceiverCounts {
     uint64_t posted = 0, any_source = 0, any_tag = 0, truncated = 0, cancelled = 0, cancel_refused = 0,
@@ -333,6 +338,7 @@ public:
             total_ += count;
         }
         small_capacities_ = {0, 1, 8, 39, 1000, fast_limit(ctx, sources_.front()), eager - 1, 65535};
+        poll_ = llc_fast_poll(ctx, LLC_FAST_LAYOUT);
         eager_ = eager;
     }
 
@@ -365,6 +371,9 @@ private:
     void reap();
     void complete(Receive &r, int status);
     void check_order();
+    // r (ambiguous) could have got message k of its sender
+    bool fits(const Receive &r, uint32_t k) const;
+    void settle_ambiguous();
     bool plan_matches(const PlannedMessage &m, int sender, int source, uint64_t tag, uint64_t ignore) const
     {
         return (source == LLC_ANY_SOURCE || source == sender) && ((m.tag ^ tag) & ~ignore) == 0;
@@ -388,6 +397,7 @@ private:
     const std::vector<int> sources_;
     std::mt19937_64 rng_;
     double deadline_;
+    llc_fast_poll_t *poll_ = nullptr;
     std::vector<std::vector<PlannedMessage>> plans_; // per sender
     std::vector<std::vector<Receive *>> owner_;      // per sender and message: the receive that took it
     uint64_t total_ = 0, received_ = 0;
@@ -491,7 +501,14 @@ Receive &Receiver::new_receive(size_t capacity)
     }
     r->id = all_.size();
     r->req.user = r.get();
-    r->req.cb = [](llc_treq_t *req) { static_cast<Receive *>(req->user)->done = true; };
+    r->clock = &clock_;
+    // (the callback reads the clock itself: any llc_progress call of the
+    // process runs it, a sender's too, before the receiver looks)
+    r->req.cb = [](llc_treq_t *req) {
+        Receive *self = static_cast<Receive *>(req->user);
+        self->done = true;
+        self->finished_at = ++*self->clock;
+    };
     all_.push_back(std::move(r));
     return *all_.back();
 }
@@ -621,6 +638,9 @@ void Receiver::cancel(Receive &r)
 bool Receiver::progress(unsigned n)
 {
     for (; n > 0; n--) {
+        // the inline look at the rings leaves out polls while nothing has arrived
+        if (poll_ && llc_fast_poll_skip(poll_))
+            continue;
         int rc = llc_progress(ctx_, nullptr);
         if (rc != LLC_OK) {
             ADD_FAILURE() << where() << "llc_progress: " << llc_strerror(rc) << ": " << llc_last_error(ctx_);
@@ -647,7 +667,8 @@ void Receiver::reap()
 // A receive completed with status: which message did it get?
 void Receiver::complete(Receive &r, int status)
 {
-    r.finished_at = ++clock_;
+    if (!r.done)
+        r.finished_at = ++clock_; // at once (LLC_OK): now; by callback: when it ran
     if (status == LLC_ERR_CANCELED && r.cancel_asked) {
         r.cancelled = true;
         counts_.cancelled++;
@@ -680,26 +701,91 @@ void Receiver::complete(Receive &r, int status)
     if (!untouched(r, kept, kLookPast))
         ADD_FAILURE() << where() << describe(r) << " has bytes written past the " << kept << " it kept";
     // The message: the first one of s with this tag and length, not yet
-    // received, whose bytes these are.
+    // received, whose bytes these are.  One with few bytes kept may be any
+    // of several; one with enough bytes is one message, and if a receive
+    // with few bytes holds it, that one takes another message it fits.
+    r.sender = s;
+    r.ambiguous = kept < kIdentifying;
+    if (r.ambiguous)
+        r.few_bytes.assign(r.buf.data(), kept);
     const auto &plan = plans_[size_t(s)];
+    auto &owners = owner_[size_t(s)];
     std::vector<char> expect;
+    int64_t held = -1; // a fitting message held by an ambiguous receive
     for (uint32_t k = 0; k < plan.size(); k++) {
-        if (owner_[size_t(s)][k] || plan[k].tag != q.tag || plan[k].len != q.length)
+        if (plan[k].tag != q.tag || plan[k].len != q.length || (owners[k] && !owners[k]->ambiguous))
             continue;
-        expect.resize(plan[k].len);
-        fill_pattern(expect.data(), expect.size(), payload_seed(seed_, s, p_.rank, k));
-        if (kept && std::memcmp(expect.data(), r.buf.data(), kept) != 0)
+        if (r.ambiguous) {
+            if (!fits(r, k))
+                continue;
+        } else {
+            expect.resize(plan[k].len);
+            fill_pattern(expect.data(), expect.size(), payload_seed(seed_, s, p_.rank, k));
+            if (std::memcmp(expect.data(), r.buf.data(), kept) != 0)
+                continue;
+        }
+        if (owners[k]) {
+            held = held < 0 ? int64_t(k) : held;
             continue;
-        owner_[size_t(s)][k] = &r;
-        r.sender = s;
+        }
+        owners[k] = &r;
         r.index = k;
         received_++;
         recycle(r, kept);
         return;
     }
+    if (held >= 0 && !r.ambiguous) {
+        Receive &other = *owners[size_t(held)];
+        for (uint32_t k = 0; k < plan.size(); k++) {
+            if (!owners[k] && fits(other, k)) {
+                owners[k] = &other;
+                other.index = k;
+                owners[size_t(held)] = &r;
+                r.index = uint32_t(held);
+                received_++;
+                recycle(r, kept);
+                return;
+            }
+        }
+    }
+    r.sender = -1;
     ADD_FAILURE() << where() << describe(r) << " got " << q.length << " bytes from rank " << s << " with tag "
                   << tag_name(q.tag, 0) << " that are no message of rank " << s
                   << " not yet received (corrupted, duplicated or invented)";
+}
+
+bool Receiver::fits(const Receive &r, uint32_t k) const
+{
+    const PlannedMessage &m = plans_[size_t(r.sender)][k];
+    if (m.tag != r.req.tag || m.len != r.req.length)
+        return false;
+    // (whole words of a pattern do not depend on its length: 24 bytes give the first 16)
+    std::vector<char> head(m.len < 24 ? m.len : 24);
+    fill_pattern(head.data(), head.size(), payload_seed(seed_, r.sender, p_.rank, k));
+    return std::memcmp(head.data(), r.few_bytes.data(), r.few_bytes.size()) == 0;
+}
+
+void Receiver::settle_ambiguous()
+{
+    // Receives that got the same bytes of the same sender, tag and length
+    // cannot be told apart by what they got: give them their messages in
+    // posting order (if any assignment keeps the order rule, this one does).
+    std::map<std::tuple<int, uint64_t, size_t, std::string>, std::vector<Receive *>> alike;
+    for (const auto &r : all_)
+        if (r->ambiguous && r->sender >= 0 && !r->cancelled)
+            alike[std::make_tuple(r->sender, r->req.tag, r->req.length, r->few_bytes)].push_back(r.get());
+    for (auto &group : alike) {
+        std::vector<Receive *> &rs = group.second;
+        std::vector<uint32_t> indices;
+        for (Receive *r : rs)
+            indices.push_back(r->index);
+        std::sort(indices.begin(), indices.end());
+        std::sort(rs.begin(), rs.end(), [](const Receive *a, const Receive *b) { return a->posted_at < b->posted_at; });
+        for (size_t i = 0; i < rs.size(); i++) {
+            rs[i]->index = indices[i];
+            owner_[size_t(rs[i]->sender)][indices[i]] = rs[i];
+        }
+    }
 }
 
 bool Receiver::act()
@@ -770,6 +856,7 @@ void Receiver::finish()
 
 void Receiver::check_order()
 {
+    settle_ambiguous();
     for (const auto &rp : all_) {
         const Receive &r = *rp;
         if (r.cancelled || r.sender < 0)
