@@ -39,6 +39,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <deque>
+#include <functional>
 #include <map>
 #include <tuple>
 #include <memory>
@@ -373,6 +374,9 @@ private:
     void check_order();
     // r (ambiguous) could have got message k of its sender
     bool fits(const Receive &r, uint32_t k) const;
+    // Give r (its sender set) a message that fits it and passes check,
+    // moving ambiguous receives to others where needed; false if none.
+    bool assign(Receive &r, std::vector<bool> &visited, const std::function<bool(uint32_t)> &check);
     void settle_ambiguous();
     bool plan_matches(const PlannedMessage &m, int sender, int source, uint64_t tag, uint64_t ignore) const
     {
@@ -702,56 +706,58 @@ void Receiver::complete(Receive &r, int status)
         ADD_FAILURE() << where() << describe(r) << " has bytes written past the " << kept << " it kept";
     // The message: the first one of s with this tag and length, not yet
     // received, whose bytes these are.  One with few bytes kept may be any
-    // of several; one with enough bytes is one message, and if a receive
-    // with few bytes holds it, that one takes another message it fits.
+    // of several; one with enough bytes is one message.  A message that
+    // fits is taken from a receive with few bytes if that one can have
+    // another message that fits it (an augmenting path: which of the alike
+    // messages each got is settled at the end).
     r.sender = s;
     r.ambiguous = kept < kIdentifying;
     if (r.ambiguous)
         r.few_bytes.assign(r.buf.data(), kept);
+    else
+        r.few_bytes.assign(r.buf.data(), kIdentifying); // (fits() compares these; the rest below)
     const auto &plan = plans_[size_t(s)];
-    auto &owners = owner_[size_t(s)];
     std::vector<char> expect;
-    int64_t held = -1; // a fitting message held by an ambiguous receive
-    for (uint32_t k = 0; k < plan.size(); k++) {
-        if (plan[k].tag != q.tag || plan[k].len != q.length || (owners[k] && !owners[k]->ambiguous))
-            continue;
-        if (r.ambiguous) {
-            if (!fits(r, k))
-                continue;
-        } else {
-            expect.resize(plan[k].len);
-            fill_pattern(expect.data(), expect.size(), payload_seed(seed_, s, p_.rank, k));
-            if (std::memcmp(expect.data(), r.buf.data(), kept) != 0)
-                continue;
-        }
-        if (owners[k]) {
-            held = held < 0 ? int64_t(k) : held;
-            continue;
-        }
-        owners[k] = &r;
-        r.index = k;
+    auto whole_bytes_match = [&](uint32_t k) {
+        if (r.ambiguous)
+            return true;
+        expect.resize(plan[k].len);
+        fill_pattern(expect.data(), expect.size(), payload_seed(seed_, s, p_.rank, k));
+        return std::memcmp(expect.data(), r.buf.data(), kept) == 0;
+    };
+    std::vector<bool> visited(plan.size(), false);
+    if (assign(r, visited, whole_bytes_match)) {
         received_++;
         recycle(r, kept);
         return;
-    }
-    if (held >= 0 && !r.ambiguous) {
-        Receive &other = *owners[size_t(held)];
-        for (uint32_t k = 0; k < plan.size(); k++) {
-            if (!owners[k] && fits(other, k)) {
-                owners[k] = &other;
-                other.index = k;
-                owners[size_t(held)] = &r;
-                r.index = uint32_t(held);
-                received_++;
-                recycle(r, kept);
-                return;
-            }
-        }
     }
     r.sender = -1;
     ADD_FAILURE() << where() << describe(r) << " got " << q.length << " bytes from rank " << s << " with tag "
                   << tag_name(q.tag, 0) << " that are no message of rank " << s
                   << " not yet received (corrupted, duplicated or invented)";
+}
+
+bool Receiver::assign(Receive &r, std::vector<bool> &visited, const std::function<bool(uint32_t)> &check)
+{
+    auto &owners = owner_[size_t(r.sender)];
+    for (int pass = 0; pass < 2; pass++) { // a free message first, then one an ambiguous receive may give up
+        for (uint32_t k = 0; k < owners.size(); k++) {
+            if (visited[k] || !fits(r, k) || !check(k))
+                continue;
+            Receive *holder = owners[k];
+            if (pass == 0 && holder)
+                continue;
+            if (holder && !holder->ambiguous)
+                continue;
+            visited[k] = true;
+            if (holder && !assign(*holder, visited, [](uint32_t) { return true; }))
+                continue;
+            owners[k] = &r;
+            r.index = k;
+            return true;
+        }
+    }
+    return false;
 }
 
 bool Receiver::fits(const Receive &r, uint32_t k) const
