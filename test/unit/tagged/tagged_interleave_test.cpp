@@ -1,18 +1,20 @@
 // tagged_interleave_test.cpp - seeded random schedules of node-local tagged
 // traffic, checked against MPI's matching rules.
 //
-// Every rank but 0 sends rank 0 a planned sequence of messages: tags from a
+// Senders send their receiver a planned sequence of messages: tags from a
 // small set, sizes at every protocol boundary from 0 B to a megabyte (the
 // inline fast path's limit, the eager limit, one byte either side), some
 // synchronous, most non-synchronous ones through llc_fast_tsend.  The plan
-// is a function of (seed, sender), so rank 0 rebuilds it, and byte i of
-// message k of sender s is a function of (seed, s, k).  Rank 0 posts at
-// random times receives of every kind (a specific source and tag, any
-// source, any tag, both; llc_trecv_from, so some are offered to their
-// sender), probes and matched probes, receives with buffers too small
+// is a function of (seed, sender, receiver), so the receiver rebuilds it,
+// and byte i of message k is a function of (seed, sender, receiver, k).  The
+// receiver posts at random times receives of every kind (a specific source
+// and tag, any source, any tag, both; llc_trecv_from, so some are offered to
+// their sender), probes and matched probes, receives with buffers too small
 // (LLC_ERR_TRUNCATE for that receive only), and cancels some of its posted
 // receives; it sleeps now and then so that messages wait, and a tiny ring
-// fills up so that senders fall back to the library's queued path.
+// fills up so that senders fall back to the library's queued path.  Either
+// rank 0 receives from all the others, or every rank sends to and receives
+// from every other (its senders and its receiver stepped in a random order).
 //
 // What is checked: every message arrives exactly once with every byte (a
 // truncated one: its prefix, and nothing past the buffer's end is written);
@@ -22,7 +24,8 @@
 // that went to a receive posted after it, or was still unclaimed when it
 // was posted (MPI's non-overtaking rule, which covers any-source and any-tag
 // receives as well), and a receive cancelled after a later-posted matching
-// receive had completed would have been passed over.
+// receive had completed would have been passed over.  (Messages from
+// different senders have no order to check: their arrival order is not seen.)
 //
 // Schedules differ from run to run only in the timing between processes;
 // each process's decisions are a function of the seed.  LLC_INTERLEAVE_SEED
