@@ -1050,13 +1050,13 @@ INSTANTIATE_TEST_SUITE_P(
         Variant{"TinyRingLowCmaThreshold",
                 kTwo,
                 {{"LLC_SHM_RING_BYTES", "4096"}, {"LLC_CMA_THRESHOLD", "4096"}},
-                500,
+                300,
                 false,
                 true},
         Variant{"NoOffers", kThree, {{"LLC_TAG_OFFER", "0"}}, 300, false, false},
         // rendezvous by clear-to-send and data; offers carry their payload
         Variant{"NoCma", kThree, {{"LLC_CMA", "0"}}, 300, false, false},
-        Variant{"NoCmaTinyRing", kTwo, {{"LLC_CMA", "0"}, {"LLC_SHM_RING_BYTES", "4096"}}, 300, false, true},
+        Variant{"NoCmaTinyRing", kTwo, {{"LLC_CMA", "0"}, {"LLC_SHM_RING_BYTES", "4096"}}, 150, false, true},
         // every rank sends to and receives from every other: application
         // messages and protocol records share every ring in both directions
         Variant{"AllToAll", kThree, {}, 150, true, false},
