@@ -7,6 +7,8 @@
 // that dies while a get waits for it fails the get with LLC_ERR_PEER.
 #include "common/test_util.hpp"
 
+#include "core/context.hpp"
+#include "rma/rma.hpp"
 #include "rma/rma_wire.hpp"
 
 #include <sys/uio.h>
@@ -431,6 +433,76 @@ void target_dies(const JobOptions &o, bool get_first)
     });
 }
 
+// Records a job member could send that fit nothing: replies naming no
+// operation, or an operation of ours with another target, the wrong kind or
+// the wrong length; a Put whose payload differs from its header; headers of
+// the wrong size.  Each is dropped and counted (rma_rejected) and touches
+// nothing: the region keeps its bytes, the real get completes with the real
+// data.
+void hostile_records(const JobOptions &o)
+{
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        const size_t kRegion = 4096;
+        GuardedRegion mine(ctx, kRegion);
+        fill_pattern(mine.data(), kRegion, 900 + uint64_t(p.rank));
+        publish_key(p, "rma-key", mine.key());
+        int peers_done = 0;
+        count_done_messages(ctx, peers_done);
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        if (p.rank == 1) {
+            usleep(500000); // rank 0's get waits for us meanwhile
+            done_with_peers(ctx, p.rank, p.size, peers_done);
+            EXPECT_EQ(stats(ctx).rma_rejected, 0u);
+            finalize_ok(ctx);
+            return;
+        }
+        llc::Context &c = llc::context_of(ctx);
+        auto forge = [&](unsigned id, const void *hdr, size_t hdr_len, const void *data, size_t len) {
+            llc_iov_t iov{data, len};
+            int rc = c.send_am(0, id, hdr, hdr_len, &iov, len ? 1 : 0, nullptr, nullptr);
+            EXPECT_TRUE(rc == LLC_OK || rc == LLC_INPROGRESS) << llc_strerror(rc);
+        };
+        const std::vector<char> theirs = key_of(p, 1, "rma-key");
+        const std::vector<char> own = mine.key();
+        llc::RegionKey k;
+        std::memcpy(&k, own.data(), sizeof(k));
+        std::vector<char> in(64, 'i');
+        Op get;
+        ASSERT_EQ(llc_get(ctx, 1, in.data(), in.size(), theirs.data(), 100, &get.req), LLC_INPROGRESS);
+        const uint64_t token = llc::rma_state_of(&get.req).token;
+        ASSERT_NE(token, 0u);
+        std::vector<char> junk(64, 'j');
+        llc::RmaReply reply{token, LLC_OK, 0, 0};
+        forge(llc::kRmaAck, &reply, sizeof(reply), nullptr, 0);           // an Ack for a get, from rank 0
+        forge(llc::kRmaGetReply, &reply, sizeof(reply), junk.data(), 64); // from rank 0, not rank 1
+        reply.status = LLC_ERR_RANGE;
+        forge(llc::kRmaNack, &reply, sizeof(reply), nullptr, 0);         // from rank 0, not rank 1
+        llc::RmaReply nobody{token + (uint64_t(1) << 32), LLC_OK, 0, 0}; // another generation
+        forge(llc::kRmaAck, &nobody, sizeof(nobody), nullptr, 0);
+        forge(llc::kRmaGetReply, &nobody, 8, junk.data(), 64); // a short header
+        llc::RmaAccess put{12345, k.region, k.nonce, 0, 100};
+        forge(llc::kRmaPut, &put, sizeof(put), junk.data(), 64);     // 100 declared, 64 carried
+        forge(llc::kRmaPut, &put, sizeof(put) - 8, junk.data(), 64); // a short header
+        forge(llc::kRmaGet, &put, sizeof(put) + 8, nullptr, 0);      // a long header
+        ASSERT_TRUE(progress_until(
+            ctx, [&] { return stats(ctx).rma_rejected >= 8; }, 10));
+        EXPECT_FALSE(get.done) << "none of them completed the get";
+        ASSERT_TRUE(progress_until(ctx, [&] { return get.done; }));
+        EXPECT_EQ(get.req.status, LLC_OK) << llc_last_error(ctx);
+        std::vector<char> expect(kRegion);
+        fill_pattern(expect.data(), kRegion, 901);
+        EXPECT_EQ(std::memcmp(in.data(), expect.data() + 100, in.size()), 0) << "the real reply's bytes";
+        EXPECT_TRUE(check_pattern(mine.data(), kRegion, 900)) << "our region is untouched";
+        EXPECT_TRUE(mine.guards_intact());
+        done_with_peers(ctx, p.rank, p.size, peers_done);
+        EXPECT_EQ(stats(ctx).rma_rejected, 8u);
+        EXPECT_EQ(c.rma().ops_in_flight(), 0u);
+        finalize_ok(ctx);
+    });
+}
+
 } // namespace
 
 TEST(Rma, RoundTripSelf) { round_trip(job({0}), Expect::Self); }
@@ -465,6 +537,18 @@ TEST(Rma, TargetDiesDuringGetShmWithoutCma) { target_dies(shm_job(false), true);
 TEST(Rma, TargetDiesDuringGetTcp) { target_dies(tcp_job(), true); }
 TEST(Rma, TargetDeadBeforeGetShm) { target_dies(shm_job(true), false); }
 TEST(Rma, TargetDeadBeforeGetTcp) { target_dies(tcp_job(), false); }
+
+TEST(Rma, HostileRecordsAreDroppedShmWithoutCma) { hostile_records(shm_job(false)); }
+TEST(Rma, HostileRecordsAreDroppedTcp) { hostile_records(tcp_job()); }
+
+// The kernel refusing cross-memory attach (simulated): the node's puts and
+// gets take the record path.
+TEST(Rma, RoundTripShmWhenCmaIsRefused)
+{
+    JobOptions o = shm_job(true);
+    o.env = {{"LLC_CMA_SIMULATE_EPERM", "1"}};
+    round_trip(o, Expect::Record);
+}
 
 TEST(Rma, KeysAndRegionsAreChecked)
 {
