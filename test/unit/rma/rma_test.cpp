@@ -294,6 +294,9 @@ void bad_accesses(const JobOptions &o)
             auto longer = forged(key, [](llc::RegionKey &k) { k.length += 4096; });
             EXPECT_EQ(put_wait(ctx, target, out.data(), 64, longer, kRegion - 32), LLC_ERR_RANGE)
                 << llc_last_error(ctx);
+            const std::string longer_msg = llc_last_error(ctx);
+            EXPECT_TRUE(contains(longer_msg, "offset 8160") && contains(longer_msg, "region of 8192 bytes"))
+                << longer_msg;
             EXPECT_EQ(get_wait(ctx, target, in.data(), 64, longer, kRegion), LLC_ERR_RANGE) << llc_last_error(ctx);
             // forged keys: another slot, another generation, another nonce (another job)
             for (auto change :
