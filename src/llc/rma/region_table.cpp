@@ -50,6 +50,7 @@ int RegionTable::check(uint64_t region, uint64_t nonce, uint64_t offset, uint64_
                        std::string *why) const
 {
     llc_region *r = nonce == nonce_ ? regions_.find(region) : nullptr;
+    *out = r;
     if (!r) {
         *why = nonce == nonce_ ? "the key names no registered region there (deregistered, or forged)"
                                : "the key is not one of that process's (another job's or context's, or forged)";
@@ -66,7 +67,6 @@ int RegionTable::check(uint64_t region, uint64_t nonce, uint64_t offset, uint64_
                " bytes lies outside the region of " + std::to_string(r->length) + " bytes";
         return LLC_ERR_RANGE;
     }
-    *out = r;
     return LLC_OK;
 }
 

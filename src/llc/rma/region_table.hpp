@@ -52,9 +52,10 @@ public:
     // The key of a live region of this table.
     RegionKey key_of(const llc_region &region) const;
 
-    // What an access asks for, checked: LLC_OK and *out set, LLC_ERR_KEY
-    // (no such live region, another nonce, the region forbids it) or
-    // LLC_ERR_RANGE (offset + length beyond the region), *why saying which.
+    // What an access asks for, checked: LLC_OK, LLC_ERR_KEY (no such live
+    // region, another nonce, the region forbids it) or LLC_ERR_RANGE
+    // (offset + length beyond the region), *why saying which.  *out is the
+    // region the key names when there is one (also when refused), else nullptr.
     int check(uint64_t region, uint64_t nonce, uint64_t offset, uint64_t length, bool write, llc_region **out,
               std::string *why) const;
 

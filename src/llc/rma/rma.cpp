@@ -311,11 +311,10 @@ bool Rma::header_ok(const void *hdr, size_t hdr_len, size_t want, int src, const
     return false;
 }
 
-void Rma::refuse(int src, uint64_t op, int status, uint64_t region_length, const std::string &why)
+void Rma::refuse(int src, uint64_t op, int status, uint64_t region_length)
 {
     ctx_.counters().rma_refused++;
     RmaReply reply{op, int32_t(status), 0, region_length};
-    (void)why; // the origin composes its own message from the status
     ctx_.send_am(src, kRmaNack, &reply, sizeof(reply), nullptr, 0, nullptr, nullptr);
 }
 
@@ -336,7 +335,7 @@ void Rma::on_put(llc_context_t *, void *self, int src, const void *hdr, size_t h
     std::string why;
     int status = t->regions_.check(a.region, a.nonce, a.offset, a.length, true, &r, &why);
     if (status != LLC_OK) {
-        t->refuse(src, a.op, status, 0, why);
+        t->refuse(src, a.op, status, r ? r->length : 0);
         return;
     }
     if (data_len)
@@ -357,7 +356,7 @@ void Rma::on_get(llc_context_t *, void *self, int src, const void *hdr, size_t h
     std::string why;
     int status = t->regions_.check(a.region, a.nonce, a.offset, a.length, false, &r, &why);
     if (status != LLC_OK) {
-        t->refuse(src, a.op, status, 0, why);
+        t->refuse(src, a.op, status, r ? r->length : 0);
         return;
     }
     t->ctx_.counters().rma_served++;
@@ -404,7 +403,8 @@ void Rma::on_nack(llc_context_t *, void *self, int src, const void *hdr, size_t 
     if (!op)
         return;
     if (in.status == LLC_ERR_RANGE)
-        t->reply_done(*op, LLC_ERR_RANGE, "the target says it lies outside the region");
+        t->reply_done(*op, LLC_ERR_RANGE,
+                      "lies outside the region of " + std::to_string(in.region_length) + " bytes (the target's check)");
     else if (in.status == LLC_ERR_KEY)
         t->reply_done(*op, LLC_ERR_KEY,
                       "the target knows no such region (deregistered, another job's or context's, or forged), or "

@@ -104,8 +104,8 @@ private:
                              size_t data_len);
     static void on_record_sent(void *req, int status);
 
-    // Owner: refuse an access (Nack) with status and why.
-    void refuse(int src, uint64_t op, int status, uint64_t region_length, const std::string &why);
+    // Owner: refuse an access (Nack) with status (the origin words the message).
+    void refuse(int src, uint64_t op, int status, uint64_t region_length);
     // Origin: the request a reply names, if it awaits one from src of that
     // kind (is_get: 1 get, 0 put, -1 either); else nullptr, counted (reject).
     RmaOpState *awaiting_op(int src, uint64_t token, int is_get, const char *what);

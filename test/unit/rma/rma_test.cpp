@@ -11,8 +11,14 @@
 #include "rma/rma.hpp"
 #include "rma/rma_wire.hpp"
 
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <functional>
 
 #include <cstring>
 #include <string>
@@ -156,14 +162,16 @@ JobOptions shm_job(bool cma)
     return o;
 }
 
-enum class Expect { Self, CmaOrRecord, Record };
+enum class Expect { Self, CmaOrRecord, Record, CmaRefusedByRank1 };
 
 // Each rank puts to and gets from the next one (itself in a job of one):
 // sizes 0, 1, odd ones at the region's end, several MiB; then the whole
 // region once more, which the target checks byte for byte.
-void round_trip(const JobOptions &o, Expect path)
+void round_trip(const JobOptions &o, Expect path, const std::function<void(TestProcess &)> &before_init = {})
 {
-    LLC_EXPECT_JOB_OK(o, [path](TestProcess &p) {
+    LLC_EXPECT_JOB_OK(o, [path, before_init](TestProcess &p) {
+        if (before_init)
+            before_init(p);
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
         EXPECT_TRUE(llc_caps(ctx) & LLC_CAP_RMA);
@@ -213,6 +221,23 @@ void round_trip(const JobOptions &o, Expect path)
             std::fprintf(stderr, "rank %d: %llu CMA, %llu record operations\n", p.rank,
                          (unsigned long long)s.rma_cma_ops, (unsigned long long)s.rma_record_ops);
             break;
+        case Expect::CmaRefusedByRank1: {
+            // Can this process read rank 1's memory?  (The kernel's answer, asked directly.)
+            llc::RegionKey k;
+            std::memcpy(&k, key.data(), sizeof(k));
+            uint64_t word = 0;
+            iovec local{&word, sizeof(word)}, remote{reinterpret_cast<void *>(uintptr_t(k.live_addr)), sizeof(word)};
+            const bool refused = p.rank == 0 && process_vm_readv(k.pid, &local, 1, &remote, 1, 0) < 0 && errno == EPERM;
+            if (p.rank == 0 && !refused) {
+                std::fprintf(stderr, "rank 0 may read rank 1's memory here: the fallback is not exercised\n");
+            } else if (p.rank == 0) {
+                EXPECT_EQ(s.rma_cma_ops, 0u) << "EPERM: the record path";
+                EXPECT_EQ(s.rma_record_ops, ops);
+            } else {
+                EXPECT_EQ(s.rma_cma_ops, ops) << "rank 0's memory stays readable";
+            }
+            break;
+        }
         case Expect::Record:
             EXPECT_EQ(s.rma_record_ops, ops);
             EXPECT_EQ(s.rma_cma_ops, 0u);
@@ -269,6 +294,9 @@ void bad_accesses(const JobOptions &o)
             auto longer = forged(key, [](llc::RegionKey &k) { k.length += 4096; });
             EXPECT_EQ(put_wait(ctx, target, out.data(), 64, longer, kRegion - 32), LLC_ERR_RANGE)
                 << llc_last_error(ctx);
+            const std::string longer_msg = llc_last_error(ctx);
+            EXPECT_TRUE(contains(longer_msg, "offset 8160") && contains(longer_msg, "region of 8192 bytes"))
+                << longer_msg;
             EXPECT_EQ(get_wait(ctx, target, in.data(), 64, longer, kRegion), LLC_ERR_RANGE) << llc_last_error(ctx);
             // forged keys: another slot, another generation, another nonce (another job)
             for (auto change :
@@ -535,6 +563,14 @@ TEST(Rma, ManyPutsInFlightUdp) { many_in_flight(udp_job()); }
 
 TEST(Rma, TargetDiesDuringGetShmWithoutCma) { target_dies(shm_job(false), true); }
 TEST(Rma, TargetDiesDuringGetTcp) { target_dies(tcp_job(), true); }
+TEST(Rma, TargetDiesDuringGetUdp)
+{
+    // the Get datagram is never acknowledged (rank 1 no longer reads its
+    // socket): udp's peer timeout fails rank 1
+    JobOptions o = udp_job();
+    o.env.push_back({"LLC_UDP_PEER_TIMEOUT_MS", "2000"});
+    target_dies(o, true);
+}
 TEST(Rma, TargetDeadBeforeGetShm) { target_dies(shm_job(true), false); }
 TEST(Rma, TargetDeadBeforeGetTcp) { target_dies(tcp_job(), false); }
 
@@ -548,6 +584,25 @@ TEST(Rma, RoundTripShmWhenCmaIsRefused)
     JobOptions o = shm_job(true);
     o.env = {{"LLC_CMA_SIMULATE_EPERM", "1"}};
     round_trip(o, Expect::Record);
+}
+
+// The kernel refusing cross-memory attach for real: rank 1 is not dumpable
+// and rank 0 gives up CAP_SYS_PTRACE, so rank 0's process_vm_* on rank 1
+// fail with EPERM and its puts and gets fall back to records; rank 1's on
+// rank 0 still go by CMA.
+TEST(Rma, RoundTripShmFallsBackOnEperm)
+{
+    round_trip(shm_job(true), Expect::CmaRefusedByRank1, [](TestProcess &p) {
+        if (p.rank == 1) {
+            ASSERT_EQ(prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), 0);
+            return;
+        }
+        __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+        __user_cap_data_struct data[2] = {};
+        ASSERT_EQ(syscall(SYS_capget, &hdr, data), 0);
+        data[CAP_SYS_PTRACE / 32].effective &= ~(1u << (CAP_SYS_PTRACE % 32));
+        ASSERT_EQ(syscall(SYS_capset, &hdr, data), 0);
+    });
 }
 
 TEST(Rma, KeysAndRegionsAreChecked)
