@@ -165,7 +165,7 @@ src_llc_libllc_la_SOURCES += \
 	src/llc/transport/verbs/verbs_registrar.hpp \
 	src/llc/transport/verbs/verbs_transport.cpp \
 	src/llc/transport/verbs/verbs_transport.hpp
-src_llc_libllc_la_LDFLAGS = -version-info 6:0:1
+src_llc_libllc_la_LDFLAGS = -version-info 7:0:2
 src_llc_libllc_la_LIBADD = $(VERBS_LIBS) $(CRYPTO_LIBS)
 
 ## memory accounting, hashed peer table and the capped tables' eviction

@@ -3,8 +3,9 @@
  * fence, lock_all + flush, lock/unlock and post/start/complete/wait, with
  * MPI_Rput / MPI_Rget, a strided datatype, and an access outside the
  * target's part (MPI_ERR_RMA_RANGE, nothing written).  Every byte is
- * checked.  Across emulated hosts the neighbours are on other nodes, so the
- * puts and gets take libllc's one-sided path (llc_put / llc_get). */
+ * checked.  Across emulated hosts a neighbour on another node is reached by
+ * libllc's one-sided path (llc_put / llc_get): the MPI_T counter
+ * llc_rma_puts shows it was taken. */
 #include "check.h"
 
 #include <string.h>
@@ -175,6 +176,26 @@ static void run(MPI_Win win, unsigned char *base, unsigned char *buf, const char
     }
 }
 
+/* libllc's count of one-sided puts (MPI_T performance variable llc_rma_puts) */
+static unsigned long long llc_rma_puts(void)
+{
+    int index = -1, count = 0, provided;
+    unsigned long long v = 0;
+    MPI_T_pvar_session session;
+    MPI_T_pvar_handle h;
+    CHECK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS, "MPI_T_init_thread");
+    CHECK(MPI_T_pvar_get_index("llc_rma_puts", MPI_T_PVAR_CLASS_COUNTER, &index) == MPI_SUCCESS,
+          "no MPI_T variable llc_rma_puts");
+    CHECK(MPI_T_pvar_session_create(&session) == MPI_SUCCESS, "MPI_T_pvar_session_create");
+    CHECK(MPI_T_pvar_handle_alloc(session, index, NULL, &h, &count) == MPI_SUCCESS,
+          "MPI_T_pvar_handle_alloc");
+    CHECK(MPI_T_pvar_read(session, h, &v) == MPI_SUCCESS, "MPI_T_pvar_read");
+    MPI_T_pvar_handle_free(session, &h);
+    MPI_T_pvar_session_free(&session);
+    MPI_T_finalize();
+    return v;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Win win;
@@ -202,6 +223,29 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Win_create(mem, MAXB + 2 * GUARD, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
     run(win, mem, buf, "create");
     CHECK_MPI(MPI_Win_free(&win));
+
+    /* a right neighbour on another node was reached by llc_put */
+    {
+        MPI_Comm node;
+        int node_size, right_here = 0, world_right;
+        MPI_Group node_group;
+        CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                                      &node));
+        CHECK_MPI(MPI_Comm_size(node, &node_size));
+        CHECK_MPI(MPI_Comm_group(node, &node_group));
+        world_right = right;
+        {
+            int in_node;
+            CHECK_MPI(MPI_Group_translate_ranks(world_group, 1, &world_right, node_group,
+                                                &in_node));
+            right_here = in_node != MPI_UNDEFINED;
+        }
+        if (!right_here)
+            CHECK(llc_rma_puts() > 0, "the right neighbour is on another node, yet libllc "
+                  "counted no one-sided put: the puts took MPICH's active messages");
+        MPI_Group_free(&node_group);
+        MPI_Comm_free(&node);
+    }
 
     free(mem);
     free(buf);
