@@ -90,6 +90,14 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/tagged/tagged_util.hpp \
 	src/llc/tagged/unexpected_pool.cpp \
 	src/llc/tagged/unexpected_pool.hpp \
+	src/llc/rma/cma_copy.cpp \
+	src/llc/rma/cma_copy.hpp \
+	src/llc/rma/region_table.cpp \
+	src/llc/rma/region_table.hpp \
+	src/llc/rma/rma.cpp \
+	src/llc/rma/rma.hpp \
+	src/llc/rma/rma_wire.hpp \
+	src/llc/support/token_table.hpp \
 	src/llc/transport/net_events.hpp \
 	src/llc/transport/busy_promotion.hpp \
 	src/llc/transport/peer_timeout.hpp \
@@ -157,7 +165,7 @@ src_llc_libllc_la_SOURCES += \
 	src/llc/transport/verbs/verbs_registrar.hpp \
 	src/llc/transport/verbs/verbs_transport.cpp \
 	src/llc/transport/verbs/verbs_transport.hpp
-src_llc_libllc_la_LDFLAGS = -version-info 6:0:1
+src_llc_libllc_la_LDFLAGS = -version-info 7:0:2
 src_llc_libllc_la_LIBADD = $(VERBS_LIBS) $(CRYPTO_LIBS)
 
 ## memory accounting, hashed peer table and the capped tables' eviction

@@ -33,6 +33,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/tagged/tagged_fast_test.cpp \
 	test/unit/tagged/tagged_interleave_test.cpp \
 	test/unit/tagged/tagged_dead_sender_test.cpp \
+	test/unit/rma/rma_test.cpp \
 	test/unit/common/alloc_counter.cpp \
 	test/unit/common/alloc_counter.hpp \
 	test/unit/api/ordering_test.cpp \

@@ -5,6 +5,7 @@
 #include "llc.h"
 #include "llc_fast.h"
 #include "mem/mem_accounting.hpp"
+#include "rma/rma.hpp"
 #include "tagged/tagged.hpp"
 
 #include <algorithm>
@@ -96,7 +97,7 @@ int llc_finalize(llc_context_t *ctx)
 
 uint32_t llc_caps(const llc_context_t *ctx)
 {
-    return ctx ? LLC_CAP_AM | LLC_CAP_TAGGED | LLC_CAP_REMOTE_WRITE : 0;
+    return ctx ? LLC_CAP_AM | LLC_CAP_TAGGED | LLC_CAP_REMOTE_WRITE | LLC_CAP_RMA : 0;
 }
 
 int llc_rank(const llc_context_t *ctx) { return ctx ? ctx->impl.rank() : -1; }
@@ -249,6 +250,53 @@ int llc_tcancel(llc_context_t *ctx, llc_treq_t *req, int *cancelled)
             *cancelled = c == llc::Tagged::Cancel::Done;
         return c == llc::Tagged::Cancel::Pending ? LLC_INPROGRESS : LLC_OK;
     });
+}
+
+int llc_mem_register(llc_context_t *ctx, void *addr, size_t len, unsigned flags, llc_region_t **out)
+{
+    if (!ctx)
+        return null_context("llc_mem_register");
+    return guarded(ctx, [&]() -> int {
+        if (!out)
+            throw llc::Error(LLC_ERR_INVALID, "llc_mem_register: out is NULL");
+        *out = ctx->impl.rma().register_region(addr, len, flags);
+        return LLC_OK;
+    });
+}
+
+int llc_region_key(const llc_region_t *region, void *buf, size_t cap, size_t *len)
+{
+    return guarded(nullptr, [&]() -> int {
+        llc::Rma::pack_key(region, buf, cap);
+        if (len)
+            *len = LLC_REGION_KEY_BYTES;
+        return LLC_OK;
+    });
+}
+
+int llc_mem_deregister(llc_context_t *ctx, llc_region_t *region)
+{
+    if (!ctx)
+        return null_context("llc_mem_deregister");
+    return guarded(ctx, [&]() -> int {
+        ctx->impl.rma().deregister_region(region);
+        return LLC_OK;
+    });
+}
+
+int llc_put(llc_context_t *ctx, int dest, const void *src, size_t len, const void *key, uint64_t offset,
+            llc_treq_t *req)
+{
+    if (!ctx)
+        return null_context("llc_put");
+    return guarded(ctx, [&]() -> int { return ctx->impl.rma().put(dest, src, len, key, offset, req); });
+}
+
+int llc_get(llc_context_t *ctx, int dest, void *dst, size_t len, const void *key, uint64_t offset, llc_treq_t *req)
+{
+    if (!ctx)
+        return null_context("llc_get");
+    return guarded(ctx, [&]() -> int { return ctx->impl.rma().get(dest, dst, len, key, offset, req); });
 }
 
 int llc_mem_report(const llc_context_t *ctx, llc_mem_entry_t *out, int max)

@@ -7,15 +7,18 @@
 #include "core/finalize_drain.hpp"
 #include "kvs/kvs.hpp"
 #include "core/open_transports.hpp"
+#include "rma/rma.hpp"
 #include "tagged/tagged.hpp"
 
 #include <algorithm>
 #include <sched.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <random>
 
 namespace llc {
 
@@ -51,6 +54,9 @@ Context::Context(const llc_init_params_t &params, llc_context_t *handle)
     if (auto &node = transports_[size_t(Route::Node)])
         fast_poll_ = node->fast_poll();
     tagged_ = std::make_unique<Tagged>(*this);
+    std::random_device entropy;
+    const uint64_t nonce = (uint64_t(entropy()) << 32) ^ entropy() ^ (uint64_t(::getpid()) << 16);
+    rma_ = std::make_unique<Rma>(*this, nonce);
 }
 
 Context::~Context() = default;
@@ -265,6 +271,22 @@ void Context::report_error(int status, const std::string &message)
     }
 }
 
+void Context::report_peer_failure(int peer, int status, const std::string &message)
+{
+    report_error(status, message);
+    if (peer >= 0 && peer < size_)
+        failed_peers_.push_back(peer);
+}
+
+void Context::hand_over_failed_peers()
+{
+    std::vector<int> peers;
+    peers.swap(failed_peers_);
+    if (rma_)
+        for (int p : peers)
+            rma_->peer_failed(p);
+}
+
 void Context::defer_completion(OutgoingMessage &msg, int status)
 {
     if (!msg.owes_callback)
@@ -310,6 +332,10 @@ int Context::progress(int *progressed)
             did |= t->progress();
         if (!completions_.empty())
             did |= run_completions();
+        if (!failed_peers_.empty()) {
+            hand_over_failed_peers();
+            did = true;
+        }
 
         if (did)
             backoff_.on_activity();

@@ -20,6 +20,7 @@ namespace llc {
 
 class AddressBook;
 class MemRegistry;
+class Rma;
 class Tagged;
 class Transport;
 struct StructSizes;
@@ -40,6 +41,7 @@ public:
     int am_send(int dest, unsigned id, const void *hdr, size_t hdr_len, const llc_iov_t *iov,
                 int iovcnt, llc_completion_t cb, void *cb_arg);
     Tagged &tagged() { return *tagged_; }
+    Rma &rma() { return *rma_; }
     // The transport that carries messages to dest (transport/transport.hpp):
     // self, the node's (shared memory) or the network's.
     Transport &transport_to(int dest) { return *transports_[size_t(route_of(dest))]; }
@@ -113,6 +115,10 @@ public:
     void skip_message(int src, const WireHeader &wire);
     // Remember an error for the current llc_progress to return (first one wins).
     void report_error(int status, const std::string &message);
+    // The same for the failure of one peer (its process died, its connection
+    // broke): also, before the progress call returns, the one-sided
+    // operations waiting for it complete with LLC_ERR_PEER (rma/rma.hpp).
+    void report_peer_failure(int peer, int status, const std::string &message);
     // Queue msg's completion callback (if it is owed) to run inside llc_progress.
     void defer_completion(OutgoingMessage &msg, int status);
     // Queue a completion callback to run inside llc_progress.
@@ -178,6 +184,9 @@ private:
     // are counted as idle calls by progress().
     llc_fast_poll_t *fast_poll_ = nullptr;
     std::unique_ptr<Tagged> tagged_;        // tagged point-to-point (tagged.hpp); after the transports: destroyed first
+    std::unique_ptr<Rma> rma_;              // one-sided put/get (rma/rma.hpp); destroyed before Tagged
+    std::vector<int> failed_peers_;         // report_peer_failure, handed to rma_ by progress()
+    void hand_over_failed_peers();
 };
 
 // The Context behind a handle (tests reach libllc's own protocols through it).

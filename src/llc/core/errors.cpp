@@ -36,6 +36,10 @@ const char *status_text(int status)
     case LLC_ERR_STATE: return "call not allowed in the current state";
     case LLC_ERR_TRUNCATE: return "message longer than the receive buffer (truncated)";
     case LLC_ERR_CANCELED: return "receive cancelled";
+    case LLC_ERR_RANGE:
+        return "outside the target region";
+    case LLC_ERR_KEY:
+        return "region key names no region of the target";
     default: return "unknown status code";
     }
 }

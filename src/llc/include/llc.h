@@ -10,7 +10,8 @@
  *
  * Version 1 offered active messages only; version 2 adds tagged
  * point-to-point with MPI's matching rules (llc_tsend, llc_trecv, probes,
- * cancel).  RMA will come as new functions and capability bits (llc_caps).
+ * cancel).  One-sided put/get (llc_put, llc_get, LLC_CAP_RMA) came later as
+ * new functions without a version change (see "One-sided communication").
  *
  * Threading: a context is used by one thread at a time (the caller
  * serialises; llc_set_idle_hook lets it release its lock while an idle
@@ -35,24 +36,26 @@ extern "C" {
  * llc_last_error() gives the context's most recent detailed message. */
 enum llc_status {
     LLC_OK = 0,
-    LLC_INPROGRESS = 1,         /* operation accepted; completion is reported later */
-    LLC_ERR_INVALID = -1,       /* bad argument (rank out of range, NULL, size too big) */
+    LLC_INPROGRESS = 1,   /* operation accepted; completion is reported later */
+    LLC_ERR_INVALID = -1, /* bad argument (rank out of range, NULL, size too big) */
     LLC_ERR_NOMEM = -2,
-    LLC_ERR_SYSTEM = -3,        /* an operating-system call failed (see llc_last_error) */
-    LLC_ERR_PEER = -4,          /* a peer died or its connection broke */
-    LLC_ERR_BOOTSTRAP = -5,     /* a bootstrap callback failed */
+    LLC_ERR_SYSTEM = -3,    /* an operating-system call failed (see llc_last_error) */
+    LLC_ERR_PEER = -4,      /* a peer died or its connection broke */
+    LLC_ERR_BOOTSTRAP = -5, /* a bootstrap callback failed */
     LLC_ERR_UNSUPPORTED = -6,
     LLC_ERR_TIMEOUT = -7,
-    LLC_ERR_STATE = -8,         /* call not allowed in the current state */
-    LLC_ERR_TRUNCATE = -9,      /* tagged receive: the message was longer than the buffer */
-    LLC_ERR_CANCELED = -10      /* tagged receive: cancelled before it matched */
+    LLC_ERR_STATE = -8,     /* call not allowed in the current state */
+    LLC_ERR_TRUNCATE = -9,  /* tagged receive: the message was longer than the buffer */
+    LLC_ERR_CANCELED = -10, /* tagged receive: cancelled before it matched */
+    LLC_ERR_RANGE = -11,    /* put/get: offset + length lies outside the target region */
+    LLC_ERR_KEY = -12       /* put/get: the key names no live region of the target, or forbids the access */
 };
 
 /* Capability bits (llc_caps). */
 #define LLC_CAP_AM          (1u << 0)   /* active messages (always set in v1) */
 #define LLC_CAP_TAGGED      (1u << 1)   /* native tagged point-to-point (llc_tsend ...) */
 #define LLC_CAP_REMOTE_WRITE (1u << 2)  /* receiver-initiated remote write: llc_trecv_from offers */
-#define LLC_CAP_RMA         (1u << 3)   /* reserved: one-sided put/get/atomics */
+#define LLC_CAP_RMA (1u << 3)           /* one-sided put/get on registered regions (llc_put ...) */
 
 typedef struct llc_context llc_context_t;
 
@@ -248,6 +251,56 @@ int llc_trecv_from(llc_context_t *ctx, int source, int src_rank, uint64_t tag, u
                    void *buf, size_t len, llc_treq_t *req);
 
 /* ---------------------------------------------------------------------- */
+/* One-sided communication (LLC_CAP_RMA; doc/libllc-rma.md)                */
+/*
+ * A process registers a region of its memory and packs a key for it: a
+ * fixed-size blob of LLC_REGION_KEY_BYTES it hands to other processes by any
+ * means (e.g. an all-gather).  Any process of the job may then put bytes into
+ * the region or get bytes out of it with the key, without the owner calling
+ * anything but llc_progress (on the record path, the owner's progress serves
+ * the request; within a node, where the kernel permits it, the origin copies
+ * with process_vm_writev / process_vm_readv and the owner does nothing).
+ *
+ * Requests are llc_treq_t, with the same contract as the tagged calls: LLC_OK
+ * means complete at once (the callback is NOT called); LLC_INPROGRESS means
+ * the callback runs once, from llc_progress, with req->status set; a negative
+ * return is an error found at the call (no callback).  Completion of a put
+ * means the bytes are in the target's memory (remote completion); of a get,
+ * the bytes are in dst.  Statuses: LLC_OK, LLC_ERR_RANGE (outside the
+ * region), LLC_ERR_KEY (no such region, e.g. deregistered), LLC_ERR_PEER (the
+ * target died or could not be reached).  llc_last_error names the rank and
+ * offset of a failed request.  The source of a put and the destination of a
+ * get stay the caller's business until completion.
+ *
+ * Added without changing LLC_API_VERSION: nothing above changed meaning.
+ */
+#define LLC_HAVE_RMA 1
+#define LLC_REGION_KEY_BYTES 64
+
+/* llc_mem_register flags: what remote processes may do (0: both). */
+#define LLC_REGION_REMOTE_READ (1u << 0)
+#define LLC_REGION_REMOTE_WRITE (1u << 1)
+
+typedef struct llc_region llc_region_t;
+
+/* Expose [addr, addr + len) to the job's puts and gets.  len may be 0. */
+int llc_mem_register(llc_context_t *ctx, void *addr, size_t len, unsigned flags, llc_region_t **out);
+/* Pack region's key into buf (cap >= LLC_REGION_KEY_BYTES); *len (may be
+ * NULL) receives LLC_REGION_KEY_BYTES. */
+int llc_region_key(const llc_region_t *region, void *buf, size_t cap, size_t *len);
+/* Withdraw the region: its keys never name anything again (puts and gets
+ * that arrive later fail with LLC_ERR_KEY).  Operations on it that are in
+ * flight must have completed first (the caller's synchronisation). */
+int llc_mem_deregister(llc_context_t *ctx, llc_region_t *region);
+
+/* Copy len bytes from src to offset `offset` of the region that `key` (from
+ * llc_region_key at rank dest) names; complete when they are there. */
+int llc_put(llc_context_t *ctx, int dest, const void *src, size_t len, const void *key, uint64_t offset,
+            llc_treq_t *req);
+/* Copy len bytes from offset `offset` of dest's region into dst. */
+int llc_get(llc_context_t *ctx, int dest, void *dst, size_t len, const void *key, uint64_t offset, llc_treq_t *req);
+
+/* ---------------------------------------------------------------------- */
 /* Errors and information                                                  */
 
 const char *llc_strerror(int status);
@@ -364,6 +417,19 @@ typedef struct llc_stats {
     uint64_t tag_offers_used;     /* receiver: offered receives the sender wrote the message into */
     uint64_t tag_offers_declined; /* receiver: offers the sender refused or gave back (a message crossed the offer, or the receive was cancelled) */
     uint64_t tag_cma_writes;      /* sender: messages written into an offered receive with process_vm_writev */
+    /* one-sided put/get (llc_put, llc_get); appended after the offers */
+    uint64_t rma_puts;       /* origin: puts started (the arguments and the key passed the checks at the call) */
+    uint64_t rma_gets;       /* origin: gets started (as rma_puts) */
+    uint64_t rma_bytes_put;  /* origin: bytes of puts that completed without error */
+    uint64_t rma_bytes_got;  /* origin: bytes of gets that completed without error */
+    uint64_t rma_cma_ops;    /* origin: puts and gets done with process_vm_writev / process_vm_readv */
+    uint64_t rma_self_ops;   /* origin: puts and gets to its own regions (memcpy) */
+    uint64_t rma_record_ops; /* origin: puts and gets sent as records for the target to serve */
+    uint64_t rma_failed;     /* origin: puts and gets that failed (range, key, peer), at the call or at completion */
+    uint64_t rma_served;     /* target: put and get records served (copied into or out of a region) */
+    uint64_t rma_refused;    /* target: put and get records answered with an error (range, key) */
+    uint64_t rma_rejected;   /* records dropped: malformed, or naming no request of ours */
+    uint64_t rma_regions;    /* regions registered now */
 } llc_stats_t;
 /* Copy min(size, sizeof(llc_stats_t)) bytes of counters to out: a caller
  * built against an older header (a shorter struct) gets its own prefix. */

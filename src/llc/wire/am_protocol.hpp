@@ -19,7 +19,8 @@ constexpr uint32_t kWireMagic = 0x314c4c43; // "CLL1" in little-endian memory or
 constexpr uint8_t kWireVersion = 2;
 constexpr uint32_t kMaxAuxBytes = 1u << 24;
 // Handler ids: 0 .. LLC_AM_MAX_HANDLERS-1 are the caller's, the next
-// kInternalHandlers libllc's own (the tagged protocol, tagged.hpp).
+// kInternalHandlers libllc's own (the tagged protocol, tagged.hpp; then
+// one-sided put/get, rma/rma_wire.hpp).
 constexpr unsigned kPublicHandlers = 64; // LLC_AM_MAX_HANDLERS
 constexpr unsigned kInternalHandlers = 16;
 constexpr unsigned kHandlerSlots = kPublicHandlers + kInternalHandlers;

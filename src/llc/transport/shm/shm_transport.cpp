@@ -485,7 +485,7 @@ void ShmTransport::fail_peer(Peer &peer, int status, const std::string &message)
         ctx_.defer_completion(*m, LLC_ERR_PEER);
     peer.queue.clear();
     peer.control.clear();
-    ctx_.report_error(status, message);
+    ctx_.report_peer_failure(peer.rank, status, message);
 }
 
 bool ShmTransport::has_pending_sends() const

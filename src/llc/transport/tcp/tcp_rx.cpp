@@ -159,7 +159,7 @@ void TcpTransport::close_in(InConn &c, int status, const std::string &message)
     if (status != LLC_OK) {
         if (c.rank >= 0)
             events_->on_tcp_source_failed(c.rank); // its ring, if any, goes back after this progress call
-        ctx_.report_error(status, message);
+        ctx_.report_peer_failure(c.rank, status, message);
     }
     if (!o || o->state == OutConn::State::Failed || o->state == OutConn::State::Closed)
         return;

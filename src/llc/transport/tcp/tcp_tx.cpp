@@ -173,7 +173,7 @@ void TcpTransport::fail_out(OutConn &c, int status, const std::string &message, 
         ctx_.defer_completion(*m, LLC_ERR_PEER);
     c.queue.clear();
     if (report)
-        ctx_.report_error(status, message);
+        ctx_.report_peer_failure(c.rank, status, message);
 }
 
 bool TcpTransport::check_out(OutConn &c, short revents)

@@ -400,7 +400,7 @@ void UdpTransport::fail_peer(Peer &p, int status, const std::string &message)
     if (p.ring && p.ring->landing)
         p.ring->landing->clear(); // the ring stays leased until the context sees the failure
     p.ack_pending = false;
-    ctx_.report_error(status, message);
+    ctx_.report_peer_failure(p.rank, status, message);
 }
 
 } // namespace llc

@@ -12,7 +12,8 @@ mpi_core_sources   += src/mpid/ch4/netmod/llc/func_table.c \
                       src/mpid/ch4/netmod/llc/llc_pt2pt.c \
                       src/mpid/ch4/netmod/llc/llc_coll_glue.c \
                       src/mpid/ch4/netmod/llc/llc_hooks.c \
-                      src/mpid/ch4/netmod/llc/llc_win.c
+                      src/mpid/ch4/netmod/llc/llc_win.c \
+                      src/mpid/ch4/netmod/llc/llc_win_net.c
 
 pmpi_convenience_libs += @llclib@ @llccolllib@
 

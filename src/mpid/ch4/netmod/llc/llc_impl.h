@@ -59,6 +59,28 @@ typedef struct MPIDI_LLC_win_peer {
     int disp_unit;
 } MPIDI_LLC_win_peer_t;
 
+/* What an origin knows of each process of a window that spans nodes, for
+ * puts and gets by libllc (llc_win_net.c); indexed by rank in the window. */
+typedef struct MPIDI_LLC_win_target {
+    unsigned char key[LLC_REGION_KEY_BYTES];
+    MPI_Aint size;
+    int disp_unit;
+    int valid;                  /* 0: its part is not registered: MPIDIG's path */
+    int pending;                /* this process's operations to it not yet complete */
+} MPIDI_LLC_win_target_t;
+
+typedef struct MPIDI_LLC_win_net {
+    llc_region_t *region;       /* this process's part */
+    int pending;                /* operations in flight, all targets */
+    int first_error;            /* of an operation that failed, for the next completion hook */
+    MPIDI_LLC_win_target_t targets[];
+} MPIDI_LLC_win_net_t;
+
+/* llc_win_net.c: register this process's part and learn the others' (a
+ * window that spans nodes; else nothing), and undo it. */
+int MPIDI_LLC_win_net_expose(MPIR_Win * win);
+void MPIDI_LLC_win_net_free(MPIR_Win * win);
+
 int MPIDI_LLC_do_progress(int vci, int blocking);
 int MPIDI_LLC_error(int rc);     /* an MPI error code for a libllc status */
 int MPIDI_LLC_do_am_isend(int rank, MPIR_Comm * comm, int handler_id,

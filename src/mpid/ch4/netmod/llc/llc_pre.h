@@ -51,6 +51,8 @@ typedef struct {
     MPL_proc_mutex_t *acc_mutex;
     struct MPIDI_LLC_win_peer *peers;   /* MPI_Win_create: where the node's
                                          * processes' memory is (llc_win.c), or NULL */
+    struct MPIDI_LLC_win_net *net;      /* puts and gets to other nodes by libllc
+                                         * (llc_win_net.c), or NULL */
     struct MPIR_Win *owner;
 } MPIDI_LLC_win_t;
 

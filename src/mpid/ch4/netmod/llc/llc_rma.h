@@ -123,6 +123,53 @@ int MPIDI_LLC_rma_cma(int is_put, void *origin_addr, int origin_count,
                       int target_count, MPI_Datatype target_datatype, MPIR_Win * win,
                       MPIDI_LLC_win_peer_t * peer, int *done);
 
+/* Whether a put or get to target_rank may go by libllc's one-sided
+ * operations (llc_win_net.c): a window that spans nodes, a target on another
+ * node, not in a post/start epoch (the same reason as MPIDI_LLC_win_part). */
+MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_win_net_target(MPIR_Win * win, int target_rank)
+{
+    const int *intranode = win->comm_ptr->intranode_table;
+    return MPIDI_LLC_WIN(win).net != NULL && MPIDI_LLC_WIN(win).owner == win &&
+        target_rank >= 0 && target_rank < win->comm_ptr->local_size &&
+        target_rank != win->comm_ptr->rank && (intranode == NULL || intranode[target_rank] < 0) &&
+        MPIDIG_WIN(win, sync).access_epoch_type != MPIDIG_EPOTYPE_START;
+}
+
+/* A put (is_put) or get of contiguous data by llc_put / llc_get, with an
+ * MPI request when request is not NULL.  Sets *done = 0 (and does nothing)
+ * when the data is not contiguous or the target's part is not registered:
+ * the caller then takes MPIDIG's path. */
+int MPIDI_LLC_rma_net(int is_put, void *origin_addr, int origin_count,
+                      MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                      int target_count, MPI_Datatype target_datatype, MPIR_Win * win,
+                      MPIDI_av_entry_t * addr, MPIR_Request ** request, int *done);
+/* Until no operation by libllc of the window (target_rank < 0) or none to
+ * target_rank is in flight; then the first error of one of them, once. */
+int MPIDI_LLC_win_net_wait(MPIR_Win * win, int target_rank);
+
+/* MPIDIG's flush, unlock, fence and complete call these before their own
+ * messages: the operations by libllc complete first.  Completion is remote
+ * for both, so local completion waits for the same. */
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_rma_win_cmpl_hook(MPIR_Win * win)
+{
+    return MPIDI_LLC_win_net_wait(win, -1);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_rma_win_local_cmpl_hook(MPIR_Win * win)
+{
+    return MPIDI_LLC_win_net_wait(win, -1);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_rma_target_cmpl_hook(int rank, MPIR_Win * win)
+{
+    return MPIDI_LLC_win_net_wait(win, rank);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_rma_target_local_cmpl_hook(int rank, MPIR_Win * win)
+{
+    return MPIDI_LLC_win_net_wait(win, rank);
+}
+
 /* The bytes count elements of datatype at displacement disp touch, as
  * [*lo, *hi) relative to the start of the target's part. */
 MPL_STATIC_INLINE_PREFIX void MPIDI_LLC_rma_span(MPI_Aint disp, int disp_unit, int count,
@@ -162,6 +209,22 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_rma_copy(const void *from, int from_count
         return MPI_SUCCESS;
     }
     return MPIR_Localcopy(from, from_count, from_type, to, to_count, to_type);
+}
+
+/* A put or get to the caller's own part takes MPIDIG's local copy, which
+ * checks no bounds: they are checked here (not for dynamic windows, whose
+ * memory MPIDIG does not know the extent of). */
+MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_rma_self_range(const char *opname, MPIR_Win * win,
+                                                      MPI_Aint disp, int count,
+                                                      MPI_Datatype datatype)
+{
+    MPI_Aint lo, hi;
+    if (count == 0 || win->create_flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return MPI_SUCCESS;
+    MPIDI_LLC_rma_span(disp, win->disp_unit, count, datatype, &lo, &hi);
+    if (likely(lo >= 0 && hi <= win->size))
+        return MPI_SUCCESS;
+    return MPIDI_LLC_rma_range_error(opname, win->comm_ptr->rank, lo, hi, win->size);
 }
 
 /* A put (is_put) or get between the origin buffer and the target's part of
@@ -218,14 +281,23 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_put(const void *origin_addr, int origi
 
     if (part == NULL) {
         MPIDI_LLC_win_peer_t *peer = MPIDI_LLC_win_cma_peer(win, target_rank);
-        if (peer) {
-            int done, mpi_errno;
+        int done = 0, mpi_errno = MPI_SUCCESS;
+        if (target_rank == win->comm_ptr->rank) {
+            int range_errno = MPIDI_LLC_rma_self_range("MPI_Put", win, target_disp, target_count,
+                                                       target_datatype);
+            if (range_errno)
+                return range_errno;
+        }
+        if (peer)
             mpi_errno = MPIDI_LLC_rma_cma(1, (void *) origin_addr, origin_count, origin_datatype,
                                           target_rank, target_disp, target_count,
                                           target_datatype, win, peer, &done);
-            if (done || mpi_errno)
-                return mpi_errno;
-        }
+        else if (MPIDI_LLC_win_net_target(win, target_rank))
+            mpi_errno = MPIDI_LLC_rma_net(1, (void *) origin_addr, origin_count, origin_datatype,
+                                          target_rank, target_disp, target_count,
+                                          target_datatype, win, addr, NULL, &done);
+        if (done || mpi_errno)
+            return mpi_errno;
         return MPIDIG_mpi_put(origin_addr, origin_count, origin_datatype, target_rank,
                               target_disp, target_count, target_datatype, win);
     }
@@ -246,14 +318,23 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_get(void *origin_addr, int origin_coun
 
     if (part == NULL) {
         MPIDI_LLC_win_peer_t *peer = MPIDI_LLC_win_cma_peer(win, target_rank);
-        if (peer) {
-            int done, mpi_errno;
+        int done = 0, mpi_errno = MPI_SUCCESS;
+        if (target_rank == win->comm_ptr->rank) {
+            int range_errno = MPIDI_LLC_rma_self_range("MPI_Get", win, target_disp, target_count,
+                                                       target_datatype);
+            if (range_errno)
+                return range_errno;
+        }
+        if (peer)
             mpi_errno = MPIDI_LLC_rma_cma(0, origin_addr, origin_count, origin_datatype,
                                           target_rank, target_disp, target_count,
                                           target_datatype, win, peer, &done);
-            if (done || mpi_errno)
-                return mpi_errno;
-        }
+        else if (MPIDI_LLC_win_net_target(win, target_rank))
+            mpi_errno = MPIDI_LLC_rma_net(0, origin_addr, origin_count, origin_datatype,
+                                          target_rank, target_disp, target_count,
+                                          target_datatype, win, addr, NULL, &done);
+        if (done || mpi_errno)
+            return mpi_errno;
         return MPIDIG_mpi_get(origin_addr, origin_count, origin_datatype, target_rank,
                               target_disp, target_count, target_datatype, win);
     }
@@ -277,11 +358,23 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_rput(const void *origin_addr, int orig
     if (part == NULL) {
         MPIDI_LLC_win_peer_t *peer = MPIDI_LLC_win_cma_peer(win, target_rank);
         int done = 0;
+        if (target_rank == win->comm_ptr->rank) {
+            int range_errno = MPIDI_LLC_rma_self_range("MPI_Put", win, target_disp, target_count,
+                                                       target_datatype);
+            if (range_errno)
+                return range_errno;
+        }
         if (peer) {
             mpi_errno = MPIDI_LLC_rma_cma(1, (void *) origin_addr, origin_count, origin_datatype,
                                           target_rank, target_disp, target_count,
                                           target_datatype, win, peer, &done);
             MPIR_ERR_CHECK(mpi_errno);
+        } else if (MPIDI_LLC_win_net_target(win, target_rank)) {
+            mpi_errno = MPIDI_LLC_rma_net(1, (void *) origin_addr, origin_count, origin_datatype,
+                                          target_rank, target_disp, target_count,
+                                          target_datatype, win, addr, request, &done);
+            if (done || mpi_errno)
+                return mpi_errno;       /* *request is the operation's: complete when it is */
         }
         if (!done)
             return MPIDIG_mpi_rput(origin_addr, origin_count, origin_datatype, target_rank,
@@ -313,11 +406,23 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_rget(void *origin_addr, int origin_cou
     if (part == NULL) {
         MPIDI_LLC_win_peer_t *peer = MPIDI_LLC_win_cma_peer(win, target_rank);
         int done = 0;
+        if (target_rank == win->comm_ptr->rank) {
+            int range_errno = MPIDI_LLC_rma_self_range("MPI_Get", win, target_disp, target_count,
+                                                       target_datatype);
+            if (range_errno)
+                return range_errno;
+        }
         if (peer) {
             mpi_errno = MPIDI_LLC_rma_cma(0, origin_addr, origin_count, origin_datatype,
                                           target_rank, target_disp, target_count,
                                           target_datatype, win, peer, &done);
             MPIR_ERR_CHECK(mpi_errno);
+        } else if (MPIDI_LLC_win_net_target(win, target_rank)) {
+            mpi_errno = MPIDI_LLC_rma_net(0, origin_addr, origin_count, origin_datatype,
+                                          target_rank, target_disp, target_count,
+                                          target_datatype, win, addr, request, &done);
+            if (done || mpi_errno)
+                return mpi_errno;       /* *request is the operation's: complete when it is */
         }
         if (!done)
             return MPIDIG_mpi_rget(origin_addr, origin_count, origin_datatype, target_rank,

@@ -5,8 +5,9 @@
  * when every process of such a window is on this node, its allocate hook
  * adds the lock of the caller-applied accumulates; the create hook of an
  * MPI_Win_create window gathers where the node's processes keep their
- * parts, for puts and gets by cross-memory attach.  Everything llc_rma.h
- * does not do itself is MPIDIG's active messages (LLC_CAP_RMA is reserved).
+ * parts, for puts and gets by cross-memory attach; a window that spans
+ * nodes registers every part with libllc for puts and gets to the other
+ * nodes (llc_win_net.c).  Everything else is MPIDIG's active messages.
  */
 #include <mpidimpl.h>
 #include "llc_impl.h"
@@ -396,7 +397,10 @@ int MPIDI_LLC_mpi_win_create_hook(MPIR_Win * win)
 
     MPIDI_LLC_WIN(win).acc_mutex = NULL;
     MPIDI_LLC_WIN(win).peers = NULL;
+    MPIDI_LLC_WIN(win).net = NULL;
     MPIDI_LLC_WIN(win).owner = win;
+    mpi_errno = MPIDI_LLC_win_net_expose(win);
+    MPIR_ERR_CHECK(mpi_errno);
     if (node_comm == NULL || win->comm_ptr->intranode_table == NULL)
         goto fn_exit;
     peers = MPL_malloc(sizeof(*peers) * node_comm->local_size, MPL_MEM_RMA);
@@ -433,6 +437,7 @@ static int acc_lock_create(MPIR_Win * win)
 
     MPIDI_LLC_WIN(win).acc_mutex = NULL;
     MPIDI_LLC_WIN(win).peers = NULL;
+    MPIDI_LLC_WIN(win).net = NULL;
     MPIDI_LLC_WIN(win).owner = win;
     if (comm->local_size < 2 || node_comm == NULL || node_comm->local_size != comm->local_size ||
         MPIDIG_WIN(win, mmap_addr) == NULL || MPIDIG_WIN(win, shared_table) == NULL ||
@@ -461,7 +466,10 @@ static int acc_lock_create(MPIR_Win * win)
 
 int MPIDI_LLC_mpi_win_allocate_hook(MPIR_Win * win)
 {
-    return acc_lock_create(win);
+    int mpi_errno = acc_lock_create(win);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_LLC_win_net_expose(win);
+    return mpi_errno;
 }
 
 int MPIDI_LLC_mpi_win_allocate_shared_hook(MPIR_Win * win)
@@ -474,6 +482,7 @@ int MPIDI_LLC_mpi_win_create_dynamic_hook(MPIR_Win * win)
     /* memory attached later: every operation takes MPIDIG's path */
     MPIDI_LLC_WIN(win).acc_mutex = NULL;
     MPIDI_LLC_WIN(win).peers = NULL;
+    MPIDI_LLC_WIN(win).net = NULL;
     MPIDI_LLC_WIN(win).owner = win;
     return MPI_SUCCESS;
 }
@@ -497,6 +506,7 @@ int MPIDI_LLC_mpi_win_free_hook(MPIR_Win * win)
 
     if (MPIDI_LLC_WIN(win).owner != win)
         goto fn_exit;   /* no creation hook ran */
+    MPIDI_LLC_win_net_free(win);
     MPIDI_LLC_WIN(win).owner = NULL;
     MPIDI_LLC_WIN(win).acc_mutex = NULL;
     MPL_free(MPIDI_LLC_WIN(win).peers);

@@ -4,9 +4,10 @@
  * Point-to-point (send, receive, probe, matched probe, cancel) is native:
  * llc_pt2pt.h calls libllc's tagged messages, which match inside libllc.
  * One-sided operations to a process of the node in a window of shared
- * memory are done by the caller (llc_rma.h); the rest of RMA and partitioned
- * communication take MPICH's active-message fallbacks (MPIDIG) and reach
- * libllc through llc_am.h.  Collectives are MPICH's own except
+ * memory are done by the caller (llc_rma.h), contiguous puts and gets to
+ * processes of other nodes by libllc's llc_put / llc_get (llc_win_net.c);
+ * the rest of RMA and partitioned communication take MPICH's active-message
+ * fallbacks (MPIDIG) and reach libllc through llc_am.h.  Collectives are MPICH's own except
  * MPI_Bcast and MPI_Alltoall (llc_coll_glue.h).
  */
 #ifndef NETMOD_INLINE_H_INCLUDED
@@ -25,6 +26,10 @@
 #define MPIDI_NM_mpi_rget_accumulate MPIDI_LLC_unused_fallback_rget_accumulate
 #define MPIDI_NM_mpi_fetch_and_op MPIDI_LLC_unused_fallback_fetch_and_op
 #define MPIDI_NM_mpi_compare_and_swap MPIDI_LLC_unused_fallback_compare_and_swap
+#define MPIDI_NM_rma_win_cmpl_hook MPIDI_LLC_unused_fallback_win_cmpl_hook
+#define MPIDI_NM_rma_win_local_cmpl_hook MPIDI_LLC_unused_fallback_win_local_cmpl_hook
+#define MPIDI_NM_rma_target_cmpl_hook MPIDI_LLC_unused_fallback_target_cmpl_hook
+#define MPIDI_NM_rma_target_local_cmpl_hook MPIDI_LLC_unused_fallback_target_local_cmpl_hook
 #include "netmod_am_fallback_rma.h"
 #undef MPIDI_NM_mpi_put
 #undef MPIDI_NM_mpi_get
@@ -36,6 +41,10 @@
 #undef MPIDI_NM_mpi_rget_accumulate
 #undef MPIDI_NM_mpi_fetch_and_op
 #undef MPIDI_NM_mpi_compare_and_swap
+#undef MPIDI_NM_rma_win_cmpl_hook
+#undef MPIDI_NM_rma_win_local_cmpl_hook
+#undef MPIDI_NM_rma_target_cmpl_hook
+#undef MPIDI_NM_rma_target_local_cmpl_hook
 #include "llc_rma.h"
 #include "netmod_am_fallback_part.h"
 /* take MPICH's fallback collectives except the two that src/coll provides */

@@ -1,0 +1,23 @@
+// cma_copy.hpp - copying to or from another process of the node with
+// process_vm_writev / process_vm_readv (cross-memory attach), for the
+// one-sided operations' node-local path.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace llc {
+
+enum class CmaResult : uint8_t {
+    Done,
+    NotPermitted, // EPERM or ENOSYS before any byte moved (ptrace rules, seccomp, no kernel support)
+    NoProcess,    // ESRCH: the process is gone
+    BadAddress,   // EFAULT, or the copy stopped part-way: memory the process does not have
+};
+
+// Copy n bytes from local to addr in process pid (write), or from addr in pid
+// to local (read).  err (may be nullptr) receives errno on failure.
+CmaResult cma_write(int32_t pid, uint64_t addr, const void *local, size_t n, int *err);
+CmaResult cma_read(int32_t pid, uint64_t addr, void *local, size_t n, int *err);
+
+} // namespace llc
