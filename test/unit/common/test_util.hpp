@@ -162,6 +162,21 @@ inline JobOptions job(std::vector<int> nodes, unsigned timeout_s = 60)
     return o;
 }
 
+// Two processes on two emulated nodes of this host, over tcp / over udp (loopback).
+inline JobOptions tcp_pair_job()
+{
+    JobOptions o = job({0, 1});
+    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"}};
+    return o;
+}
+
+inline JobOptions udp_pair_job()
+{
+    JobOptions o = job({0, 1});
+    o.env = {{"LLC_NET", "udp"}, {"LLC_TCP_ADDR", "127.0.0.1"}, {"LLC_UDP_ADDR", "127.0.0.1"}};
+    return o;
+}
+
 // The leaving rank of a peer-death test: one message to `to`, wait for the
 // one `to` sends back (counted in got), 0.2 s more of progress so that `to`
 // has the acknowledgement of ours, then leave the job's fences.  The caller

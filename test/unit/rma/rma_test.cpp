@@ -140,20 +140,6 @@ llc_stats_t stats(llc_context_t *ctx)
     return s;
 }
 
-JobOptions tcp_job()
-{
-    JobOptions o = job({0, 1});
-    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"}};
-    return o;
-}
-
-JobOptions udp_job()
-{
-    JobOptions o = job({0, 1});
-    o.env = {{"LLC_NET", "udp"}, {"LLC_TCP_ADDR", "127.0.0.1"}, {"LLC_UDP_ADDR", "127.0.0.1"}};
-    return o;
-}
-
 JobOptions shm_job(bool cma)
 {
     JobOptions o = job({0, 0});
@@ -536,11 +522,11 @@ void hostile_records(const JobOptions &o)
 TEST(Rma, RoundTripSelf) { round_trip(job({0}), Expect::Self); }
 TEST(Rma, RoundTripShm) { round_trip(shm_job(true), Expect::CmaOrRecord); }
 TEST(Rma, RoundTripShmWithoutCma) { round_trip(shm_job(false), Expect::Record); }
-TEST(Rma, RoundTripTcp) { round_trip(tcp_job(), Expect::Record); }
-TEST(Rma, RoundTripUdp) { round_trip(udp_job(), Expect::Record); }
+TEST(Rma, RoundTripTcp) { round_trip(tcp_pair_job(), Expect::Record); }
+TEST(Rma, RoundTripUdp) { round_trip(udp_pair_job(), Expect::Record); }
 TEST(Rma, RoundTripUdpWithLoss)
 {
-    JobOptions o = udp_job();
+    JobOptions o = udp_pair_job();
     o.env.push_back({"LLC_UDP_DROP_PERMILLE", "30"});
     round_trip(o, Expect::Record);
 }
@@ -554,28 +540,28 @@ TEST(Rma, RoundTripThreeRanksShmAndTcp)
 TEST(Rma, BadAccessesSelf) { bad_accesses(job({0})); }
 TEST(Rma, BadAccessesShm) { bad_accesses(shm_job(true)); }
 TEST(Rma, BadAccessesShmWithoutCma) { bad_accesses(shm_job(false)); }
-TEST(Rma, BadAccessesTcp) { bad_accesses(tcp_job()); }
-TEST(Rma, BadAccessesUdp) { bad_accesses(udp_job()); }
+TEST(Rma, BadAccessesTcp) { bad_accesses(tcp_pair_job()); }
+TEST(Rma, BadAccessesUdp) { bad_accesses(udp_pair_job()); }
 
 TEST(Rma, ManyPutsInFlightShmWithoutCma) { many_in_flight(shm_job(false)); }
-TEST(Rma, ManyPutsInFlightTcp) { many_in_flight(tcp_job()); }
-TEST(Rma, ManyPutsInFlightUdp) { many_in_flight(udp_job()); }
+TEST(Rma, ManyPutsInFlightTcp) { many_in_flight(tcp_pair_job()); }
+TEST(Rma, ManyPutsInFlightUdp) { many_in_flight(udp_pair_job()); }
 
 TEST(Rma, TargetDiesDuringGetShmWithoutCma) { target_dies(shm_job(false), true); }
-TEST(Rma, TargetDiesDuringGetTcp) { target_dies(tcp_job(), true); }
+TEST(Rma, TargetDiesDuringGetTcp) { target_dies(tcp_pair_job(), true); }
 TEST(Rma, TargetDiesDuringGetUdp)
 {
     // the Get datagram is never acknowledged (rank 1 no longer reads its
     // socket): udp's peer timeout fails rank 1
-    JobOptions o = udp_job();
+    JobOptions o = udp_pair_job();
     o.env.push_back({"LLC_UDP_PEER_TIMEOUT_MS", "2000"});
     target_dies(o, true);
 }
 TEST(Rma, TargetDeadBeforeGetShm) { target_dies(shm_job(true), false); }
-TEST(Rma, TargetDeadBeforeGetTcp) { target_dies(tcp_job(), false); }
+TEST(Rma, TargetDeadBeforeGetTcp) { target_dies(tcp_pair_job(), false); }
 
 TEST(Rma, HostileRecordsAreDroppedShmWithoutCma) { hostile_records(shm_job(false)); }
-TEST(Rma, HostileRecordsAreDroppedTcp) { hostile_records(tcp_job()); }
+TEST(Rma, HostileRecordsAreDroppedTcp) { hostile_records(tcp_pair_job()); }
 
 // The kernel refusing cross-memory attach (simulated): the node's puts and
 // gets take the record path.

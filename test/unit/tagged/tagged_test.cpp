@@ -294,20 +294,6 @@ void race(JobOptions o, unsigned seed, bool in_place = false, bool offers = fals
     });
 }
 
-JobOptions tcp_job()
-{
-    JobOptions o = job({0, 1});
-    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"}};
-    return o;
-}
-
-JobOptions udp_job()
-{
-    JobOptions o = job({0, 1});
-    o.env = {{"LLC_NET", "udp"}, {"LLC_TCP_ADDR", "127.0.0.1"}, {"LLC_UDP_ADDR", "127.0.0.1"}};
-    return o;
-}
-
 } // namespace
 
 TEST(Tagged, RaceShm)
@@ -321,10 +307,10 @@ TEST(Tagged, RaceShmWithoutCma)
     o.env = {{"LLC_CMA", "0"}};
     race(o, 4);
 }
-TEST(Tagged, RaceTcp) { race(tcp_job(), 5, true); }
+TEST(Tagged, RaceTcp) { race(tcp_pair_job(), 5, true); }
 TEST(Tagged, RaceUdpWithLoss)
 {
-    JobOptions o = udp_job();
+    JobOptions o = udp_pair_job();
     o.env.push_back({"LLC_UDP_DROP_PERMILLE", "50"});
     race(o, 6);
 }
@@ -348,11 +334,11 @@ TEST(TaggedOffers, RaceShmWithoutCma)
 TEST(TaggedOffers, RaceTcp)
 {
     for (unsigned seed : {16u, 17u})
-        race(tcp_job(), seed, true, true);
+        race(tcp_pair_job(), seed, true, true);
 }
 TEST(TaggedOffers, RaceUdpWithLoss)
 {
-    JobOptions o = udp_job();
+    JobOptions o = udp_pair_job();
     o.env.push_back({"LLC_UDP_DROP_PERMILLE", "50"});
     race(o, 18, false, true);
 }
@@ -450,7 +436,7 @@ void sync_send(JobOptions o, size_t n)
 
 TEST(Tagged, SyncSendWaitsForTheReceiveShmEager) { sync_send(job({0, 0}), 100); }
 TEST(Tagged, SyncSendWaitsForTheReceiveShmRendezvous) { sync_send(job({0, 0}), 300000); }
-TEST(Tagged, SyncSendWaitsForTheReceiveTcpRendezvous) { sync_send(tcp_job(), 300000); }
+TEST(Tagged, SyncSendWaitsForTheReceiveTcpRendezvous) { sync_send(tcp_pair_job(), 300000); }
 
 namespace {
 
@@ -569,7 +555,7 @@ void truncate_cancel_probe(JobOptions o)
 } // namespace
 
 TEST(Tagged, TruncateCancelProbeShm) { truncate_cancel_probe(job({0, 0})); }
-TEST(Tagged, TruncateCancelProbeTcp) { truncate_cancel_probe(tcp_job()); }
+TEST(Tagged, TruncateCancelProbeTcp) { truncate_cancel_probe(tcp_pair_job()); }
 
 TEST(Tagged, BadArgumentsAreRefused)
 {
