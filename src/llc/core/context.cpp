@@ -227,12 +227,14 @@ void Context::deliver(int src, const WireHeader &wire, const void *hdr, const vo
 
 char *Context::payload_destination(int src, const WireHeader &wire, const void *hdr)
 {
-    if (Kind(wire.kind) != Kind::Am || !tagged_)
+    if (Kind(wire.kind) != Kind::Am)
         return nullptr;
-    if (wire.handler == kTagData)
+    if (wire.handler == kTagData && tagged_)
         return tagged_->data_destination(src, hdr, wire.hdr_len, wire.payload_len);
-    if (wire.handler == kTagPut)
+    if (wire.handler == kTagPut && tagged_)
         return tagged_->put_destination(src, hdr, wire.hdr_len, wire.payload_len);
+    if ((wire.handler == kRmaGetReply || wire.handler == kRmaPut) && rma_)
+        return rma_->payload_destination(src, wire.handler, hdr, wire.hdr_len, wire.payload_len);
     return nullptr;
 }
 

@@ -107,7 +107,8 @@ public:
     void deliver_tagged_chunk(int src, const char *chunk, size_t len);
     // Where a record's payload from src may be received in place
     // (StreamDecoder::Placer): the posted receive buffer of a rendezvous Data
-    // record or of a Put to an offered receive.
+    // record or of a Put to an offered receive; the buffer of a waiting get
+    // for its reply, the region a one-sided put names.
     char *payload_destination(int src, const WireHeader &wire, const void *hdr);
     // A message from src that will never be delivered (a single-copy read
     // that failed): its sequence number is used up, in order (deliver does

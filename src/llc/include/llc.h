@@ -430,6 +430,7 @@ typedef struct llc_stats {
     uint64_t rma_refused;    /* target: put and get records answered with an error (range, key) */
     uint64_t rma_rejected;   /* records dropped: malformed, or naming no request of ours */
     uint64_t rma_regions;    /* regions registered now */
+    uint64_t rma_in_place;   /* put records and get replies read by tcp straight into place (no staging copy) */
 } llc_stats_t;
 /* Copy min(size, sizeof(llc_stats_t)) bytes of counters to out: a caller
  * built against an older header (a shorter struct) gets its own prefix. */

@@ -17,7 +17,7 @@ llc_region *RegionTable::add(void *base, size_t length, unsigned flags)
     regions_.publish(region->token, 2, region->flags);
     regions_.publish(region->token, 3, nonce_);
     llc_region *r = region.get();
-    owned_.emplace(r->token, std::move(region));
+    owned_.emplace(r, std::move(region));
     return r;
 }
 
@@ -25,9 +25,8 @@ bool RegionTable::remove(llc_region *region)
 {
     if (!owns(region))
         return false;
-    const uint64_t token = region->token;
-    regions_.release(token); // its live word is 0 from now on: same-node origins see it gone
-    owned_.erase(token);
+    regions_.release(region->token); // its live word is 0 from now on: same-node origins see it gone
+    owned_.erase(region);
     return true;
 }
 

@@ -47,8 +47,10 @@ public:
     llc_region *add(void *base, size_t length, unsigned flags);
     // False when region is not one of this table's live regions.
     bool remove(llc_region *region);
-    // Whether region is one of this table's live regions.
-    bool owns(const llc_region *region) const { return region && regions_.find(region->token) == region; }
+    // Whether region is one of this table's live regions.  Looked up by its
+    // address, never read through it: a handle deregistered already (freed)
+    // is answered false, not dereferenced.
+    bool owns(const llc_region *region) const { return region && owned_.count(region) != 0; }
     // The key of a live region of this table.
     RegionKey key_of(const llc_region &region) const;
 
@@ -67,7 +69,7 @@ private:
     int owner_;
     int32_t pid_;
     TokenTable<llc_region, kPublishedRegionWords> regions_{"registered regions"};
-    std::unordered_map<uint64_t, std::unique_ptr<llc_region>> owned_; // by token
+    std::unordered_map<const llc_region *, std::unique_ptr<llc_region>> owned_; // by address
 };
 
 // offset + length <= limit, without overflow.

@@ -318,6 +318,30 @@ void Rma::refuse(int src, uint64_t op, int status, uint64_t region_length)
     ctx_.send_am(src, kRmaNack, &reply, sizeof(reply), nullptr, 0, nullptr, nullptr);
 }
 
+char *Rma::payload_destination(int src, unsigned handler, const void *hdr, size_t hdr_len, uint64_t len)
+{
+    if (len == 0 || !hdr)
+        return nullptr;
+    if (handler == kRmaGetReply && hdr_len == sizeof(RmaReply)) {
+        RmaReply in;
+        std::memcpy(&in, hdr, sizeof(in));
+        RmaOpState *op = ops_.find(in.op);
+        if (!op || op->peer != src || !op->is_get || op->length != len || in.status != LLC_OK)
+            return nullptr; // on_get_reply rejects it
+        return op->dst;
+    }
+    if (handler == kRmaPut && hdr_len == sizeof(RmaAccess)) {
+        RmaAccess a;
+        std::memcpy(&a, hdr, sizeof(a));
+        llc_region *r = nullptr;
+        std::string why;
+        if (a.length != len || regions_.check(a.region, a.nonce, a.offset, a.length, true, &r, &why) != LLC_OK)
+            return nullptr; // on_put refuses or rejects it
+        return r->base + a.offset;
+    }
+    return nullptr;
+}
+
 void Rma::on_put(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *data,
                  size_t data_len)
 {
@@ -338,8 +362,10 @@ void Rma::on_put(llc_context_t *, void *self, int src, const void *hdr, size_t h
         t->refuse(src, a.op, status, r ? r->length : 0);
         return;
     }
-    if (data_len)
+    if (data_len && data != r->base + a.offset)
         std::memcpy(r->base + a.offset, data, data_len);
+    else if (data_len)
+        t->ctx_.counters().rma_in_place++; // read into the region by payload_destination
     t->ctx_.counters().rma_served++;
     RmaReply reply{a.op, LLC_OK, 0, 0};
     t->ctx_.send_am(src, kRmaAck, &reply, sizeof(reply), nullptr, 0, nullptr, nullptr);
@@ -429,8 +455,10 @@ void Rma::on_get_reply(llc_context_t *, void *self, int src, const void *hdr, si
                   "a get reply of " + std::to_string(data_len) + " bytes for a get of " + std::to_string(op->length));
         return; // the get keeps waiting for the right reply
     }
-    if (data_len)
+    if (data_len && data != op->dst)
         std::memcpy(op->dst, data, data_len);
+    else if (data_len)
+        t->ctx_.counters().rma_in_place++; // read into dst by payload_destination
     t->reply_done(*op, LLC_OK, "");
 }
 

@@ -78,6 +78,13 @@ public:
     // LLC_ERR_PEER, and later ones fail at the call.
     void peer_failed(int dest);
 
+    // Where the payload of a record from src may be read straight from the
+    // socket (Context::payload_destination, tcp): a get reply into the
+    // waiting get's buffer, a put into the region it names, once the record's
+    // header passes the same checks its handler makes; nullptr otherwise (the
+    // payload is gathered and copied by the handler).
+    char *payload_destination(int src, unsigned handler, const void *hdr, size_t hdr_len, uint64_t len);
+
     const RegionTable &regions() const { return regions_; }
     size_t ops_in_flight() const { return ops_.in_use(); }
 

@@ -148,7 +148,7 @@ JobOptions shm_job(bool cma)
     return o;
 }
 
-enum class Expect { Self, CmaOrRecord, Record, CmaRefusedByRank1 };
+enum class Expect { Self, CmaOrRecord, Record, RecordInPlace, CmaRefusedByRank1 };
 
 // Each rank puts to and gets from the next one (itself in a job of one):
 // sizes 0, 1, odd ones at the region's end, several MiB; then the whole
@@ -225,9 +225,14 @@ void round_trip(const JobOptions &o, Expect path, const std::function<void(TestP
             break;
         }
         case Expect::Record:
+        case Expect::RecordInPlace:
             EXPECT_EQ(s.rma_record_ops, ops);
             EXPECT_EQ(s.rma_cma_ops, 0u);
             EXPECT_EQ(s.rma_served, ops) << "this rank served the other's records";
+            if (path == Expect::RecordInPlace) // tcp: the MiB-sized payloads do not arrive in one read
+                EXPECT_GT(s.rma_in_place, 0u) << "payloads read straight into the region or the get's buffer";
+            else
+                EXPECT_EQ(s.rma_in_place, 0u) << "only tcp reads records into place";
             break;
         }
         EXPECT_EQ(llc_mem_deregister(ctx, mine.region), LLC_OK);
@@ -522,7 +527,7 @@ void hostile_records(const JobOptions &o)
 TEST(Rma, RoundTripSelf) { round_trip(job({0}), Expect::Self); }
 TEST(Rma, RoundTripShm) { round_trip(shm_job(true), Expect::CmaOrRecord); }
 TEST(Rma, RoundTripShmWithoutCma) { round_trip(shm_job(false), Expect::Record); }
-TEST(Rma, RoundTripTcp) { round_trip(tcp_pair_job(), Expect::Record); }
+TEST(Rma, RoundTripTcp) { round_trip(tcp_pair_job(), Expect::RecordInPlace); }
 TEST(Rma, RoundTripUdp) { round_trip(udp_pair_job(), Expect::Record); }
 TEST(Rma, RoundTripUdpWithLoss)
 {
