@@ -19,6 +19,7 @@
 //   3 progress            count
 //   4 cancel              req
 #include "core/context.hpp"
+#include "one_rank.hpp"
 #include "tagged/tagged.hpp"
 
 #include "llc.h"
@@ -38,45 +39,6 @@ namespace {
 constexpr int kRequests = 8;
 constexpr size_t kBufBytes = 4096;     // each request's buffer
 constexpr const char *kEagerBytes = "256"; // LLC_TAG_EAGER_BYTES: longer messages go by request-to-send
-
-struct MemoryBootstrap {
-    std::map<std::string, std::string> kv;
-
-    llc_bootstrap_ops_t ops()
-    {
-        llc_bootstrap_ops_t o{};
-        o.arg = this;
-        o.put = [](void *arg, const char *key, const void *value, size_t len) {
-            static_cast<MemoryBootstrap *>(arg)->kv[key].assign(static_cast<const char *>(value), len);
-            return 0;
-        };
-        o.get = [](void *arg, int, const char *key, void *value, size_t *len) {
-            auto &kv = static_cast<MemoryBootstrap *>(arg)->kv;
-            auto it = kv.find(key);
-            if (it == kv.end())
-                return 1;
-            std::memcpy(value, it->second.data(), std::min(*len, it->second.size()));
-            *len = it->second.size();
-            return 0;
-        };
-        o.fence = [](void *) { return 0; };
-        return o;
-    }
-};
-
-struct Input {
-    const uint8_t *p;
-    size_t left;
-    uint8_t byte() { return left ? (left--, *p++) : 0; }
-    uint16_t u16() { return uint16_t(byte() | byte() << 8); }
-    uint64_t u64()
-    {
-        uint64_t v = 0;
-        for (int i = 0; i < 8; i++)
-            v |= uint64_t(byte()) << (8 * i);
-        return v;
-    }
-};
 
 struct Requests {
     std::array<llc_treq_t, kRequests> req{};
@@ -131,7 +93,7 @@ void progress(llc_context_t *ctx, Requests &rq, int n)
     check(llc::context_of(ctx).tagged().tokens().in_use() == awaiting, "the token table holds our awaiting requests only");
 }
 
-void forge(llc_context_t *ctx, Requests &rq, Input &in)
+void forge(llc_context_t *ctx, Requests &rq, fuzz::Input &in)
 {
     unsigned handler = llc::kTagEager + in.byte() % (llc::kTagHandlerEnd - llc::kTagEager);
     uint8_t choice_a = in.byte(), choice_b = in.byte(), size_choice = in.byte();
@@ -178,23 +140,10 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***)
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    Input in{data, size};
+    fuzz::Input in{data, size};
     setenv("LLC_CMA", in.byte() & 1 ? "1" : "0", 1);
-    MemoryBootstrap boot;
-    int node = 0;
-    std::string job = "tagfuzz-" + std::to_string(::getpid());
-    llc_init_params_t params{};
-    params.api_version = LLC_API_VERSION;
-    params.rank = 0;
-    params.size = 1;
-    params.node_of_rank = &node;
-    params.job_id = job.c_str();
-    params.boot = boot.ops();
-    llc_context_t *ctx = nullptr;
-    if (llc_init(&params, &ctx) != LLC_OK) {
-        std::fprintf(stderr, "tagged_fuzz: llc_init: %s\n", llc_last_error(nullptr));
-        std::abort();
-    }
+    fuzz::MemoryBootstrap boot;
+    llc_context_t *ctx = fuzz::one_rank_context("tagged_fuzz", boot);
     Requests rq;
     while (in.left) {
         uint8_t op = in.byte() % 5;
