@@ -504,7 +504,11 @@ void hostile_records(const JobOptions &o)
         llc::RmaAccess put{12345, k.region, k.nonce, 0, 100};
         forge(llc::kRmaPut, &put, sizeof(put), junk.data(), 64);     // 100 declared, 64 carried
         forge(llc::kRmaPut, &put, sizeof(put) - 8, junk.data(), 64); // a short header
-        forge(llc::kRmaGet, &put, sizeof(put) + 8, nullptr, 0);      // a long header
+        struct {
+            llc::RmaAccess access;
+            uint64_t extra;
+        } longer{put, 0};
+        forge(llc::kRmaGet, &longer, sizeof(longer), nullptr, 0); // a long header
         ASSERT_TRUE(progress_until(
             ctx, [&] { return stats(ctx).rma_rejected >= 8; }, 10));
         EXPECT_FALSE(get.done) << "none of them completed the get";

@@ -771,7 +771,7 @@ bool Receiver::fits(const Receive &r, uint32_t k) const
     // (whole words of a pattern do not depend on its length: 24 bytes give the first 16)
     std::vector<char> head(m.len < 24 ? m.len : 24);
     fill_pattern(head.data(), head.size(), payload_seed(seed_, r.sender, p_.rank, k));
-    return std::memcmp(head.data(), r.few_bytes.data(), r.few_bytes.size()) == 0;
+    return r.few_bytes.empty() || std::memcmp(head.data(), r.few_bytes.data(), r.few_bytes.size()) == 0;
 }
 
 void Receiver::settle_ambiguous()
