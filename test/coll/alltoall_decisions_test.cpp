@@ -162,6 +162,7 @@ TEST(AlltoallDecisions, SecondRunStartsWithTheFirstRunsWinner)
     setenv("LLC_ALLTOALL_DECISIONS", path.c_str(), 1);
     setenv("LLC_ALLTOALL_PRUNE", "0", 1);
     setenv("LLC_ALLTOALL_TRIALS", "2", 1);
+    setenv("LLC_ALLTOALL_SETTLE", "0", 1); // the call counts below have no settling calls
     setenv("LLC_ALLTOALL_CUTOFF", "0", 1);
     setenv("LLC_ALLTOALL_MONITOR_PERIOD", "5", 1);
     const int P = 4;
@@ -226,8 +227,8 @@ TEST(AlltoallDecisions, SecondRunStartsWithTheFirstRunsWinner)
     free_all(third);
     EXPECT_EQ(net.pending(), 0u);
     EXPECT_EQ(net.errors(), 0);
-    for (const char *v :
-         {"LLC_ALLTOALL_PRUNE", "LLC_ALLTOALL_TRIALS", "LLC_ALLTOALL_CUTOFF", "LLC_ALLTOALL_MONITOR_PERIOD"})
+    for (const char *v : {"LLC_ALLTOALL_PRUNE", "LLC_ALLTOALL_TRIALS", "LLC_ALLTOALL_SETTLE", "LLC_ALLTOALL_CUTOFF",
+                          "LLC_ALLTOALL_MONITOR_PERIOD"})
         unsetenv(v);
     std::remove(path.c_str());
 }

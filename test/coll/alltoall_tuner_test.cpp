@@ -65,6 +65,7 @@ std::vector<Alg> calls_of(std::initializer_list<std::pair<Alg, int>> runs)
 TEST(AlltoallTuner, LearnsTheFastestThenMonitors)
 {
     TunerConfig cfg;
+    cfg.settle = 0; // exact call orders below (SettlesAfterEverySwitch: settling calls)
     cfg.trials = 2;
     cfg.period = 4;
     cfg.relearn = 0.5;
@@ -112,6 +113,7 @@ TEST(AlltoallTuner, LearnsTheFastestThenMonitors)
 TEST(AlltoallTuner, AveragesOverProcesses)
 {
     TunerConfig cfg;
+    cfg.settle = 0; // exact call orders below (SettlesAfterEverySwitch: settling calls)
     cfg.trials = 1;
     Tuner t({Alg::bruck, Alg::ring}, cfg);
     EXPECT_FALSE(t.record(9.0));  // bruck's warm-up
@@ -127,6 +129,49 @@ TEST(AlltoallTuner, AveragesOverProcesses)
     EXPECT_EQ(t.chosen(), Alg::ring);
 }
 
+// A call right after a switch from another algorithm pays for that one's
+// traces (on a real node: receive offers and posting order learned for the
+// other pattern); how much depends on the algorithm.  Here B is the fastest
+// in a row (0.8) but pays 2.0 right after a switch, A 1.0 / 1.1, C 0.9 / 1.2.
+// Single interleaved calls (settle 0) count B twice after a switch and pick
+// C; one settling call after each switch (the default) measures every
+// candidate as it runs once chosen, and B wins.  A candidate that opens a
+// pass with the call it closed the last one with needs no settling call.
+TEST(AlltoallTuner, SettlesAfterEverySwitch)
+{
+    TunerConfig cfg;
+    cfg.cutoff = 0;
+    cfg.race = 0;
+    cfg.period = 0;
+    ASSERT_EQ(cfg.warmup, 1);
+    ASSERT_EQ(cfg.trials, 3);
+    ASSERT_EQ(cfg.settle, 1);
+    const Alg A = Alg::bruck, B = Alg::ring, C = Alg::pairwise_ob;
+    auto cost = [prev = Alg::native, A, B](Alg a) mutable {
+        const bool switched = a != prev;
+        prev = a;
+        if (a == A)
+            return switched ? 1.1 : 1.0;
+        if (a == B)
+            return switched ? 2.0 : 0.8;
+        return switched ? 1.2 : 0.9;
+    };
+    Tuner t({A, B, C}, cfg);
+    Round r = learn(t, cost);
+    EXPECT_EQ(t.chosen(), B);
+    EXPECT_EQ(t.learned_means(), (std::vector<double>{1.0, 0.8, 0.9}));
+    // pass 1: a warm-up and a counted call each; pass 2 backwards (C just
+    // ran: no settling call); pass 3 forwards (A just ran)
+    EXPECT_EQ(r.order, calls_of({{A, 2}, {B, 2}, {C, 2}, {C, 1}, {B, 2}, {A, 2}, {A, 1}, {B, 2}, {C, 2}}));
+
+    TunerConfig plain = cfg;
+    plain.settle = 0;
+    Tuner u({A, B, C}, plain);
+    r = learn(u, cost);
+    EXPECT_EQ(u.chosen(), C);
+    EXPECT_EQ(r.order, calls_of({{A, 2}, {B, 2}, {C, 2}, {C, 1}, {B, 1}, {A, 1}, {A, 1}, {B, 1}, {C, 1}}));
+}
+
 // The passes after the first interleave the candidates, forwards then
 // backwards, so that a load that grows during the round does not favour
 // the candidate tried first: here every call costs 20 % more than the one
@@ -136,6 +181,7 @@ TEST(AlltoallTuner, AveragesOverProcesses)
 TEST(AlltoallTuner, InterleavedPassesAreFairToADrift)
 {
     TunerConfig cfg;
+    cfg.settle = 0; // exact call orders below (SettlesAfterEverySwitch: settling calls)
     cfg.period = 0;
     cfg.race = 0;
     Tuner t({Alg::ring, Alg::pairwise}, cfg);
@@ -154,6 +200,7 @@ TEST(AlltoallTuner, InterleavedPassesAreFairToADrift)
 TEST(AlltoallTuner, MedianIgnoresOneStretchedCall)
 {
     TunerConfig cfg;
+    cfg.settle = 0; // exact call orders below (SettlesAfterEverySwitch: settling calls)
     cfg.period = 0;
     cfg.race = 0;
     Tuner t({Alg::ring, Alg::pairwise}, cfg);
@@ -168,6 +215,7 @@ TEST(AlltoallTuner, MedianIgnoresOneStretchedCall)
 TEST(AlltoallTuner, RaceDropsTheSlowAfterAPass)
 {
     TunerConfig cfg;
+    cfg.settle = 0; // exact call orders below (SettlesAfterEverySwitch: settling calls)
     cfg.period = 0;
     cfg.trials = 4;
     cfg.race = 1.25;
@@ -201,6 +249,7 @@ TEST(AlltoallTuner, RaceDropsTheSlowAfterAPass)
 TEST(AlltoallTuner, MonitorIgnoresAFewStretchedCalls)
 {
     TunerConfig cfg;
+    cfg.settle = 0; // exact call orders below (SettlesAfterEverySwitch: settling calls)
     cfg.period = 50;
     cfg.relearn = 0.5;
     Tuner t({Alg::ring, Alg::pairwise}, cfg);
@@ -226,6 +275,7 @@ TEST(AlltoallTuner, SingleCandidateAndNoMonitoring)
     for (int i = 0; i < 200; i++)
         EXPECT_FALSE(one.record(1.0));
     TunerConfig cfg;
+    cfg.settle = 0; // exact call orders below (SettlesAfterEverySwitch: settling calls)
     cfg.trials = 1;
     cfg.period = 0;
     Tuner t({Alg::bruck, Alg::ring}, cfg);
@@ -241,6 +291,7 @@ TEST(AlltoallTuner, SingleCandidateAndNoMonitoring)
 TEST(AlltoallTuner, CutsOffHopelessCandidates)
 {
     TunerConfig cfg;
+    cfg.settle = 0; // exact call orders below (SettlesAfterEverySwitch: settling calls)
     cfg.trials = 3;
     cfg.period = 0;
     cfg.cutoff = 2.0;
@@ -293,6 +344,7 @@ TEST(AlltoallTuner, CutsOffHopelessCandidates)
 TEST(AlltoallTuner, ColdFirstCallIsAWarmUp)
 {
     TunerConfig cfg;  // the defaults but for monitoring
+    cfg.settle = 0;   // exact call orders below (SettlesAfterEverySwitch: settling calls)
     cfg.period = 0;
     const std::vector<Alg> cand{Alg::native, Alg::ring_ob, Alg::pairwise_ob, Alg::bruck};
     const std::vector<double> pred{0.0, 1.0, 1.1, 3.0};
@@ -355,6 +407,7 @@ TEST(AlltoallTuner, ColdFirstCallIsAWarmUp)
 TEST(AlltoallTuner, ModelSkipsWhatItRanksBehindACutOff)
 {
     TunerConfig cfg;
+    cfg.settle = 0; // exact call orders below (SettlesAfterEverySwitch: settling calls)
     cfg.trials = 2;
     cfg.period = 0;
     cfg.cutoff = 2.0;
@@ -420,6 +473,7 @@ TEST(AlltoallTuner, ModelSkipsWhatItRanksBehindACutOff)
 TEST(AlltoallTuner, SecondCutOffWithOnlySkippedCandidatesLeftEndsTheRound)
 {
     TunerConfig cfg;
+    cfg.settle = 0; // exact call orders below (SettlesAfterEverySwitch: settling calls)
     cfg.trials = 3;
     cfg.period = 0;
     cfg.cutoff = 2.0;
@@ -463,6 +517,7 @@ TEST(AlltoallTuner, EndToEndWithFakeClock)
     setenv("LLC_ALLTOALL", "auto", 1);
     setenv("LLC_ALLTOALL_PRUNE", "0", 1);
     setenv("LLC_ALLTOALL_TRIALS", "2", 1);
+    setenv("LLC_ALLTOALL_SETTLE", "0", 1); // the call counts below have no settling calls
     setenv("LLC_ALLTOALL_MONITOR_PERIOD", "5", 1);
     setenv("LLC_ALLTOALL_RELEARN", "0.3", 1);
     setenv("LLC_ALLTOALL_CUTOFF", "0", 1);
@@ -512,9 +567,8 @@ TEST(AlltoallTuner, EndToEndWithFakeClock)
     EXPECT_EQ(net.pending(), 0u);
     for (int r = 0; r < P; r++)
         llc_coll_state_free(st[r]);
-    for (const char *v : {"LLC_ALLTOALL", "LLC_ALLTOALL_PRUNE", "LLC_ALLTOALL_TRIALS",
-                          "LLC_ALLTOALL_MONITOR_PERIOD", "LLC_ALLTOALL_RELEARN",
-                          "LLC_ALLTOALL_CUTOFF"})
+    for (const char *v : {"LLC_ALLTOALL", "LLC_ALLTOALL_PRUNE", "LLC_ALLTOALL_TRIALS", "LLC_ALLTOALL_SETTLE",
+                          "LLC_ALLTOALL_MONITOR_PERIOD", "LLC_ALLTOALL_RELEARN", "LLC_ALLTOALL_CUTOFF"})
         unsetenv(v);
 }
 
@@ -591,6 +645,7 @@ TEST(AlltoallTuner, NativeIsATenthCandidate)
 {
     setenv("LLC_ALLTOALL_PRUNE", "0", 1);
     setenv("LLC_ALLTOALL_TRIALS", "2", 1);
+    setenv("LLC_ALLTOALL_SETTLE", "0", 1); // the call counts below have no settling calls
     setenv("LLC_ALLTOALL_MONITOR_PERIOD", "0", 1);
     setenv("LLC_ALLTOALL_CUTOFF", "0", 1);
     const int P = 4;
@@ -710,6 +765,6 @@ TEST(AlltoallTuner, NativeIsATenthCandidate)
     free_all(st8);
     EXPECT_EQ(net8.pending(), 0u);
     for (const char *v : {"LLC_MODEL_L", "LLC_MODEL_B", "LLC_ALLTOALL_PRUNE", "LLC_ALLTOALL_TRIALS",
-                          "LLC_ALLTOALL_MONITOR_PERIOD", "LLC_ALLTOALL_CUTOFF"})
+                          "LLC_ALLTOALL_SETTLE", "LLC_ALLTOALL_MONITOR_PERIOD", "LLC_ALLTOALL_CUTOFF"})
         unsetenv(v);
 }

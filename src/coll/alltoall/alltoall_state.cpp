@@ -48,6 +48,8 @@ Config config_from_env()
     read_setting(SettingId::LLC_ALLTOALL_PRUNE, c.prune);
     if (read_setting(SettingId::LLC_ALLTOALL_WARMUP, c.tuner.warmup))
         c.tuner.warmup = std::max(0, c.tuner.warmup);
+    if (read_setting(SettingId::LLC_ALLTOALL_SETTLE, c.tuner.settle))
+        c.tuner.settle = std::max(0, c.tuner.settle);
     if (read_setting(SettingId::LLC_ALLTOALL_TRIALS, c.tuner.trials))
         c.tuner.trials = std::max(1, c.tuner.trials);
     if (read_setting(SettingId::LLC_ALLTOALL_MONITOR_PERIOD, c.tuner.period))

@@ -18,6 +18,7 @@ Tuner::Tuner(std::vector<Alg> candidates, TunerConfig cfg, std::vector<double> p
     pred_.resize(cand_.size(), 0.0);
     cfg_.trials = std::max(cfg_.trials, 1);
     cfg_.warmup = std::max(cfg_.warmup, 0);
+    cfg_.settle = std::max(cfg_.settle, 0);
     cfg_.period = std::max(cfg_.period, 0);
     cfg_.race = std::max(cfg_.race, 0.0);
     period_.reserve(static_cast<size_t>(cfg_.period));
@@ -99,7 +100,9 @@ bool Tuner::record(double seconds)
     if (phase_ == Phase::learning) {
         if (pending_ != Pending::none) // a decision is due: never count past a candidate's slots
             return true;
-        const bool counted = pass_ > 1 || trial_++ >= cfg_.warmup; // warm-ups: run and timed, not counted
+        last_ = idx_;
+        // warm-ups (pass 1) and settling calls (later passes): run and timed, not counted
+        const bool counted = trial_++ >= (pass_ == 1 ? cfg_.warmup : cfg_.settle);
         if (!counted)
             return false;
         times_[idx_ * static_cast<size_t>(cfg_.trials) + static_cast<size_t>(counts_[idx_]++)] = seconds;
@@ -269,6 +272,8 @@ void Tuner::apply(const std::vector<double> &d)
     }
     pass_++; // the next pass, interleaved, over those still in
     idx_ = pass_next(n);
+    if (idx_ == last_) // it opens the pass it closed the last one with: settled already
+        trial_ = cfg_.settle;
 }
 
 }  // namespace llc::coll::alltoall

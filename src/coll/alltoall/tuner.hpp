@@ -15,7 +15,11 @@
 //  * passes 2 .. `trials`, interleaved: one counted call of every candidate
 //    still in the race, in turn (forwards, then backwards), so that a drift
 //    of the machine's load hits all of them alike instead of the ones tried
-//    last.  After every pass but
+//    last.  Each turn begins with `settle` calls run but not counted: a call
+//    right after another algorithm's is slower by an amount that depends on
+//    the algorithm (8 ranks on one node, 256 KiB: a fifth to a half), which
+//    single interleaved calls would measure instead of the algorithm as it
+//    runs once chosen.  After every pass but
 //    the last, a candidate whose median is `race` times the best median or
 //    more leaves the race.
 //  * each call's time is averaged over the processes; a candidate's learned
@@ -39,6 +43,11 @@ namespace llc::coll::alltoall {
 struct TunerConfig {
     int warmup = 1;        // LLC_ALLTOALL_WARMUP: first calls of a candidate in a round, not counted
     int trials = 3;        // LLC_ALLTOALL_TRIALS: counted calls after them
+    // LLC_ALLTOALL_SETTLE: in passes 2 .., calls of a candidate after the
+    // switch to it that are run but not counted (a call right after another
+    // algorithm's pays for that one's traces: offers and posting order
+    // learned for the other pattern)
+    int settle = 1;
     int period = 50;       // LLC_ALLTOALL_MONITOR_PERIOD (0: never re-check)
     double relearn = 0.5;  // LLC_ALLTOALL_RELEARN
     double cutoff = 2.0;   // LLC_ALLTOALL_CUTOFF (0: every candidate gets all its trials)
@@ -125,6 +134,7 @@ class Tuner {
       Phase phase_ = Phase::learning;
       int calls_ = 0;                   // monitoring: calls in the current period
       size_t idx_ = 0;                  // learning: candidate being tried
+      size_t last_ = 0;                 // learning: candidate of the call recorded last
       int pass_ = 1;                    // learning: 1 (one after the other), then 2 .. trials (interleaved)
       int trial_ = 0;                   // learning, pass 1: calls of the candidate so far, warm-up included
       Pending pending_ = Pending::none; // learning: the decision record() asked for
