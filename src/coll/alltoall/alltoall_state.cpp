@@ -183,14 +183,17 @@ int new_size_class(llc_coll_state_t *s, AlltoallState *a, const llc_coll_p2p_t *
     out->tuner = alltoall::Tuner(cand, a->cfg.tuner, pred);
     if (out->tuner.phase() == alltoall::Tuner::Phase::learning) {
         // What an earlier run of this shape learned (decision_cache.hpp):
-        // rank 0 looks, every rank takes its answer, so all start alike.
-        out->key = alltoall::DecisionKey::of_job(model::host_name(), s->size, a->node_of_rank,
-                                                 alltoall_size_class(bytes), cand);
+        // rank 0 looks (and alone keeps the key: it alone writes the file),
+        // every rank takes its answer, so all start alike.
         double found[2] = {-1, 0}; // candidate index, learned seconds
-        alltoall::Decision d;
-        if (s->rank == 0 && alltoall::load_decision(a->cfg.decisions, out->key, &d)) {
-            found[0] = static_cast<double>(std::find(cand.begin(), cand.end(), d.alg) - cand.begin());
-            found[1] = d.learned;
+        if (s->rank == 0) {
+            out->key = alltoall::DecisionKey::of_job(model::host_name(), s->size, a->node_of_rank,
+                                                     alltoall_size_class(bytes), cand);
+            alltoall::Decision d;
+            if (alltoall::load_decision(a->cfg.decisions, out->key, &d)) {
+                found[0] = static_cast<double>(std::find(cand.begin(), cand.end(), d.alg) - cand.begin());
+                found[1] = d.learned;
+            }
         }
         int rc = model::bcast_bytes(p2p, found, sizeof found, model::kTagDecisions);
         if (rc)

@@ -37,7 +37,7 @@ struct SizeClass {
     size_t first_bytes = 0;
     std::vector<double> predicted;  // the modelled nine, empty without pruning
     Tuner tuner;
-    DecisionKey key;      // its line in the decision cache
+    DecisionKey key;      // its line in the decision cache (rank 0 only)
     bool resumed = false; // started from a cached decision, without learning
 };
 
