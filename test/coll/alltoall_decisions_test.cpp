@@ -67,6 +67,23 @@ TEST(AlltoallDecisions, FileKeepsOneLinePerKey)
     }
     EXPECT_EQ(lines, 2);
 
+    // race times and times in a row, one per candidate, come back; a line
+    // whose lists do not fit the candidates still gives its winner
+    ASSERT_TRUE(store_decision(path, k44, {Alg::ring_ob, 1e-4, {2e-4, 1.5e-4, 1e-4}, {0, 0, 9e-5}}));
+    ASSERT_TRUE(load_decision(path, k44, &d));
+    EXPECT_EQ(d.alg, Alg::ring_ob);
+    EXPECT_EQ(d.race, (std::vector<double>{2e-4, 1.5e-4, 1e-4}));
+    EXPECT_EQ(d.steady, (std::vector<double>{0, 0, 9e-5}));
+    {
+        std::ofstream app(path, std::ios::app);
+        app << k53.text() << " alg=pairwise t=3e-4 race=1,2 steady=0,0\n";
+    }
+    ASSERT_TRUE(load_decision(path, k53, &d));
+    EXPECT_EQ(d.alg, Alg::pairwise);
+    EXPECT_TRUE(d.race.empty());
+    EXPECT_TRUE(d.steady.empty());
+    ASSERT_TRUE(store_decision(path, k44, {Alg::pairwise, 9e-5}));
+
     // another candidate list, size class, host or process count is another key
     Decision untouched{Alg::bruck, 7};
     EXPECT_FALSE(load_decision(path, key_of(4, 4, {Alg::pairwise, Alg::ring_ob}), &untouched));

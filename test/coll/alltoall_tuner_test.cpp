@@ -246,6 +246,82 @@ TEST(AlltoallTuner, RaceDropsTheSlowAfterAPass)
 // Monitoring compares the period's median with the learned time: 5 calls
 // of 50 stretched tenfold keep the choice (the mean, 1.9x, would re-learn);
 // a period whose calls all take 1.6x re-learns.
+namespace {
+// Runs `periods` monitoring periods of t (period calls each) as one process;
+// cost_of(alg) is the time of a call in a row.  Returns the algorithm of
+// every call.
+template <class Cost> std::vector<Alg> monitor(Tuner &t, Cost cost_of, int periods, int period)
+{
+    std::vector<Alg> order;
+    for (int i = 0; i < periods * period; i++) {
+        const Alg a = t.current();
+        order.push_back(a);
+        if (t.record(cost_of(a)))
+            t.apply(t.decide(t.summary(), 1));
+    }
+    return order;
+}
+} // namespace
+
+// The race ranks A (1.0) before B (1.1), but in a row B takes 0.8: after A's
+// first period B runs one period, is faster in a row and is kept, with its
+// time in a row as the learned time.  C (2.0, beyond 1.3 x A's race time) is
+// never challenged, and there is one challenge per round.
+TEST(AlltoallTuner, ChallengeKeepsTheFasterInARow)
+{
+    TunerConfig cfg;
+    cfg.settle = 0;
+    cfg.trials = 2;
+    cfg.period = 4;
+    cfg.cutoff = 0;
+    cfg.race = 0;
+    ASSERT_DOUBLE_EQ(cfg.challenge, 1.3);
+    const Alg A = Alg::pairwise, B = Alg::ring, C = Alg::ring_ob;
+    Tuner t({A, B, C}, cfg);
+    learn(t, [&](Alg a) { return a == A ? 1.0 : a == B ? 1.1 : 2.0; });
+    ASSERT_EQ(t.chosen(), A);
+    auto in_a_row = [&](double b) { return [=](Alg a) { return a == A ? 1.0 : a == B ? b : 2.0; }; };
+    EXPECT_EQ(monitor(t, in_a_row(0.8), 3, 4), calls_of({{A, 4}, {B, 8}}));
+    EXPECT_EQ(t.chosen(), B);
+    EXPECT_DOUBLE_EQ(t.learned_time(), 0.8);
+    EXPECT_EQ(t.steady_times(), (std::vector<double>{1.0, 0.8, 0.0}));
+    EXPECT_EQ(t.challenges(), 1);
+    EXPECT_EQ(t.relearns(), 0);
+
+    // a challenger slower in a row goes back: A stays, learned at its time in a row
+    Tuner u({A, B, C}, cfg);
+    learn(u, [&](Alg a) { return a == A ? 1.0 : a == B ? 1.1 : 2.0; });
+    EXPECT_EQ(monitor(u, in_a_row(1.2), 3, 4), calls_of({{A, 4}, {B, 4}, {A, 4}}));
+    EXPECT_EQ(u.chosen(), A);
+    EXPECT_DOUBLE_EQ(u.learned_time(), 1.0);
+    EXPECT_EQ(u.steady_times(), (std::vector<double>{1.0, 1.2, 0.0}));
+
+    // LLC_ALLTOALL_CHALLENGE=0: no challenge
+    TunerConfig off = cfg;
+    off.challenge = 0;
+    Tuner v({A, B, C}, off);
+    learn(v, [&](Alg a) { return a == A ? 1.0 : a == B ? 1.1 : 2.0; });
+    EXPECT_EQ(monitor(v, in_a_row(0.8), 2, 4), calls_of({{A, 8}}));
+    EXPECT_EQ(v.challenges(), 0);
+}
+
+// A run resumed from a kept decision with every candidate's race time and
+// time in a row challenges the close candidate no earlier run timed in a
+// row (C: B has its time already).
+TEST(AlltoallTuner, ResumedRunChallengesTheNextCloseCandidate)
+{
+    TunerConfig cfg;
+    cfg.period = 4;
+    const Alg A = Alg::pairwise, B = Alg::ring, C = Alg::ring_ob, D = Alg::bruck;
+    Tuner t({A, B, C, D}, cfg);
+    ASSERT_TRUE(t.resume(A, 1.0, {1.0, 1.1, 1.2, 1.5}, {1.0, 1.3, 0.0, 0.0}));
+    auto in_a_row = [&](Alg a) { return a == A ? 1.0 : a == C ? 0.9 : 5.0; };
+    EXPECT_EQ(monitor(t, in_a_row, 3, 4), calls_of({{A, 4}, {C, 8}}));
+    EXPECT_EQ(t.chosen(), C);
+    EXPECT_EQ(t.steady_times(), (std::vector<double>{1.0, 1.3, 0.9, 0.0}));
+    EXPECT_EQ(t.learned_means(), (std::vector<double>{1.0, 1.1, 1.2, 1.5}));
+}
+
 TEST(AlltoallTuner, MonitorIgnoresAFewStretchedCalls)
 {
     TunerConfig cfg;

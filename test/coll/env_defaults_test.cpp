@@ -47,8 +47,8 @@ auto fields(const llc::coll::bcast::Params &p)
 auto fields(const llc::coll::alltoall::Config &c)
 {
     return std::make_tuple(c.mode, c.forced, c.prune, c.tuner.warmup, c.tuner.trials, c.tuner.settle, c.tuner.period,
-                           c.tuner.relearn, c.tuner.cutoff, c.tuner.model_stop, c.model, c.bs, c.sharing, c.verbose,
-                           c.native);
+                           c.tuner.relearn, c.tuner.cutoff, c.tuner.challenge, c.tuner.model_stop, c.model, c.bs,
+                           c.sharing, c.verbose, c.native);
 }
 
 }  // namespace

@@ -59,6 +59,8 @@ Config config_from_env()
         c.tuner.cutoff = std::max(0.0, c.tuner.cutoff);
     if (read_setting(SettingId::LLC_ALLTOALL_RACE, c.tuner.race))
         c.tuner.race = std::max(0.0, c.tuner.race);
+    if (read_setting(SettingId::LLC_ALLTOALL_CHALLENGE, c.tuner.challenge))
+        c.tuner.challenge = std::max(0.0, c.tuner.challenge);
     if (read_setting(SettingId::LLC_ALLTOALL_MODEL_STOP, c.tuner.model_stop))
         c.tuner.model_stop = std::max(0.0, c.tuner.model_stop);
     if (auto v = setting_value(SettingId::LLC_ALLTOALL_MODEL))
@@ -185,7 +187,11 @@ int new_size_class(llc_coll_state_t *s, AlltoallState *a, const llc_coll_p2p_t *
         // What an earlier run of this shape learned (decision_cache.hpp):
         // rank 0 looks (and alone keeps the key: it alone writes the file),
         // every rank takes its answer, so all start alike.
-        double found[2] = {-1, 0}; // candidate index, learned seconds
+        // [candidate index (-1: none), learned seconds, race time and time
+        // in a row of every candidate (0: unknown)]
+        const size_t n = cand.size();
+        std::vector<double> found(2 + 2 * n, 0.0);
+        found[0] = -1;
         if (s->rank == 0) {
             out->key = alltoall::DecisionKey::of_job(model::host_name(), s->size, a->node_of_rank,
                                                      alltoall_size_class(bytes), cand);
@@ -193,13 +199,21 @@ int new_size_class(llc_coll_state_t *s, AlltoallState *a, const llc_coll_p2p_t *
             if (alltoall::load_decision(a->cfg.decisions, out->key, &d)) {
                 found[0] = static_cast<double>(std::find(cand.begin(), cand.end(), d.alg) - cand.begin());
                 found[1] = d.learned;
+                if (d.race.size() == n && d.steady.size() == n) {
+                    std::copy(d.race.begin(), d.race.end(), found.begin() + 2);
+                    std::copy(d.steady.begin(), d.steady.end(), found.begin() + 2 + static_cast<std::ptrdiff_t>(n));
+                }
             }
         }
-        int rc = model::bcast_bytes(p2p, found, sizeof found, model::kTagDecisions);
+        int rc = model::bcast_bytes(p2p, found.data(), found.size() * sizeof(double), model::kTagDecisions);
         if (rc)
             return rc;
-        if (found[0] >= 0 && found[0] < static_cast<double>(cand.size()))
-            out->resumed = out->tuner.resume(cand[static_cast<size_t>(found[0])], found[1]);
+        if (found[0] >= 0 && found[0] < static_cast<double>(n)) {
+            const auto race = found.begin() + 2, steady = race + static_cast<std::ptrdiff_t>(n);
+            out->resumed =
+                out->tuner.resume(cand[static_cast<size_t>(found[0])], found[1], std::vector<double>(race, steady),
+                                  std::vector<double>(steady, found.end()));
+        }
     }
     if (a->cfg.verbose && s->rank == 0) {
         if (out->predicted.empty())
@@ -324,6 +338,8 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
         const int skipped = t.skipped();
         const int model_skipped = t.model_skipped();
         const int raced_out = t.raced_out();
+        const int challenges = t.challenges();
+        const Alg challenger = t.current(), before = t.chosen();
         std::vector<double> d;
         const int nprocs = p2p->size;
         rc = model::agree(
@@ -334,13 +350,22 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
         t.apply(d);
         // a learning decision either ends the round or is a cutoff check
         const bool learning = was_learning && t.phase() == alltoall::Tuner::Phase::monitoring;
-        if (learning) {
+        const bool challenge_over = t.challenges() != challenges;
+        if (learning)
             g_learn_phases.fetch_add(1, std::memory_order_relaxed);
-            if (state->rank == 0 && !a->cfg.decisions.empty() &&
-                !alltoall::store_decision(a->cfg.decisions, it->second.key, {t.chosen(), t.learned_time()}) &&
-                a->cfg.verbose)
-                std::fprintf(stderr, "llc_coll alltoall: could not write the decision cache %s\n",
-                             a->cfg.decisions.c_str());
+        // the file learns the round's result and what each challenge found
+        if ((learning || challenge_over) && state->rank == 0 && !a->cfg.decisions.empty() &&
+            !alltoall::store_decision(a->cfg.decisions, it->second.key,
+                                      {t.chosen(), t.learned_time(), t.learned_means(), t.steady_times()}) &&
+            a->cfg.verbose)
+            std::fprintf(stderr, "llc_coll alltoall: could not write the decision cache %s\n",
+                         a->cfg.decisions.c_str());
+        if (a->cfg.verbose && state->rank == 0 && challenge_over) {
+            const auto &c = t.candidates();
+            const size_t b = static_cast<size_t>(std::find(c.begin(), c.end(), before) - c.begin());
+            std::fprintf(stderr, "llc_coll alltoall: class %d challenge: %s %.3gs in a row against %s %.3gs -> %s\n",
+                         cls, alltoall::alg_name(challenger), d[1], alltoall::alg_name(before),
+                         b < c.size() ? t.steady_times()[b] : 0.0, alltoall::alg_name(t.chosen()));
         }
         if (a->cfg.verbose && state->rank == 0 && t.skipped() != skipped)
             std::fprintf(
@@ -367,10 +392,13 @@ extern "C" int llc_coll_alltoall(llc_coll_state_t *state, const llc_coll_p2p_t *
                         std::fprintf(stderr, " %s=%.3gs", alltoall::alg_name(t.candidates()[i]),
                                      t.learned_means()[i]);
                 std::fprintf(stderr, " -> %s\n", alltoall::alg_name(t.chosen()));
-            } else {
-                std::fprintf(stderr, "llc_coll alltoall: class %d monitor %.3gs vs learned %.3gs%s\n",
-                             cls, t.last_monitored(), t.learned_time(),
-                             t.phase() == alltoall::Tuner::Phase::learning ? " -> re-learn" : "");
+            } else if (!challenge_over) {
+                std::fprintf(stderr, "llc_coll alltoall: class %d monitor %.3gs vs learned %.3gs%s%s\n", cls,
+                             t.last_monitored(), t.learned_time(),
+                             t.phase() == alltoall::Tuner::Phase::learning ? " -> re-learn"
+                             : t.challenging()                             ? " -> next period challenged by "
+                                                                           : "",
+                             t.challenging() ? alltoall::alg_name(t.current()) : "");
             }
         }
     }

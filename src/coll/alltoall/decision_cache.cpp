@@ -2,6 +2,7 @@
 #include "alltoall/decision_cache.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -15,6 +16,41 @@ namespace llc::coll::alltoall {
 namespace {
 constexpr const char *kFormat = "a2a1";
 constexpr const char *kResult = " alg="; // where a line's key ends
+
+// "name=v,v,...": n values >= 0, else false
+bool parse_times(const std::string &field, const char *name, size_t n, std::vector<double> *out)
+{
+    const std::string head = std::string(name) + "=";
+    if (field.compare(0, head.size(), head) != 0)
+        return false;
+    std::vector<double> v;
+    const char *p = field.c_str() + head.size();
+    while (*p) {
+        char *end = nullptr;
+        const double x = std::strtod(p, &end);
+        if (end == p || !(x >= 0))
+            return false;
+        v.push_back(x);
+        p = *end == ',' ? end + 1 : end;
+        if (*end != ',' && *end != '\0')
+            return false;
+    }
+    if (v.size() != n)
+        return false;
+    *out = std::move(v);
+    return true;
+}
+
+std::string format_times(const char *name, const std::vector<double> &v)
+{
+    std::string s = std::string(" ") + name + "=";
+    char b[32];
+    for (size_t i = 0; i < v.size(); i++) {
+        std::snprintf(b, sizeof b, "%s%.6g", i ? "," : "", v[i]);
+        s += b;
+    }
+    return s;
+}
 } // namespace
 
 std::string DecisionKey::text() const
@@ -76,6 +112,15 @@ bool load_decision(const std::string &path, const DecisionKey &key, Decision *ou
             continue;
         out->alg = *c;
         out->learned = learned;
+        out->race.clear();
+        out->steady.clear();
+        std::string f1, f2;
+        std::vector<double> race, steady;
+        if (rest >> f1 >> f2 && parse_times(f1, "race", key.candidates.size(), &race) &&
+            parse_times(f2, "steady", key.candidates.size(), &steady)) {
+            out->race = std::move(race);
+            out->steady = std::move(steady);
+        }
         found = true;
     }
     return found;
@@ -87,9 +132,12 @@ bool store_decision(const std::string &path, const DecisionKey &key, const Decis
     const std::string prefix = k + kResult;
     char t[64];
     std::snprintf(t, sizeof t, " t=%.6g", d.learned);
+    std::string times;
+    if (d.race.size() == key.candidates.size() && d.steady.size() == key.candidates.size())
+        times = format_times("race", d.race) + format_times("steady", d.steady);
     return replace_cache_line(
         path, [&](const std::string &line) { return line.compare(0, prefix.size(), prefix) == 0; },
-        prefix + alg_name(d.alg) + t);
+        prefix + alg_name(d.alg) + t + times);
 }
 
 } // namespace llc::coll::alltoall

@@ -12,9 +12,17 @@
 // time and learns again when the machine has changed (LLC_ALLTOALL_RELEARN),
 // and the new round's result replaces the line.
 //
+// A run that starts from a kept decision also challenges (tuner.hpp) a
+// close candidate that no earlier run has timed in a row, and the line keeps
+// every candidate's race time and time in a row, so that the runs of a job
+// go through the close candidates one by one and keep the fastest in a row.
+//
 // One line per key:
 //   a2a1 <host of rank 0> P=<processes> nodes=<n> ppn=<most per node>
 //        class=<c> cands=<name,name,...> alg=<winner> t=<learned seconds>
+//        [race=<seconds,...> steady=<seconds,...>]
+// (race and steady: one entry per candidate, in the order of cands, 0 for
+// unknown; lines without them are read as before.)
 #pragma once
 
 #include <string>
@@ -41,8 +49,15 @@ struct DecisionKey {
 };
 
 struct Decision {
+    Decision() = default;
+    Decision(Alg a, double t, std::vector<double> r = {}, std::vector<double> s = {})
+        : alg(a), learned(t), race(std::move(r)), steady(std::move(s))
+    {
+    }
     Alg alg = Alg::pairwise;
-    double learned = 0; // seconds per call, as the learning round measured it
+    double learned = 0;         // seconds per call, as the learning round (or a challenge) measured it
+    std::vector<double> race;   // per candidate of the key: race time (0: unknown); empty: none kept
+    std::vector<double> steady; // per candidate of the key: time in a row (0: unknown); empty: none kept
 };
 
 // LLC_ALLTOALL_DECISIONS: a path, the default file ("auto"), or "" ("off").

@@ -22,6 +22,7 @@ Tuner::Tuner(std::vector<Alg> candidates, TunerConfig cfg, std::vector<double> p
     cfg_.period = std::max(cfg_.period, 0);
     cfg_.race = std::max(cfg_.race, 0.0);
     period_.reserve(static_cast<size_t>(cfg_.period));
+    challenger_ = cand_.size();
     start_learning();
 }
 
@@ -35,36 +36,64 @@ void Tuner::start_learning()
     standing_.assign(cand_.size(), kIn);
     times_.assign(cand_.size() * static_cast<size_t>(cfg_.trials), 0.0);
     counts_.assign(cand_.size(), 0);
-    if (cand_.size() == 1) {  // nothing to learn or to re-learn
-        phase_ = Phase::monitoring;
+    steady_.assign(cand_.size(), 0.0); // a new round: conditions changed
+    challenger_ = cand_.size();
+    if (cand_.size() == 1) { // nothing to learn or to re-learn
         chosen_ = cand_[0];
+        start_monitoring();
         return;
     }
     phase_ = Phase::learning;
     learnings_++;
 }
 
-bool Tuner::resume(Alg winner, double learned)
+bool Tuner::resume(Alg winner, double learned) { return resume(winner, learned, {}, {}); }
+
+bool Tuner::resume(Alg winner, double learned, const std::vector<double> &race, const std::vector<double> &steady)
 {
     auto it = std::find(cand_.begin(), cand_.end(), winner);
     if (it == cand_.end() || !(learned > 0))
         return false;
     if (phase_ == Phase::learning && learnings_ > 0)
         learnings_--; // the round start_learning() began is not run
-    phase_ = Phase::monitoring;
+    const size_t w = static_cast<size_t>(it - cand_.begin());
     chosen_ = winner;
     learned_ = learned;
+    means_ = race.size() == cand_.size() ? race : std::vector<double>(cand_.size(), 0.0);
+    if (!(means_[w] > 0))
+        means_[w] = learned;
+    steady_ = steady.size() == cand_.size() ? steady : std::vector<double>(cand_.size(), 0.0);
+    start_monitoring();
+    return true;
+}
+
+void Tuner::start_monitoring()
+{
+    phase_ = Phase::monitoring;
     calls_ = 0;
     period_.clear();
-    means_.assign(cand_.size(), 0.0);
-    means_[static_cast<size_t>(it - cand_.begin())] = learned;
-    return true;
+    challenger_ = cand_.size();
+    challenged_ = false;
+}
+
+size_t Tuner::challenger() const
+{
+    const size_t n = cand_.size();
+    const size_t w = static_cast<size_t>(std::find(cand_.begin(), cand_.end(), chosen_) - cand_.begin());
+    if (cfg_.challenge <= 0 || w == n || means_.size() != n || steady_.size() != n || !(means_[w] > 0))
+        return n;
+    size_t best = n;
+    for (size_t i = 0; i < n; i++)
+        if (i != w && steady_[i] == 0 && means_[i] > 0 && means_[i] <= cfg_.challenge * means_[w] &&
+            (best == n || means_[i] < means_[best]))
+            best = i;
+    return best;
 }
 
 Alg Tuner::current() const
 {
     if (phase_ == Phase::monitoring)
-        return chosen_;
+        return challenging() ? cand_[challenger_] : chosen_;
     return cand_[std::min(idx_, cand_.size() - 1)];
 }
 
@@ -141,7 +170,7 @@ std::vector<double> Tuner::summary() const
     return {m};
 }
 
-size_t Tuner::decision_len() const { return phase_ == Phase::learning ? 3 + 2 * cand_.size() : 2; }
+size_t Tuner::decision_len() const { return phase_ == Phase::learning ? 3 + 2 * cand_.size() : 3; }
 
 double Tuner::median_of(const std::vector<double> &sum, size_t i, int nprocs) const
 {
@@ -157,10 +186,18 @@ double Tuner::median_of(const std::vector<double> &sum, size_t i, int nprocs) co
 
 std::vector<double> Tuner::decide(const std::vector<double> &sum, int nprocs) const
 {
-    if (phase_ == Phase::monitoring) { // [relearn?, mean of the period]
-        double m = sum[0] / nprocs;
-        bool off = learned_ > 0 ? std::fabs(m / learned_ - 1) > cfg_.relearn : false;
-        return {off ? 1.0 : 0.0, m};
+    if (phase_ == Phase::monitoring) { // [action, mean of the period, candidate]
+        const double m = sum[0] / nprocs;
+        const size_t n = cand_.size();
+        const size_t w = static_cast<size_t>(std::find(cand_.begin(), cand_.end(), chosen_) - cand_.begin());
+        if (challenging()) { // the challenger's period: the faster in a row stays
+            const size_t keep = w < n && steady_[w] > 0 && steady_[w] <= m ? w : challenger_;
+            return {static_cast<double>(kChallengeOver), m, static_cast<double>(keep)};
+        }
+        if (learned_ > 0 && std::fabs(m / learned_ - 1) > cfg_.relearn)
+            return {static_cast<double>(kRelearn), m, 0.0};
+        const size_t c = challenged_ ? n : challenger();
+        return {static_cast<double>(c < n ? kChallenge : kKeep), m, static_cast<double>(c < n ? c : 0)};
     }
     const size_t n = cand_.size();
     std::vector<double> d(3 + 2 * n, 0.0);
@@ -228,9 +265,7 @@ void Tuner::finish(const std::vector<double> &d)
     chosen_ = cand_[std::min(static_cast<size_t>(d[1]), n - 1)];
     learned_ = d[2];
     means_.assign(d.begin() + 3, d.begin() + 3 + static_cast<std::ptrdiff_t>(n));
-    phase_ = Phase::monitoring;
-    calls_ = 0;
-    period_.clear();
+    start_monitoring();
 }
 
 void Tuner::apply(const std::vector<double> &d)
@@ -239,10 +274,31 @@ void Tuner::apply(const std::vector<double> &d)
         last_monitored_ = d[1];
         calls_ = 0;
         period_.clear();
-        if (d[0] != 0) {
+        const size_t n = cand_.size();
+        const size_t w = static_cast<size_t>(std::find(cand_.begin(), cand_.end(), chosen_) - cand_.begin());
+        switch (static_cast<int>(d[0])) {
+        case kRelearn:
             relearns_++;
             start_learning();
+            return;
+        case kChallengeOver: {
+            steady_[challenger_] = d[1];
+            const size_t keep = std::min(static_cast<size_t>(d[2]), n - 1);
+            chosen_ = cand_[keep];
+            learned_ = steady_[keep];
+            challenger_ = n;
+            challenges_++;
+            return;
         }
+        case kChallenge:
+            challenger_ = std::min(static_cast<size_t>(d[2]), n - 1);
+            challenged_ = true;
+            break;
+        default:
+            break;
+        }
+        if (w < n)
+            steady_[w] = d[1]; // the chosen one's latest time in a row
         return;
     }
     const size_t n = cand_.size();

@@ -28,6 +28,16 @@
 // Monitoring: the winner runs; every `period` calls the median time of the
 // period is compared with the learned time and a relative deviation beyond
 // `relearn` starts a new round.
+// Challenge: a learning call runs among other algorithms' calls, and some
+// algorithms reach their speed only after many calls in a row (across
+// emulated hosts ring_lb takes about ten; then it is 1.5x faster than the
+// others, which its race time does not show).  So after the winner's first
+// period (its time in a row), the fastest other candidate whose race time
+// was within `challenge` x the winner's and which has not run a period yet
+// runs the next period; the one with the smaller period time is kept, with
+// that time as its learned time.  One challenge per round (and per resumed
+// run: a run that starts from a kept decision challenges the next one).
+// Times in a row are kept per candidate (steady_times) until a re-learn.
 //
 // Pure logic: the caller measures the time and runs the reduce/decide/
 // broadcast (model::agree) when record() asks for it, so every rank applies
@@ -61,6 +71,9 @@ struct TunerConfig {
     // model_stop x cutoff x the best so far: the model ranks, the measurement
     // calibrates, and model_stop is how far the ranking is trusted to be off.
     double model_stop = 2.0;
+    // LLC_ALLTOALL_CHALLENGE (0: off): a candidate whose race time is within
+    // this x the winner's runs one monitoring period in a row against it.
+    double challenge = 1.3;
 };
 
 class Tuner {
@@ -76,6 +89,10 @@ class Tuner {
     // tuner had learned it.  False, and nothing changes, if it is not a
     // candidate or learned <= 0.
     bool resume(Alg winner, double learned);
+    // The same with every candidate's race time and time in a row as an
+    // earlier run kept them (one entry per candidate; 0: unknown), so that
+    // this run challenges a candidate the earlier ones did not.
+    bool resume(Alg winner, double learned, const std::vector<double> &race, const std::vector<double> &steady);
 
     Alg current() const;
     // Local time of the call just made with current().  True when the caller
@@ -91,8 +108,9 @@ class Tuner {
     // At rank 0, from the sums over the ranks.  Learning: [action (0: go on,
     // 2: round over), winner index, its learned time, the learned time of
     // every candidate (0: not tried yet, -1: skipped by the model), the state
-    // of every candidate (Standing)]; monitoring: [re-learn?, time of the
-    // period (the mean over the processes of their medians)].
+    // of every candidate (Standing)]; monitoring: [action (Monitor), time of
+    // the period (the mean over the processes of their medians), candidate
+    // (the challenger, or the one a challenge kept)].
     std::vector<double> decide(const std::vector<double> &sum, int nprocs) const;
     void apply(const std::vector<double> &decision);
 
@@ -107,45 +125,58 @@ class Tuner {
     int model_skipped() const { return model_skipped_; }  // skipped untried, all rounds
     const std::vector<Alg> &candidates() const { return cand_; }
     const std::vector<double> &learned_means() const { return means_; }
+    // per candidate: its time in a row (a monitoring period), 0 if none yet
+    const std::vector<double> &steady_times() const { return steady_; }
+    int challenges() const { return challenges_; } // challenges ended, all rounds
+    bool challenging() const { return challenger_ < cand_.size(); }
 
-  private:
-      // A candidate's place in the current learning round.
-      enum Standing : int { kIn = 0, kCutOff = 1, kRacedOut = 2, kModelSkipped = 3 };
-      enum class Pending { none, check, pass_end };
+private:
+    // A candidate's place in the current learning round.
+    enum Standing : int { kIn = 0, kCutOff = 1, kRacedOut = 2, kModelSkipped = 3 };
+    enum class Pending { none, check, pass_end };
+    // What a monitoring decision does.
+    enum Monitor : int { kKeep = 0, kRelearn = 1, kChallenge = 2, kChallengeOver = 3 };
 
-      void start_learning();
-      // The first candidate still in at or after `from` / before `before`;
-      // cand_.size() if none.
-      size_t next_in(size_t from) const;
-      size_t prev_in(size_t before) const;
-      // The candidate of the current pass after `after` (cand_.size(): the
-      // pass's first), cand_.size() at its end.  Odd passes go forwards, even
-      // ones backwards, so that no candidate always runs after the others
-      // while the machine's load drifts.
-      size_t pass_next(size_t after) const;
-      // The learned time of candidate i: the median of its counted calls
-      // (`sum`: per-call sums over `nprocs` processes), 0 if it has none.
-      double median_of(const std::vector<double> &sum, size_t i, int nprocs) const;
-      void finish(const std::vector<double> &decision);
+    void start_learning();
+    // The first candidate still in at or after `from` / before `before`;
+    // cand_.size() if none.
+    size_t next_in(size_t from) const;
+    size_t prev_in(size_t before) const;
+    // The candidate of the current pass after `after` (cand_.size(): the
+    // pass's first), cand_.size() at its end.  Odd passes go forwards, even
+    // ones backwards, so that no candidate always runs after the others
+    // while the machine's load drifts.
+    size_t pass_next(size_t after) const;
+    // The learned time of candidate i: the median of its counted calls
+    // (`sum`: per-call sums over `nprocs` processes), 0 if it has none.
+    double median_of(const std::vector<double> &sum, size_t i, int nprocs) const;
+    void finish(const std::vector<double> &decision);
+    // The candidate to challenge the chosen one with; cand_.size() if none.
+    size_t challenger() const;
+    void start_monitoring();
 
-      std::vector<Alg> cand_;
-      TunerConfig cfg_;
-      std::vector<double> pred_; // per candidate, 0: none
-      Phase phase_ = Phase::learning;
-      int calls_ = 0;                   // monitoring: calls in the current period
-      size_t idx_ = 0;                  // learning: candidate being tried
-      size_t last_ = 0;                 // learning: candidate of the call recorded last
-      int pass_ = 1;                    // learning: 1 (one after the other), then 2 .. trials (interleaved)
-      int trial_ = 0;                   // learning, pass 1: calls of the candidate so far, warm-up included
-      Pending pending_ = Pending::none; // learning: the decision record() asked for
-      std::vector<int> standing_;       // learning: Standing per candidate
-      std::vector<double> times_;       // learning: local time of each counted call, trials slots per candidate
-      std::vector<int> counts_;         // learning: counted calls per candidate
-      std::vector<double> period_;      // monitoring: local time of each call of the period
-      Alg chosen_;
-      double learned_ = 0, last_monitored_ = 0;
-      std::vector<double> means_;
-      int relearns_ = 0, learnings_ = 0, skipped_ = 0, raced_out_ = 0, model_skipped_ = 0;
+    std::vector<Alg> cand_;
+    TunerConfig cfg_;
+    std::vector<double> pred_; // per candidate, 0: none
+    Phase phase_ = Phase::learning;
+    int calls_ = 0;                   // monitoring: calls in the current period
+    size_t idx_ = 0;                  // learning: candidate being tried
+    size_t last_ = 0;                 // learning: candidate of the call recorded last
+    int pass_ = 1;                    // learning: 1 (one after the other), then 2 .. trials (interleaved)
+    int trial_ = 0;                   // learning, pass 1: calls of the candidate so far, warm-up included
+    Pending pending_ = Pending::none; // learning: the decision record() asked for
+    std::vector<int> standing_;       // learning: Standing per candidate
+    std::vector<double> times_;       // learning: local time of each counted call, trials slots per candidate
+    std::vector<int> counts_;         // learning: counted calls per candidate
+    std::vector<double> period_;      // monitoring: local time of each call of the period
+    Alg chosen_;
+    double learned_ = 0, last_monitored_ = 0;
+    std::vector<double> means_;  // race times of the last round (or as kept)
+    std::vector<double> steady_; // times in a row, 0: unknown
+    size_t challenger_ = 0;      // monitoring: the candidate running a challenge period; cand_.size(): none
+    bool challenged_ = false;    // monitoring: this round's challenge is over or running
+    int challenges_ = 0;
+    int relearns_ = 0, learnings_ = 0, skipped_ = 0, raced_out_ = 0, model_skipped_ = 0;
 };
 
 }  // namespace llc::coll::alltoall
