@@ -197,14 +197,56 @@ void MPIDI_LLC_am_recv_handler(llc_context_t * ctx, void *arg, int src,
         MPIDI_LLC_global.deferred_errno = mpi_errno;
 }
 
+/* MPI_THREAD_MULTIPLE: MPI_Finalize does not take MPICH's global lock, and
+ * MPII_Finalize clears MPIR_ThreadInfo.isThreaded, which turns every lock
+ * operation into nothing: a thread still waiting in MPI when another calls
+ * MPI_Finalize would run progress beside the finalizing thread, unlocked,
+ * and into a finalized libllc.  Such a thread entered its MPI call under the
+ * lock and, with the lock's yields now skipped, still owns it (the
+ * finalizing thread never does): it ends the job, saying why. */
+static void abort_if_finalize_elsewhere(void)
+{
+#if defined(MPICH_IS_THREADED) && MPICH_THREAD_GRANULARITY == MPICH_THREAD_GRANULARITY__GLOBAL
+    MPID_Thread_mutex_t *m = &MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX;
+    MPL_thread_id_t self, owner;
+    int same = 0;
+
+    if (MPIR_ThreadInfo.thread_provided != MPI_THREAD_MULTIPLE || MPIR_ThreadInfo.isThreaded)
+        return;
+    if (MPL_atomic_load_int(&MPIR_Process.mpich_state) != MPICH_MPI_STATE__INITIALIZED)
+        return;
+    MPL_thread_self(&self);
+    owner = m->owner;
+    MPL_thread_same(&self, &owner, &same);
+    if (!same || m->count <= 0)
+        return;
+    MPID_Abort(NULL, MPI_SUCCESS, 1,
+               "ch4:llc: MPI_Finalize was called by one thread while this thread was still "
+               "waiting inside MPI (MPI_THREAD_MULTIPLE: every thread must have left MPI "
+               "before MPI_Finalize)");
+#endif
+}
+
+/* The first peer failure, for every later progress call (MPIDI_LLC_global.peer_failed). */
+static int peer_failure_error(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_ERR_SET1(mpi_errno, MPIX_ERR_PROC_FAILED, "**fail", "**fail %s",
+                  MPIDI_LLC_global.peer_failure);
+    return mpi_errno;
+}
+
 int MPIDI_LLC_do_progress(int vci, int blocking)
 {
     int mpi_errno = MPI_SUCCESS;
     int progressed = 0;
     int rc;
 
+    abort_if_finalize_elsewhere();
     if (vci != 0 || MPIDI_LLC_global.ctx == NULL)
         return MPI_SUCCESS;
+    if (unlikely(MPIDI_LLC_global.peer_failed))
+        return peer_failure_error();
 
     /* A loop of copied puts and flushes is not a wait: without this its
      * polls would go on to yield and sleep (llc_note_activity). */
@@ -212,7 +254,17 @@ int MPIDI_LLC_do_progress(int vci, int blocking)
         MPIDI_LLC_global.copied = 0;
         llc_note_activity(MPIDI_LLC_global.ctx);
     }
+    MPL_atomic_fetch_add_int(&MPIDI_LLC_global.in_progress, 1);
     rc = llc_progress(MPIDI_LLC_global.ctx, &progressed);
+    MPL_atomic_fetch_sub_int(&MPIDI_LLC_global.in_progress, 1);
+    if (rc == LLC_ERR_PEER && !MPIDI_LLC_global.peer_failed) {
+        /* a rank is gone: the receives posted for it in other threads
+         * (libllc does not complete them) wait in vain; their progress
+         * calls fail from now on with this error */
+        snprintf(MPIDI_LLC_global.peer_failure, sizeof(MPIDI_LLC_global.peer_failure),
+                 "%s (reported earlier, to another call)", llc_last_error(MPIDI_LLC_global.ctx));
+        MPIDI_LLC_global.peer_failed = 1;
+    }
     if (rc < 0)
         return MPIDI_LLC_error(rc);
     if (MPIDI_LLC_global.deferred_errno != MPI_SUCCESS) {

@@ -42,6 +42,14 @@ typedef struct {
     int nfast;
     llc_fast_poll_t *poll;      /* the inline look at this process's rings (llc_fast.h), or NULL */
     int copied;                 /* puts/gets copied by llc_rma.h since the last progress call */
+    /* MPI_THREAD_MULTIPLE (doc/threads.md): threads inside MPIDI_LLC_do_progress
+     * (atomic; the finalize hook refuses to finalize under a thread still
+     * waiting in MPI), and the first peer failure llc_progress reported: every
+     * later progress call of any thread fails with it, so that no thread
+     * waits on for a rank that is gone (MPIX_ERR_PROC_FAILED) */
+    MPL_atomic_int_t in_progress;
+    int peer_failed;
+    char peer_failure[512];
 } MPIDI_LLC_global_t;
 
 extern MPIDI_LLC_global_t MPIDI_LLC_global;

@@ -373,6 +373,17 @@ int MPIDI_LLC_mpi_finalize_hook(void)
 
     if (MPIDI_LLC_global.ctx) {
         int rc;
+        /* MPI_THREAD_MULTIPLE: another thread still inside progress (its idle
+         * sleep, or stopped on MPICH's lock that this thread keeps through
+         * MPI_Finalize) would use libllc during or after llc_finalize */
+        int others = MPL_atomic_load_int(&MPIDI_LLC_global.in_progress);
+        if (others > 0) {
+            char msg[256];
+            snprintf(msg, sizeof(msg), "ch4:llc: MPI_Finalize was called while %d other thread%s "
+                     "still waiting inside MPI (MPI_THREAD_MULTIPLE: every thread must have "
+                     "left MPI before MPI_Finalize)", others, others == 1 ? " was" : "s were");
+            MPID_Abort(NULL, MPI_SUCCESS, 1, msg);
+        }
         MPL_free(MPIDI_LLC_global.fast);
         MPIDI_LLC_global.fast = NULL;
         MPIDI_LLC_global.nfast = 0;
