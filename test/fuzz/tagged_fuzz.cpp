@@ -24,6 +24,7 @@
 //   4 cancel              req
 #include "core/context.hpp"
 #include "one_rank.hpp"
+#include "support/cma_copy.hpp"
 #include "tagged/tagged.hpp"
 
 #include "llc.h"
