@@ -34,7 +34,7 @@ namespace {
 
 constexpr unsigned kHandler = 3;
 constexpr size_t kForged = 32 * 1024; // the length a forged request-to-send claims
-constexpr size_t kReal = 256 * 1024;  // above LLC_CMA_THRESHOLD (64k): a real large message, read where it is
+constexpr size_t kReal = 256 * 1024;  // LLC_CMA_THRESHOLD (256k): a real large message, read where it is
 constexpr uint64_t kTopOfAddressSpace = ~uint64_t(0) - 65535;
 
 // The same address in every process of a job (they are forked from the test).
