@@ -34,6 +34,8 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/transport/goodbye_book.hpp \
 	src/llc/core/errors.cpp \
 	src/llc/core/errors.hpp \
+	src/llc/core/held_records.cpp \
+	src/llc/core/held_records.hpp \
 	src/llc/kvs/kvs.cpp \
 	src/llc/kvs/kvs.hpp \
 	src/llc/auth/job_secret.cpp \
@@ -86,12 +88,13 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/tagged/tag_matcher.hpp \
 	src/llc/tagged/tagged.cpp \
 	src/llc/tagged/tagged.hpp \
+	src/llc/tagged/tagged_am.cpp \
 	src/llc/tagged/tagged_offers.cpp \
 	src/llc/tagged/tagged_util.hpp \
 	src/llc/tagged/unexpected_pool.cpp \
 	src/llc/tagged/unexpected_pool.hpp \
-	src/llc/rma/cma_copy.cpp \
-	src/llc/rma/cma_copy.hpp \
+	src/llc/support/cma_copy.cpp \
+	src/llc/support/cma_copy.hpp \
 	src/llc/rma/region_table.cpp \
 	src/llc/rma/region_table.hpp \
 	src/llc/rma/rma.cpp \

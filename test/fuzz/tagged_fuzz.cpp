@@ -1,6 +1,7 @@
 // tagged_fuzz.cpp - libFuzzer target: the tagged protocol's records (eager,
-// request-to-send, clear-to-send, data, acknowledgement, read failure) as a
-// job member could send them, interleaved with real tagged sends, receives
+// request-to-send, clear-to-send, data, acknowledgement, read failure,
+// offers, and a large active message's request-to-send) as a job member
+// could send them, interleaved with real tagged sends, receives
 // and cancels, so that live, stale and forged request tokens all occur.
 //
 // A one-rank context (an in-memory bootstrap); every record goes to our own
@@ -16,16 +17,21 @@
 //   1 start a send        req, tag, length (2 bytes), sync
 //   2 forge a record      handler, token choice for each token field,
 //                         header-size choice, 48 header bytes, payload length (2), payload
+//                         (a large active message's: its caller's header, then
+//                         spans over our buffers or raw addresses, unless the
+//                         header-size choice keeps the raw payload)
 //   3 progress            count
 //   4 cancel              req
 #include "core/context.hpp"
 #include "one_rank.hpp"
+#include "support/cma_copy.hpp"
 #include "tagged/tagged.hpp"
 
 #include "llc.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdlib>
@@ -39,6 +45,9 @@ namespace {
 constexpr int kRequests = 8;
 constexpr size_t kBufBytes = 4096;     // each request's buffer
 constexpr const char *kEagerBytes = "256"; // LLC_TAG_EAGER_BYTES: longer messages go by request-to-send
+constexpr unsigned kAmHandler = 0;         // the caller's handler large active messages name
+
+void on_am(llc_context_t *, void *, int, const void *, size_t, const void *, size_t) {}
 
 struct Requests {
     std::array<llc_treq_t, kRequests> req{};
@@ -90,7 +99,9 @@ void progress(llc_context_t *ctx, Requests &rq, int n)
         check(s.magic != 0 || r.received <= kBufBytes, "received fits the buffer");
         awaiting += s.awaiting != 0;
     }
-    check(llc::context_of(ctx).tagged().tokens().in_use() == awaiting, "the token table holds our awaiting requests only");
+    const llc::Tagged &t = llc::context_of(ctx).tagged();
+    check(t.tokens().in_use() == awaiting + t.am_in_flight(),
+          "the token table holds our awaiting requests (and large active messages' own) only");
 }
 
 void forge(llc_context_t *ctx, Requests &rq, fuzz::Input &in)
@@ -112,6 +123,33 @@ void forge(llc_context_t *ctx, Requests &rq, fuzz::Input &in)
             w.addr = uint64_t(uintptr_t(rq.buf[choice_b / 2 % kRequests].data())) + (w.addr % 64);
         std::memcpy(hdr, &w, sizeof(w));
         hdr_len = sizeof(w);
+    } else if (handler == llc::kTagAmRts) {
+        llc::AmRtsWire w;
+        std::memcpy(&w, hdr, sizeof(w));
+        w.sreq = rq.token(choice_a, w.sreq);
+        w.pid = int32_t(::getpid()); // never read another process's memory
+        w.handler = choice_b & 2 ? kAmHandler : LLC_AM_MAX_HANDLERS + w.handler % 1000; // ours, or out of range
+        w.hdr_len %= 16;
+        w.length %= 2 * kBufBytes;
+        std::memcpy(hdr, &w, sizeof(w));
+        hdr_len = sizeof(w);
+        if (size_choice >= 32) {
+            // a well-formed payload: the caller's header, then one or two spans
+            std::vector<char> payload(w.hdr_len, 'h');
+            llc::RemoteSpan spans[2];
+            size_t n = 1 + (choice_b >> 2) % 2;
+            for (size_t i = 0; i < n; i++) {
+                uint64_t part = i + 1 == n ? w.length - (n - 1) * (w.length / 2) : w.length / 2;
+                spans[i].addr = choice_b & (8u << i) ? uint64_t(uintptr_t(rq.buf[(choice_a + i) % kRequests].data()))
+                                                     : uint64_t(0x1000) << i; // raw: unmapped
+                spans[i].len = std::min<uint64_t>(part, kBufBytes);
+            }
+            payload.insert(payload.end(), reinterpret_cast<char *>(spans), reinterpret_cast<char *>(spans + n));
+            in.u16(); // (the raw payload's length, unused)
+            llc_iov_t iov{payload.data(), payload.size()};
+            llc::context_of(ctx).send_am(llc_rank(ctx), handler, hdr, hdr_len, &iov, 1, nullptr, nullptr);
+            return;
+        }
     } else {
         llc::TagReply r;
         std::memcpy(&r, hdr, sizeof(r));
@@ -144,6 +182,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     setenv("LLC_CMA", in.byte() & 1 ? "1" : "0", 1);
     fuzz::MemoryBootstrap boot;
     llc_context_t *ctx = fuzz::one_rank_context("tagged_fuzz", boot);
+    check(llc_am_register(ctx, kAmHandler, on_am, nullptr) == LLC_OK, "llc_am_register");
     Requests rq;
     while (in.left) {
         uint8_t op = in.byte() % 5;

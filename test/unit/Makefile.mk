@@ -67,7 +67,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/transport/tcp/tcp_bidi_test.cpp \
 	test/unit/auth/auth_test.cpp \
 	test/unit/common/stranger_util.hpp \
-	test/unit/transport/shm/shm_cma_hostile_test.cpp \
+	test/unit/tagged/tagged_am_hostile_test.cpp \
 	test/unit/coll/coll_args_test.cpp \
 	test/unit/common/job_secret_util.hpp \
 	test/unit/mem/mem_test.cpp \

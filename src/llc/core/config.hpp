@@ -13,7 +13,7 @@ struct Config {
     bool cma_enabled = true;              // LLC_CMA
     bool fast_path = true;                // LLC_FAST_PATH
     uint32_t fast_poll_period = 16;       // LLC_FAST_POLL_PERIOD
-    size_t cma_threshold = 64 * 1024;     // LLC_CMA_THRESHOLD
+    size_t cma_threshold = 256 * 1024;    // LLC_CMA_THRESHOLD
     bool cma_simulate_eperm = false;      // LLC_CMA_SIMULATE_EPERM (testing)
     size_t copy_max = 16 * 1024;          // LLC_COPY_MAX
     bool tag_offer = true;                // LLC_TAG_OFFER: offer receives posted first to their sender

@@ -139,6 +139,11 @@ int Context::am_send(int dest, unsigned id, const void *hdr, size_t hdr_len, con
                      int iovcnt, llc_completion_t cb, void *cb_arg)
 {
     check_am_send_args(size_, dest, id, hdr, hdr_len, iov, iovcnt);
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; i++)
+        len += iov[i].len;
+    if (tagged_->am_by_rendezvous(dest, len))
+        return tagged_->send_am(dest, id, hdr, hdr_len, iov, iovcnt, cb, cb_arg); // read where it is (tagged_am.cpp)
     return send_am(dest, id, hdr, hdr_len, iov, iovcnt, cb, cb_arg);
 }
 
@@ -213,16 +218,34 @@ void Context::deliver(int src, const WireHeader &wire, const void *hdr, const vo
     if (wire.handler >= handlers_.size())
         throw Error(LLC_ERR_PEER, "protocol error: handler id " + std::to_string(wire.handler) + " from rank " +
                                       std::to_string(src) + " is out of range");
-    const HandlerSlot &h = handlers_[wire.handler];
+    if (!held_.empty() && held_.keep(src, wire, hdr, data, data_len))
+        return;
+    run_handler(src, wire.handler, hdr, wire.hdr_len, data, data_len);
+}
+
+void Context::run_handler(int src, unsigned id, const void *hdr, size_t hdr_len, const void *data, size_t data_len)
+{
+    const HandlerSlot &h = handlers_[id];
     if (!h.fn) {
-        report_error(LLC_ERR_INVALID,
-                     "dropped a message from rank " + std::to_string(src) + " for handler id " +
-                         std::to_string(wire.handler) + " (" + std::to_string(data_len) +
-                         " payload bytes): no handler is registered for that id on rank " +
-                         std::to_string(rank_) + "; register handlers before peers can send");
+        report_error(LLC_ERR_INVALID, "dropped a message from rank " + std::to_string(src) + " for handler id " +
+                                          std::to_string(id) + " (" + std::to_string(data_len) +
+                                          " payload bytes): no handler is registered for that id on rank " +
+                                          std::to_string(rank_) + "; register handlers before peers can send");
         return;
     }
-    h.fn(handle_, h.arg, src, hdr, wire.hdr_len, data, data_len);
+    h.fn(handle_, h.arg, src, hdr, hdr_len, data, data_len);
+}
+
+void Context::release_records_from(int src)
+{
+    held_.stop_waiting(src);
+    HeldRecord rec;
+    while (held_.next(src, rec)) {
+        if (rec.wire.kind == 0)
+            tagged_->arrived_eager(src, rec.chunk_tag, rec.chunk_source, rec.data.data(), rec.data.size());
+        else
+            run_handler(src, rec.wire.handler, rec.hdr.data(), rec.wire.hdr_len, rec.data.data(), rec.data.size());
+    }
 }
 
 char *Context::payload_destination(int src, const WireHeader &wire, const void *hdr)
@@ -249,6 +272,8 @@ void Context::deliver_tagged_chunk(int src, const char *chunk, size_t len)
     size_t data_len = len - sizeof(h);
     stats_.msgs_received++;
     stats_.bytes_received += data_len;
+    if (!held_.empty() && held_.keep_chunk(src, h.tag, h.source, chunk + sizeof(h), data_len))
+        return;
     tagged_->arrived_eager(src, h.tag, h.source, chunk + sizeof(h), data_len);
 }
 
@@ -284,9 +309,12 @@ void Context::hand_over_failed_peers()
 {
     std::vector<int> peers;
     peers.swap(failed_peers_);
-    if (rma_)
-        for (int p : peers)
+    for (int p : peers) {
+        if (rma_)
             rma_->peer_failed(p);
+        if (tagged_)
+            tagged_->peer_failed(p);
+    }
 }
 
 void Context::defer_completion(OutgoingMessage &msg, int status)

@@ -10,6 +10,7 @@
 #include "node/node_map.hpp"
 #include "wire/outgoing_message.hpp"
 #include "core/progress_backoff.hpp"
+#include "core/held_records.hpp"
 
 #include <array>
 #include <memory>
@@ -45,9 +46,6 @@ public:
     // The transport that carries messages to dest (transport/transport.hpp):
     // self, the node's (shared memory) or the network's.
     Transport &transport_to(int dest) { return *transports_[size_t(route_of(dest))]; }
-    // Tests that forge records from a real process (shm_cma_hostile_test.cpp):
-    // the next sequence number to dest, used up.
-    uint64_t take_send_seq_for_tests(int dest) { return next_send_seq_[dest]++; }
     // Records sent to dest so far, and received (delivered or skipped) from
     // src: a tagged offer compares the two (tagged.hpp, OfferWire).
     uint64_t records_sent_to(int dest) { return next_send_seq_[dest]; }
@@ -68,6 +66,14 @@ public:
 
     // --- libllc's own protocols (handler ids above the caller's) ---------
     void register_internal_handler(unsigned id, llc_am_handler_t handler, void *arg);
+    // Run handler id (a caller's) for a message from src whose record has
+    // been taken in order already (a large active message, tagged_am.cpp).
+    void run_handler(int src, unsigned id, const void *hdr, size_t hdr_len, const void *data, size_t data_len);
+    // Keep src's records back (held_records.hpp) until the Data record for
+    // token has come; then release_records_from runs them, in order.
+    void hold_records_from(int src, uint64_t token) { held_.hold(src, token); }
+    void release_records_from(int src);
+    bool holding_records_from(int src) const { return held_.holding(src); }
     // am_send without the argument checks (id may be internal).
     int send_am(int dest, unsigned id, const void *hdr, size_t hdr_len, const llc_iov_t *iov, int iovcnt,
                 llc_completion_t cb, void *cb_arg);
@@ -186,7 +192,8 @@ private:
     llc_fast_poll_t *fast_poll_ = nullptr;
     std::unique_ptr<Tagged> tagged_;        // tagged point-to-point (tagged.hpp); after the transports: destroyed first
     std::unique_ptr<Rma> rma_;              // one-sided put/get (rma/rma.hpp); destroyed before Tagged
-    std::vector<int> failed_peers_;         // report_peer_failure, handed to rma_ by progress()
+    std::vector<int> failed_peers_;         // report_peer_failure, handed to rma_ and tagged_ by progress()
+    HeldRecords held_;                      // records kept back behind a streamed large active message
     void hand_over_failed_peers();
 };
 

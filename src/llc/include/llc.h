@@ -404,7 +404,7 @@ typedef struct llc_stats {
     uint64_t tag_read_failed;  /* rendezvous receives completed with LLC_ERR_PEER: the sender's buffer could not be read (process_vm_readv) */
     /* appended after the tagged records (doc/reliability.md) */
     uint64_t kvs_auth_rejected; /* node leaders (LLC_KVS=dist): KVS connections closed before proving they belong to the job (garbage, wrong secret, timeout) */
-    uint64_t cma_read_failed;   /* shm single-copy messages (CmaRts) not delivered: the sender's descriptor named memory or a process that could not be read; the sender's send fails */
+    uint64_t cma_read_failed;   /* large active messages from the node not delivered: their spans could not be read */
     /* udp loss recovery: which path resent (appended after the KVS and CMA counters) */
     uint64_t udp_timeout_retransmits; /* part of udp_retransmits sent by the retransmission timer (the rest: selective acks, recovery after a timeout) */
     uint64_t udp_timeout_wait_us;     /* sum, over those, of the time since the datagram's previous transmission (the time the timer made the stream wait) */

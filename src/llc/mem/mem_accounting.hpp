@@ -48,7 +48,7 @@ enum class MemComponent : int {
     ShmPeerMappings, // shm: the peers' segments mapped here (their pages; LLC_MEM_SHARED)
     ShmPeerState,    // shm: per-local-peer objects, queues, decoders
     ShmRankTable,    // shm: the node's rank list (m) and the local peer list (m - 1)
-    ShmBuffers,      // shm: decoder reassembly buffers, CMA receive buffers
+    ShmBuffers,      // shm: decoder reassembly buffers
     SendQueues,      // messages queued for sending (all transports), with copied headers/payloads
     SelfTransport,   // self: queue and gather buffer
     Bootstrap,       // the bootstrap wrapper; LLC_KVS=dist: the leader's KVS share and the address cache

@@ -4,7 +4,7 @@
 
 #include "core/context.hpp"
 #include "core/errors.hpp"
-#include "rma/cma_copy.hpp"
+#include "support/cma_copy.hpp"
 #include "transport/transport.hpp"
 
 #include <unistd.h>

@@ -4,9 +4,9 @@
 
 #include "core/context.hpp"
 #include "core/errors.hpp"
+#include "support/cma_copy.hpp"
 #include "transport/transport.hpp"
 
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,21 +16,6 @@
 #include <string>
 
 namespace llc {
-
-namespace {
-
-void start(llc_treq_t *req, TreqState::Kind kind, void *buf, uint64_t capacity)
-{
-    TreqState &r = state_of(req);
-    std::memset(&r, 0, sizeof(r));
-    r.kind = kind;
-    r.buf = buf;
-    r.capacity = capacity;
-    r.magic = TreqState::kMagic;
-    req->status = LLC_OK;
-}
-
-} // namespace
 
 void Tagged::reject(int src, const std::string &why)
 {
@@ -63,6 +48,7 @@ Tagged::Tagged(Context &ctx) : ctx_(ctx)
     ctx_.register_internal_handler(kTagPut, on_put, this);
     ctx_.register_internal_handler(kTagDecline, on_decline, this);
     ctx_.register_internal_handler(kTagRevoke, on_revoke, this);
+    ctx_.register_internal_handler(kTagAmRts, on_am_rts, this);
 }
 
 int Tagged::send(int dest, uint32_t source, uint64_t tag, const void *buf, size_t len, unsigned flags,
@@ -77,7 +63,7 @@ int Tagged::send(int dest, uint32_t source, uint64_t tag, const void *buf, size_
         throw Error(LLC_ERR_INVALID, "llc_tsend: buf is NULL with a length of " + std::to_string(len));
     if (flags & ~unsigned(LLC_TSEND_SYNC))
         throw Error(LLC_ERR_INVALID, "llc_tsend: unknown flags " + std::to_string(flags));
-    start(req, TreqState::Send, const_cast<void *>(buf), len);
+    start_request(req, TreqState::Send, const_cast<void *>(buf), len);
     TreqState &r = state_of(req);
     r.peer = dest;
     Offer o;
@@ -132,7 +118,7 @@ int Tagged::recv(int source, int src_rank, uint64_t tag, uint64_t ignore, void *
     if (source < LLC_ANY_SOURCE)
         throw Error(LLC_ERR_INVALID, "llc_trecv: source label " + std::to_string(source) +
                                          " is negative (LLC_ANY_SOURCE is -1)");
-    start(req, TreqState::Recv, buf, len);
+    start_request(req, TreqState::Recv, buf, len);
     TreqState &r = state_of(req);
     r.tag = tag;
     r.ignore = ignore;
@@ -175,7 +161,7 @@ int Tagged::mrecv(llc_tmsg_t *msg, void *buf, size_t len, llc_treq_t *req)
     if (!buf && len > 0)
         throw Error(LLC_ERR_INVALID, "llc_tmrecv: buf is NULL with a length of " + std::to_string(len));
     auto u = matcher_.own(reinterpret_cast<Unexpected *>(msg));
-    start(req, TreqState::Recv, buf, len);
+    start_request(req, TreqState::Recv, buf, len);
     TreqState &r = state_of(req);
     if (deliver(r, u->env, u->flags, u->sreq, u->data, u->rndv, u->pid, u->addr)) {
         r.magic = 0;
@@ -265,29 +251,16 @@ Tagged::Pull Tagged::pull_by_cma(TreqState &r, size_t n, int32_t pid, uint64_t a
     const Config &cfg = ctx_.config();
     if (!cfg.cma_enabled || cfg.cma_simulate_eperm)
         return Pull::NotPermitted;
-#ifdef HAVE_PROCESS_VM_READV
-    size_t done = 0;
-    while (done < n) {
-        struct iovec local = {static_cast<char *>(r.buf) + done, n - done};
-        struct iovec remote = {reinterpret_cast<void *>(uintptr_t(addr + done)), n - done};
-        ssize_t got = ::process_vm_readv(pid_t(pid), &local, 1, &remote, 1, 0);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0 && done == 0 && (errno == EPERM || errno == ENOSYS))
-            return Pull::NotPermitted; // ptrace rules or a seccomp filter: the sender streams it instead
-        if (got <= 0) {
-            // EFAULT (an address or length the sender does not have), ESRCH
-            // (no such process), or the read stopped part-way
-            errno_out = got < 0 ? errno : EFAULT;
-            return Pull::Failed;
-        }
-        done += size_t(got);
+    switch (cma_read(pid, addr, r.buf, n, &errno_out)) {
+    case CmaResult::Done:
+        return Pull::Done;
+    case CmaResult::NotPermitted:
+        return Pull::NotPermitted; // ptrace rules or a seccomp filter: the sender streams it instead
+    case CmaResult::NoProcess:
+    case CmaResult::BadAddress:
+        break; // an address or length the sender does not have, no such process, a read that stopped part-way
     }
-    return Pull::Done;
-#else
-    (void)r, (void)n, (void)pid, (void)addr, (void)errno_out;
-    return Pull::NotPermitted;
-#endif
+    return Pull::Failed;
 }
 
 void Tagged::send_reply(int dest, unsigned id, uint64_t sreq, uint64_t rreq)
@@ -407,6 +380,10 @@ void Tagged::on_cts(llc_context_t *, void *self, int src, const void *hdr, size_
     if (!r)
         return;
     t->stop_awaiting(*r);
+    if (AmSend *s = t->am_send_of(*r)) {
+        t->stream_am(src, *r, *s, in.rreq); // a large active message the receiver may not read
+        return;
+    }
     TagReply out{0, in.rreq};
     llc_iov_t iov{r->buf, size_t(r->capacity)};
     int rc = t->ctx_.send_am(src, kTagData, &out, sizeof(out), &iov, 1, on_send_done, request_of(r));
@@ -463,6 +440,7 @@ void Tagged::on_fin(llc_context_t *, void *self, int src, const void *hdr, size_
                                        "acknowledgement");
     if (!r)
         return;
+    t->uncount_answer(*r);
     t->stop_awaiting(*r);
     t->send_event_done(*r, LLC_OK);
 }
@@ -476,6 +454,7 @@ void Tagged::on_fail(llc_context_t *, void *self, int src, const void *hdr, size
     TreqState *r = t->awaiting_request(src, in.sreq, bit(TreqState::AwaitReply), "read failure");
     if (!r)
         return;
+    t->uncount_answer(*r);
     t->stop_awaiting(*r);
     t->send_event_done(*r, LLC_ERR_PEER);
 }

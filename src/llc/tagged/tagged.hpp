@@ -1,7 +1,11 @@
 // tagged.hpp - tagged point-to-point over the context's record streams:
 // eager messages, request-to-send with the receiver pulling the payload
 // (process_vm_readv on the same node, clear-to-send + streamed data
-// elsewhere), synchronous-send acknowledgements, probe, matched probe, cancel.
+// elsewhere), receives offered to their sender (which writes into them),
+// synchronous-send acknowledgements, probe, matched probe, cancel.  It is
+// libllc's one rendezvous: large active messages to a process of the node
+// (Context::send_am, LLC_CMA_THRESHOLD) take the same records (AmRts, then
+// Fin, Fail or Cts + Data; tagged_am.cpp).
 //
 // Records travel as active messages to handler ids above the public range
 // (kTagHandler*), so they share the per-pair order of every other record.
@@ -19,6 +23,7 @@
 
 #include "wire/am_protocol.hpp"
 #include "auth/job_secret.hpp"
+#include "support/byte_buffer.hpp"
 #include "tagged/offer_book.hpp"
 #include "tagged/request_tokens.hpp"
 #include "tagged/tag_matcher.hpp"
@@ -28,7 +33,10 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <memory>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 namespace llc {
 
@@ -48,6 +56,9 @@ enum TagHandler : unsigned {
     kTagPut,     // PutWire [+ payload], sender -> receiver: the message for an offered receive
     kTagDecline, // TagReply (rreq), sender -> receiver: the offer is refused (a message crossed it, or revoked)
     kTagRevoke,  // TagReply (rreq), receiver -> sender: the offered receive is cancelled, give the offer back
+    // large active messages (tagged_am.cpp):
+    kTagAmRts, // AmRtsWire + the caller's AM header + RemoteSpan[spans]: read the payload where it is; answered
+               // by Fin (read and delivered), Fail (could not be read) or Cts (not permitted: stream it as Data)
     kTagHandlerEnd
 };
 static_assert(kTagHandlerEnd <= kHandlerSlots, "tagged handler ids fit the handler table");
@@ -96,6 +107,17 @@ static_assert(sizeof(PutWire) == 32, "put wire layout");
 constexpr uint32_t kPutWritten = 1; // the payload is in the buffer already (process_vm_writev)
 constexpr uint32_t kPutFailed = 2;  // the buffer could not be written: the receive fails (LLC_ERR_PEER)
 
+// A large active message whose payload stays where its sender keeps it.
+struct AmRtsWire {
+    uint64_t sreq;    // the sender's request token
+    uint64_t length;  // the payload's bytes (the spans' lengths add up to it)
+    int32_t pid;      // the sender's process
+    uint32_t handler; // the caller's handler id (below LLC_AM_MAX_HANDLERS)
+    uint32_t hdr_len; // the caller's header bytes, first in the record's payload
+    uint32_t spans;   // RemoteSpan entries after them
+};
+static_assert(sizeof(AmRtsWire) == 32, "large active message wire header layout");
+
 struct TagReply {
     uint64_t sreq; // the sender's request token (Cts, Fin, Fail), else 0
     uint64_t rreq; // the receiver's request token (Cts, Data), else 0
@@ -128,6 +150,18 @@ public:
         arrived(src, w, data, len, false);
     }
 
+    // Large active messages (tagged_am.cpp).  Whether one of len bytes to
+    // dest goes by rendezvous (CMA on, at least LLC_CMA_THRESHOLD, a peer
+    // on this node that has not refused to read us).
+    bool am_by_rendezvous(int dest, size_t len) const;
+    // Send it so: LLC_INPROGRESS, cb runs once the receiver has read it (or
+    // it was streamed), with LLC_ERR_PEER when it could not be read.
+    int send_am(int dest, unsigned handler, const void *hdr, size_t hdr_len, const llc_iov_t *iov, int iovcnt,
+                llc_completion_t cb, void *cb_arg);
+    // The transports reported dest failed: its large active messages
+    // waiting for an answer complete with LLC_ERR_PEER.
+    void peer_failed(int dest);
+
     // Where a rendezvous Data record's payload from src (its TagReply in
     // hdr) may be received in place: the buffer of the receive it names,
     // when that receive waits for exactly len bytes of data from src and
@@ -141,6 +175,8 @@ public:
     void account(MemRegistry &r) const { matcher_.account(r); }
     const RequestTokens &tokens() const { return tokens_; }
     const OfferBook &offers() const { return offers_; }
+    // Large active messages waiting for an answer or for their streamed data.
+    size_t am_in_flight() const { return am_sends_.size() + am_recvs_.size(); }
 
 private:
     static void on_eager(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *data,
@@ -158,7 +194,38 @@ private:
                            size_t);
     static void on_revoke(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *,
                           size_t);
+    static void on_am_rts(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *data,
+                          size_t data_len);
     static void on_send_done(void *req, int status); // a transport finished with a send's buffer
+
+    // Large active messages (tagged_am.cpp): a send and its iov (the
+    // caller's buffers, kept until the answer), a receive being streamed
+    // after all (its handler, header and buffer).  Both are requests of
+    // their own (req.user: the object).
+    struct AmSend {
+        llc_treq_t req{};
+        Tagged *owner = nullptr;
+        std::vector<llc_iov_t> iov;
+        std::vector<char> record; // the AmRts's payload (the caller's header, the spans)
+        llc_completion_t cb = nullptr;
+        void *cb_arg = nullptr;
+        bool streamed = false;
+    };
+    struct AmRecv {
+        llc_treq_t req{};
+        Tagged *owner = nullptr;
+        unsigned handler = 0;
+        std::vector<char> hdr;
+        std::vector<char> buf;
+    };
+    void arrived_am(int src, const AmRtsWire &w, const char *data, size_t data_len);
+    void answer(int dest, unsigned id, uint64_t sreq, uint64_t rreq);
+    void uncount_answer(TreqState &r);
+    void receive_am_streamed(int src, const AmRtsWire &w, const char *user_hdr);
+    AmSend *am_send_of(TreqState &r);
+    void stream_am(int dest, TreqState &r, AmSend &s, uint64_t rreq);
+    static void on_am_send_done(llc_treq_t *req);
+    static void on_am_recv_done(llc_treq_t *req);
 
     // Offers (Morimoto et al.).  Whether receive r (about to be posted) may be
     // offered to src_rank; then offer it (it is posted and holds a token).
@@ -210,6 +277,13 @@ private:
     };
     static constexpr uint32_t kMaxOfferSkip = 256;
     std::unordered_map<int, OfferStreak> offer_streaks_;
+    std::unordered_map<llc_treq_t *, std::unique_ptr<AmSend>> am_sends_;
+    std::unordered_map<llc_treq_t *, std::unique_ptr<AmRecv>> am_recvs_;
+    std::unordered_set<int> am_streamed_to_; // peers that may not read us: large messages streamed
+    ByteBuffer am_buffer_;                   // where a large active message is read
+    bool am_reading_ = false;                // am_buffer_ is in use (a handler runs)
+    RejectLog am_read_rejects_{
+        "large active messages whose spans named memory or a process that could not be read were", "cma_read_failed"};
     RejectLog rejects_{"tagged protocol records (an unknown or stale request token, a record out of place) were",
                        "tag_rejected"};
 };

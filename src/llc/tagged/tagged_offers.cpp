@@ -5,9 +5,9 @@
 #include "tagged/tagged_util.hpp"
 
 #include "core/context.hpp"
+#include "support/cma_copy.hpp"
 #include "transport/transport.hpp"
 
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +22,10 @@ bool Tagged::may_offer(const TreqState &r, int src_rank)
     const Config &cfg = ctx_.config();
     if (!cfg.tag_offer || r.source == LLC_ANY_SOURCE || src_rank < 0 || src_rank >= ctx_.size() ||
         src_rank == ctx_.rank() || r.capacity <= cfg.tag_eager_bytes)
+        return false;
+    // Records of its that came before are held back (a large active message
+    // being streamed): the offer's count would pass them by.
+    if (ctx_.holding_records_from(src_rank))
         return false;
     // MPI's order is the posting order: a message that this receive and an
     // earlier one could both take must go to the earlier one, which only
@@ -113,25 +117,16 @@ Tagged::Push Tagged::push_by_cma(const void *buf, size_t n, int32_t pid, uint64_
     const Config &cfg = ctx_.config();
     if (!cfg.cma_enabled || cfg.cma_simulate_eperm)
         return Push::NotPermitted;
-#ifdef HAVE_PROCESS_VM_READV
-    size_t done = 0;
-    while (done < n) {
-        struct iovec local = {const_cast<char *>(static_cast<const char *>(buf)) + done, n - done};
-        struct iovec remote = {reinterpret_cast<void *>(uintptr_t(addr + done)), n - done};
-        ssize_t put = ::process_vm_writev(pid_t(pid), &local, 1, &remote, 1, 0);
-        if (put < 0 && errno == EINTR)
-            continue;
-        if (put < 0 && done == 0 && (errno == EPERM || errno == ENOSYS))
-            return Push::NotPermitted; // the payload travels in the Put instead
-        if (put <= 0)
-            return Push::Failed;
-        done += size_t(put);
+    switch (cma_write(pid, addr, buf, n, nullptr)) {
+    case CmaResult::Done:
+        return Push::Done;
+    case CmaResult::NotPermitted:
+        return Push::NotPermitted; // the payload travels in the Put instead
+    case CmaResult::NoProcess:
+    case CmaResult::BadAddress:
+        break;
     }
-    return Push::Done;
-#else
-    (void)buf, (void)n, (void)pid, (void)addr;
-    return Push::NotPermitted;
-#endif
+    return Push::Failed;
 }
 
 void Tagged::on_offer(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t)

@@ -118,6 +118,13 @@ public:
         (void)dest;
         return nullptr;
     }
+    // The process of rank (a peer whose memory this transport reaches with
+    // CMA, CapRemoteRead), or -1 (the default: unknown).
+    virtual int32_t peer_pid(int rank)
+    {
+        (void)rank;
+        return -1;
+    }
     // The caller's inline look at this transport's receive rings (llc_fast.h),
     // or nullptr (the default: a transport without rings).
     virtual llc_fast_poll_t *fast_poll() { return nullptr; }

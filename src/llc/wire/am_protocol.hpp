@@ -13,10 +13,12 @@
 namespace llc {
 
 constexpr uint32_t kWireMagic = 0x314c4c43; // "CLL1" in little-endian memory order
-// 2: record kinds moved into their owners' ranges (below); 1: kinds 1 .. 12 in
-// the order Am, CmaRts, CmaAck, CmaNack, Hello, Goodbye, Switch, SwitchAck,
-// StreamAck, SwitchRequest, Close, VerbsRts.
-constexpr uint8_t kWireVersion = 2;
+// 3: shm's CmaRts, CmaAck and CmaNack gone (large active messages take the
+// tagged layer's rendezvous, kTagAmRts, and the one-sided handler ids moved up
+// by one behind it); 2: record kinds moved into their owners' ranges (below);
+// 1: kinds 1 .. 12 in the order Am, CmaRts, CmaAck, CmaNack, Hello, Goodbye,
+// Switch, SwitchAck, StreamAck, SwitchRequest, Close, VerbsRts.
+constexpr uint8_t kWireVersion = 3;
 constexpr uint32_t kMaxAuxBytes = 1u << 24;
 // Handler ids: 0 .. LLC_AM_MAX_HANDLERS-1 are the caller's, the next
 // kInternalHandlers libllc's own (the tagged protocol, tagged.hpp; then
@@ -28,10 +30,11 @@ constexpr unsigned kHandlerSlots = kPublicHandlers + kInternalHandlers;
 // Record kinds.  Each owner has a private range of 16 kinds, so that a
 // transport adds a control record of its own without looking at anyone
 // else's; each kind is checked below to lie in its owner's range.
-//   0x01-0x0f core: records of every stream (the tagged protocol travels in
-//             Am and CmaRts records, on libllc's internal handlers, and has no
-//             kinds of its own)
-//   0x10-0x1f shm: single copy (CMA) between processes of a node
+//   0x01-0x0f core: records of every stream (the tagged protocol, its
+//             rendezvous for large active messages included, travels in Am
+//             records on libllc's internal handlers and has no kinds of its own)
+//   0x10-0x1f shm: none (0x10-0x12 were its single-copy records until
+//             version 3: never reuse them)
 //   0x20-0x2f tcp: the connection's own records
 //   0x30-0x3f udp: none yet (its datagrams have types of their own, UdpType
 //             in udp_transport.hpp, and carry a stream of these records)
@@ -55,10 +58,6 @@ enum class Kind : uint8_t {
     // core (kCoreKinds)
     Am = 0x01,      // active message with payload in the stream
     Goodbye = 0x02, // sender is finalizing; no further records follow
-    // shm (kShmKinds)
-    CmaRts = 0x10,  // active message whose payload the receiver reads with process_vm_readv; aux = CmaDescriptor
-    CmaAck = 0x11,  // receiver read the payload of the CmaRts with sequence number `seq`
-    CmaNack = 0x12, // receiver could not read it: the sender streams the payload instead
     // tcp (kTcpKinds)
     Hello = 0x20,     // first record on a tcp connection; aux = sender's "ip:port"
     StreamAck = 0x21, // sent back on an accepted connection; seq = bytes of the stream consumed so far
@@ -86,10 +85,6 @@ constexpr KindRange kind_owner_range(Kind k)
     case Kind::Am:
     case Kind::Goodbye:
         return kCoreKinds;
-    case Kind::CmaRts:
-    case Kind::CmaAck:
-    case Kind::CmaNack:
-        return kShmKinds;
     case Kind::Hello:
     case Kind::StreamAck:
     case Kind::Close:
@@ -139,7 +134,7 @@ struct WireHeader {
     uint32_t aux_len;
     uint32_t reserved;
     uint64_t payload_len;
-    uint64_t seq; // per ordered pair, counts Am/CmaRts records; Ack/Nack echo the Rts's seq;
+    uint64_t seq; // per ordered pair, counts Am (and VerbsRts) records;
                   // StreamAck: cumulative bytes of the stream read by its receiver
 };
 static_assert(sizeof(WireHeader) == 40, "wire header layout");
@@ -159,16 +154,6 @@ inline WireHeader make_wire_header(Kind kind, int src, unsigned handler, uint64_
     w.seq = seq;
     return w;
 }
-
-// aux of a CmaRts record: this, then `segments` CmaSegment entries.
-struct CmaDescriptor {
-    int32_t pid;
-    uint32_t segments;
-};
-struct CmaSegment {
-    uint64_t addr;
-    uint64_t len;
-};
 
 // A small tagged message that is not synchronous, sent through a shared-memory
 // ring as a message chunk of its own (shm_ring.hpp): this header and the

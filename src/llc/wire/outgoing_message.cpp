@@ -74,31 +74,6 @@ void OutgoingMessage::own_payload()
     rebuild_spans(); // same byte layout: the cursor stays valid
 }
 
-void OutgoingMessage::convert_to_cma_rts(int pid)
-{
-    wire_.kind = uint8_t(Kind::CmaRts);
-    CmaDescriptor d{pid, uint32_t(payload_.size())};
-    aux_.resize(sizeof(d) + payload_.size() * sizeof(CmaSegment));
-    std::memcpy(aux_.data(), &d, sizeof(d));
-    for (size_t i = 0; i < payload_.size(); i++) {
-        CmaSegment seg{reinterpret_cast<uintptr_t>(payload_[i].data), payload_[i].len};
-        std::memcpy(aux_.data() + sizeof(d) + i * sizeof(seg), &seg, sizeof(seg));
-    }
-    wire_.aux_len = uint32_t(aux_.size());
-    written_ = 0;
-    rebuild_spans();
-}
-
-void OutgoingMessage::convert_to_streamed_am()
-{
-    wire_.kind = uint8_t(Kind::Am);
-    aux_.clear();
-    wire_.aux_len = 0;
-    awaiting_ack = false;
-    written_ = 0;
-    rebuild_spans();
-}
-
 void OutgoingMessage::rebuild_spans()
 {
     spans_.clear();

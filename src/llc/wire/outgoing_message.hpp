@@ -50,10 +50,6 @@ public:
     // Bytes this queued record holds (mem/mem_accounting.hpp): the object,
     // its copies of the header and aux, its span lists and an owned payload.
     uint64_t memory_bytes() const;
-    // Turn an Am record into a CmaRts record (payload stays referenced).
-    void convert_to_cma_rts(int pid);
-    // Turn a CmaRts back into an Am record that streams its payload; rewinds.
-    void convert_to_streamed_am();
 
     // Write cursor over the record's bytes.
     size_t total_bytes() const { return total_; }
@@ -68,7 +64,6 @@ public:
 
     // Completion: whether send returned LLC_INPROGRESS and a callback is owed.
     bool owes_callback = false;
-    bool awaiting_ack = false;
     llc_completion_t cb = nullptr;
     void *cb_arg = nullptr;
 

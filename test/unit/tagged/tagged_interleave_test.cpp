@@ -1046,7 +1046,7 @@ INSTANTIATE_TEST_SUITE_P(
         Variant{"TwoProcesses", kTwo, {}, 500, false, false}, Variant{"ThreeProcesses", kThree, {}, 300, false, false},
         // 4 KiB rings: bursts fill them, fast-path sends fall back to queued ones
         Variant{"TinyRing", kThree, {{"LLC_SHM_RING_BYTES", "4096"}}, 300, false, true},
-        // ... and eager messages from 4 KiB up go by single copy (CmaRts, stop-and-wait)
+        // ... and a CMA threshold of 4 KiB (large active messages by the tagged layer's rendezvous)
         Variant{"TinyRingLowCmaThreshold",
                 kTwo,
                 {{"LLC_SHM_RING_BYTES", "4096"}, {"LLC_CMA_THRESHOLD", "4096"}},

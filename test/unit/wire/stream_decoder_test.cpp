@@ -194,8 +194,8 @@ TEST(Components, DecoderRejectsGarbage)
 // not; a record of the previous wire version is refused.
 TEST(Components, DecoderAcceptsTheListedKindsOnly)
 {
-    const Kind listed[] = {Kind::Am,       Kind::Goodbye, Kind::CmaRts,    Kind::CmaAck,
-                           Kind::CmaNack,  Kind::Hello,   Kind::StreamAck, Kind::Close,
+    // (0x10-0x12, shm's single-copy records until wire version 3, are refused)
+    const Kind listed[] = {Kind::Am,       Kind::Goodbye, Kind::Hello,     Kind::StreamAck,    Kind::Close,
                            Kind::VerbsRts, Kind::Switch,  Kind::SwitchAck, Kind::SwitchRequest};
     for (unsigned k = 0; k < 256; k++) {
         bool is_listed = std::find(std::begin(listed), std::end(listed), Kind(k)) != std::end(listed);

@@ -4,6 +4,8 @@
 #include "core/context.hpp"
 #include "mem/mem_accounting.hpp"
 
+#include <unistd.h>
+
 #include <cstring>
 
 namespace llc {
@@ -14,6 +16,8 @@ const TransportCaps &SelfTransport::caps() const
     static constexpr TransportCaps self = TransportCaps::named("self").with(CapOrdered | CapReliable | CapRemoteRead);
     return self;
 }
+
+int32_t SelfTransport::peer_pid(int rank) { return rank == ctx_.rank() ? int32_t(::getpid()) : -1; }
 
 int SelfTransport::send(int, std::unique_ptr<OutgoingMessage> msg)
 {

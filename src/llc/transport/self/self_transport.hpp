@@ -22,6 +22,8 @@ public:
     int send(int dest, std::unique_ptr<OutgoingMessage> msg) override;
     bool progress() override;
     bool has_pending_sends() const override { return !queue_.empty(); }
+    // Its own process (rank is this process).
+    int32_t peer_pid(int rank) override;
     // Its object, queue and gather buffer, and the queued records.
     void account(MemRegistry &r) const override;
     static void struct_sizes(StructSizes &s);

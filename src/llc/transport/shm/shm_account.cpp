@@ -15,16 +15,13 @@ void ShmTransport::account(MemRegistry &r) const
     r.add(M::ShmRankTable, heap_bytes(peers_) + heap_bytes(local_ranks_), local_ranks_.size());
     for (const auto &p : peers_) {
         r.add(M::ShmPeerMappings, p->segment.mapped_bytes(), 1);
-        r.add(M::ShmPeerState, sizeof(*p) + heap_bytes(p->segment.name()) + heap_bytes(p->failure) +
-                                   heap_bytes(p->queue) + heap_bytes(p->control),
-              1);
+        r.add(M::ShmPeerState,
+              sizeof(*p) + heap_bytes(p->segment.name()) + heap_bytes(p->failure) + heap_bytes(p->queue), 1);
         if (p->decoder) {
             r.add(M::ShmPeerState, sizeof(StreamDecoder));
             r.add(M::ShmBuffers, p->decoder->buffer_bytes());
         }
-        r.add(M::ShmBuffers, p->cma_buffer.capacity());
         account_queue(r, p->queue);
-        account_queue(r, p->control);
     }
 }
 

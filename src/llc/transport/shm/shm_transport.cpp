@@ -1,4 +1,4 @@
-// shm_transport.cpp - ring streaming, stop-and-wait CMA, finalize draining.
+// shm_transport.cpp - ring streaming, liveness, finalize draining.
 #include "transport/shm/shm_transport.hpp"
 
 #include "core/context.hpp"
@@ -48,11 +48,13 @@ ShmTransport::ShmTransport(Context &ctx, const std::string &job_id, const std::v
 
 TransportCaps shm_caps(const Config &cfg)
 {
-    // inline_ready's bound: a payload CMA would carry goes through send()
+    // inline_ready's bound: a payload the tagged layer's rendezvous would
+    // carry (Tagged::am_by_rendezvous) never comes here
     size_t inline_max = cfg.copy_max;
     if (cfg.cma_enabled)
         inline_max = std::min<size_t>(inline_max, cfg.cma_threshold > 0 ? cfg.cma_threshold - 1 : 0);
-    // ordered and reliable: one ring per sender and receiver in shared memory
+    // ordered and reliable: one ring per sender and receiver in shared memory;
+    // CapRemoteRead: its peers' memory is read and written with CMA (support/cma_copy.hpp)
     return TransportCaps::named("shm")
         .with(CapOrdered | CapReliable | (cfg.cma_enabled ? CapRemoteRead : 0u))
         .inline_up_to(inline_max);
@@ -127,6 +129,12 @@ llc_fast_peer_t *ShmTransport::fast_peer(int dest)
     return peer ? &peer->fast : nullptr;
 }
 
+int32_t ShmTransport::peer_pid(int rank)
+{
+    Peer *peer = find_peer(rank);
+    return peer ? int32_t(peer->pid) : -1;
+}
+
 llc_fast_poll_t *ShmTransport::fast_poll()
 {
     return fast_rx_.empty() || fast_poll_.period <= 1 ? nullptr : &fast_poll_;
@@ -149,21 +157,14 @@ int ShmTransport::send(int dest, std::unique_ptr<OutgoingMessage> msg)
         throw Error(LLC_ERR_PEER, peer.failure);
     peer.contacted = true;
     ctx_.counters().shm_msgs++;
-    const Config &cfg = ctx_.config();
     OutgoingMessage *m = msg.get();
-    bool cma = cfg.cma_enabled && peer.cma_usable && m->payload_len() >= cfg.cma_threshold;
-#ifndef HAVE_PROCESS_VM_READV
-    cma = false;
-#endif
-    if (cma)
-        m->convert_to_cma_rts(int(::getpid()));
     peer.queue.push_back(std::move(msg));
     advance_sends(peer);
     refresh_fast(peer);
     bool still_queued = !peer.queue.empty() && peer.queue.back().get() == m;
     if (!still_queued)
         return LLC_OK; // written to the ring completely
-    if (!cma && m->payload_len() <= cfg.copy_max) {
+    if (m->payload_len() <= ctx_.config().copy_max) {
         m->own_payload();
         return LLC_OK;
     }
@@ -176,7 +177,7 @@ ShmTransport::Peer *ShmTransport::inline_ready(int dest, size_t payload_len)
     if (payload_len > caps_.inline_max)
         return nullptr;
     Peer &peer = peer_for(dest);
-    if (peer.broken || !peer.queue.empty() || !peer.control.empty())
+    if (peer.broken || !peer.queue.empty())
         return nullptr;
     peer.contacted = true;
     return &peer;
@@ -215,34 +216,16 @@ bool ShmTransport::try_send_inline(int dest, const WireHeader &wire, const void 
     return true;
 }
 
-OutgoingMessage *ShmTransport::next_to_write(Peer &peer) const
-{
-    // A record once started must finish before anything else enters the stream.
-    if (!peer.control.empty() && peer.control.front()->started())
-        return peer.control.front().get();
-    bool front_writable = !peer.queue.empty() && !peer.queue.front()->awaiting_ack;
-    if (front_writable && peer.queue.front()->started())
-        return peer.queue.front().get();
-    if (!peer.control.empty())
-        return peer.control.front().get();
-    return front_writable ? peer.queue.front().get() : nullptr;
-}
-
 bool ShmTransport::advance_sends(Peer &peer)
 {
     bool did = false;
-    while (OutgoingMessage *m = next_to_write(peer)) {
-        did |= peer.tx.write_from(*m) > 0;
-        if (!m->fully_written())
+    while (!peer.queue.empty()) {
+        OutgoingMessage &m = *peer.queue.front();
+        did |= peer.tx.write_from(m) > 0;
+        if (!m.fully_written())
             break; // ring full
-        if (!peer.control.empty() && peer.control.front().get() == m) {
-            peer.control.pop_front();
-        } else if (m->kind() == Kind::CmaRts) {
-            m->awaiting_ack = true; // stop-and-wait: nothing else until Ack/Nack
-        } else {
-            ctx_.defer_completion(*m, LLC_OK);
-            peer.queue.pop_front();
-        }
+        ctx_.defer_completion(m, LLC_OK);
+        peer.queue.pop_front();
     }
     return did;
 }
@@ -268,7 +251,7 @@ bool ShmTransport::progress()
         try {
             if (read_ring(peer))
                 did = peer.contacted = true;
-            if (!peer.queue.empty() || !peer.control.empty()) {
+            if (!peer.queue.empty()) {
                 did |= advance_sends(peer);
                 refresh_fast(peer);
             } else if (peer.fast.closed) {
@@ -304,175 +287,9 @@ void ShmTransport::on_record(Peer &peer, const IncomingRecord &rec)
     case Kind::Am:
         ctx_.deliver(peer.rank, w, rec.hdr, rec.payload, size_t(w.payload_len));
         break;
-    case Kind::CmaRts:
-        receive_cma(peer, rec);
-        break;
-    case Kind::CmaAck:
-    case Kind::CmaNack:
-        on_cma_reply(peer, rec);
-        break;
     default:
         throw Error(LLC_ERR_PEER, "protocol error: unexpected record kind " + std::to_string(w.kind) +
                                       " in the ring of rank " + std::to_string(peer.rank));
-    }
-}
-
-namespace {
-// The aux of a CmaNack that says "I could not read it" (EFAULT, ESRCH, a
-// short read, a pid that is not yours, no memory for it): the send fails
-// with LLC_ERR_PEER.  A CmaNack without aux says "not permitted here" (EPERM,
-// ENOSYS): the sender streams the payload instead.
-struct CmaReadFailure {
-    int32_t err;
-};
-
-std::string hex(uint64_t v)
-{
-    char b[24];
-    std::snprintf(b, sizeof(b), "0x%llx", static_cast<unsigned long long>(v));
-    return b;
-}
-} // namespace
-
-void ShmTransport::receive_cma(Peer &peer, const IncomingRecord &rec)
-{
-    const WireHeader &w = rec.wire;
-    const std::string from = " from rank " + std::to_string(peer.rank);
-    // The record itself: a malformed one is a protocol error naming the peer.
-    CmaDescriptor d;
-    if (w.aux_len < sizeof(d))
-        throw Error(LLC_ERR_PEER, "protocol error: short CMA descriptor (" + std::to_string(w.aux_len) + " bytes)" + from);
-    std::memcpy(&d, rec.aux, sizeof(d));
-    // (aux_len is at most kMaxAuxBytes, 16 MiB, checked by the decoder: so
-    // are the segments, about a million)
-    if (w.aux_len != sizeof(d) + size_t(d.segments) * sizeof(CmaSegment))
-        throw Error(LLC_ERR_PEER, "protocol error: bad CMA descriptor" + from + ": " + std::to_string(d.segments) +
-                                      " segments in " + std::to_string(w.aux_len) + " bytes");
-    std::vector<CmaSegment> segs(d.segments);
-    std::memcpy(segs.data(), rec.aux + sizeof(d), segs.size() * sizeof(CmaSegment));
-    uint64_t total = 0;
-    for (const CmaSegment &s : segs) {
-        if (s.addr + s.len < s.addr || total + s.len < total)
-            throw Error(LLC_ERR_PEER, "protocol error: CMA descriptor" + from + " has a segment of " +
-                                          std::to_string(s.len) + " bytes at " + hex(s.addr) +
-                                          " that overflows (the address space or the total length)");
-        total += s.len;
-    }
-    if (total != w.payload_len)
-        throw Error(LLC_ERR_PEER, "protocol error: CMA descriptor length mismatch" + from + ": segments of " +
-                                      std::to_string(total) + " bytes for a message of " +
-                                      std::to_string(w.payload_len));
-
-    // The memory it names: what cannot be read fails this message alone.
-    const size_t len = size_t(w.payload_len);
-    char *buf = nullptr;
-    int err = 0;
-    std::string why;
-    if (ctx_.config().cma_simulate_eperm) {
-        err = EPERM;
-    } else if (d.pid != int32_t(peer.pid)) {
-        err = ESRCH;
-        why = "names process " + std::to_string(d.pid) + ", not the sender (pid " + std::to_string(int(peer.pid)) + ")";
-    } else {
-        try {
-            buf = peer.cma_buffer.reserve(len);
-        } catch (const std::bad_alloc &) {
-            err = ENOMEM;
-        }
-        if (err == 0)
-            err = read_remote(d.pid, segs.data(), d.segments, buf, len);
-    }
-    if (err == 0) {
-        peer.control.push_back(OutgoingMessage::make_control(Kind::CmaAck, ctx_.rank(), w.seq));
-        ctx_.deliver(peer.rank, w, rec.hdr, buf, len);
-    } else if (err == EPERM || err == ENOSYS) {
-        // Not permitted here (ptrace rules, a seccomp filter): the sender
-        // streams the payload through the ring instead.
-        peer.control.push_back(OutgoingMessage::make_control(Kind::CmaNack, ctx_.rank(), w.seq));
-    } else {
-        // The sender named memory (or a process) we cannot read: this
-        // message is not delivered and its send fails, nothing else does.
-        ctx_.skip_message(peer.rank, w);
-        ctx_.counters().cma_read_failed++;
-        if (why.empty())
-            why = "names " + std::to_string(len) + " bytes in " + std::to_string(d.segments) + " segment(s) from " +
-                  (segs.empty() ? std::string("nowhere") : hex(segs[0].addr)) + " that could not be read (" +
-                  std::strerror(err) + ")";
-        cma_rejects_.note(ctx_.rank(), "rank " + std::to_string(peer.rank),
-                          "its single-copy message " + why + ": not delivered, its send fails with LLC_ERR_PEER");
-        CmaReadFailure f{err};
-        peer.control.push_back(OutgoingMessage::make_control(Kind::CmaNack, ctx_.rank(), w.seq, &f, sizeof(f)));
-    }
-    peer.cma_buffer.shrink_if_above(1u << 20);
-}
-
-int ShmTransport::read_remote(pid_t pid, const CmaSegment *segs, uint32_t nsegs, char *dst, size_t len) const
-{
-#ifdef HAVE_PROCESS_VM_READV
-    // segs add up to len without overflow (receive_cma checked).
-    size_t done = 0;
-    uint32_t seg = 0;
-    uint64_t seg_off = 0;
-    std::vector<struct iovec> remote;
-    while (done < len) {
-        remote.clear();
-        uint32_t s = seg;
-        uint64_t off = seg_off;
-        while (s < nsegs && remote.size() < size_t(IOV_MAX)) {
-            if (segs[s].len > off) // empty segments are skipped (a read of 0 bytes would look like a fault)
-                remote.push_back({reinterpret_cast<void *>(uintptr_t(segs[s].addr + off)), size_t(segs[s].len - off)});
-            s++;
-            off = 0;
-        }
-        struct iovec local = {dst + done, len - done};
-        ssize_t n = ::process_vm_readv(pid, &local, 1, remote.data(), remote.size(), 0);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        if (n == 0)
-            return EFAULT;
-        done += size_t(n);
-        // Advance the remote cursor by n bytes.
-        size_t left = size_t(n);
-        while (left > 0 && seg < nsegs) {
-            uint64_t in_seg = segs[seg].len - seg_off;
-            if (left < in_seg) {
-                seg_off += left;
-                left = 0;
-            } else {
-                left -= size_t(in_seg);
-                seg++;
-                seg_off = 0;
-            }
-        }
-    }
-    return 0;
-#else
-    (void)pid, (void)segs, (void)nsegs, (void)dst, (void)len;
-    return ENOSYS;
-#endif
-}
-
-void ShmTransport::on_cma_reply(Peer &peer, const IncomingRecord &rec)
-{
-    const WireHeader &wire = rec.wire;
-    if (peer.queue.empty() || !peer.queue.front()->awaiting_ack || peer.queue.front()->wire().seq != wire.seq)
-        throw Error(LLC_ERR_PEER, "protocol error: unexpected CMA reply from rank " + std::to_string(peer.rank));
-    OutgoingMessage &m = *peer.queue.front();
-    if (Kind(wire.kind) == Kind::CmaAck) {
-        ctx_.counters().cma_msgs++;
-        ctx_.defer_completion(m, LLC_OK);
-        peer.queue.pop_front();
-    } else if (wire.aux_len == sizeof(CmaReadFailure)) {
-        // The receiver could not read our buffer (we named memory we do not
-        // have: freed or unmapped before the send completed): this send fails.
-        ctx_.defer_completion(m, LLC_ERR_PEER);
-        peer.queue.pop_front();
-    } else {
-        peer.cma_usable = false; // the kernel forbids it for this peer: stream from now on
-        m.convert_to_streamed_am();
     }
 }
 
@@ -484,14 +301,13 @@ void ShmTransport::fail_peer(Peer &peer, int status, const std::string &message)
     for (auto &m : peer.queue)
         ctx_.defer_completion(*m, LLC_ERR_PEER);
     peer.queue.clear();
-    peer.control.clear();
     ctx_.report_peer_failure(peer.rank, status, message);
 }
 
 bool ShmTransport::has_pending_sends() const
 {
     for (const auto &p : peers_)
-        if (!p->broken && (!p->queue.empty() || !p->control.empty()))
+        if (!p->broken && !p->queue.empty())
             return true;
     return false;
 }
@@ -505,7 +321,7 @@ bool ShmTransport::flush()
         return true;
     }
     for (const auto &p : peers_)
-        if (p->queue.empty() && p->control.empty())
+        if (p->queue.empty())
             p->tx.control()->sender_drained.store(1, std::memory_order_release);
     return true;
 }
@@ -574,7 +390,7 @@ bool ShmTransport::check_liveness()
             continue;
         }
         peer.pidfd.reset();
-        bool busy = !peer.queue.empty() || !peer.control.empty() || !peer.decoder->at_record_boundary();
+        bool busy = !peer.queue.empty() || !peer.decoder->at_record_boundary();
         if (!busy && peer.rx.control()->sender_drained.load(std::memory_order_acquire) != 0) {
             peer.exited = true; // it finalized, then exited: nothing lost
             continue;

@@ -1,5 +1,6 @@
 // shm_transport.hpp - messages between processes on the same node, through
-// byte rings in shared memory, with single-copy (CMA) for large payloads.
+// byte rings in shared memory.  Large payloads are not its business: the
+// tagged layer reads or writes them where they are (CapRemoteRead, CMA).
 #pragma once
 
 #include "support/byte_buffer.hpp"
@@ -24,9 +25,10 @@ class Context;
 struct Config;
 struct StructSizes;
 
-// shm's capabilities under this configuration: ordered and reliable; single-copy
-// reads (CapRemoteRead) with LLC_CMA; records of up to LLC_COPY_MAX bytes
-// written whole into the peer's ring (below LLC_CMA_THRESHOLD with CMA).
+// shm's capabilities under this configuration: ordered and reliable; its
+// peers' memory reachable with CMA (CapRemoteRead) with LLC_CMA; records of
+// up to LLC_COPY_MAX bytes written whole into the peer's ring (below
+// LLC_CMA_THRESHOLD with CMA).
 TransportCaps shm_caps(const Config &cfg);
 
 class ShmTransport final : public Transport {
@@ -36,7 +38,7 @@ public:
     ~ShmTransport() override;
     // "shm": no connections (the segments are mapped at llc_init), records
     // of up to LLC_COPY_MAX bytes (below LLC_CMA_THRESHOLD with CMA) written
-    // whole into the peer's ring, single-copy reads with CMA.
+    // whole into the peer's ring, the peers' memory reachable with CMA.
     const TransportCaps &caps() const override { return caps_; }
     // After a fence: map the peers' segments.
     void attach() override;
@@ -55,6 +57,8 @@ public:
     bool has_pending_sends() const override;
     // The inline fast path to a peer on this node (llc_fast.h), or nullptr.
     llc_fast_peer_t *fast_peer(int dest) override;
+    // The process of a peer on this node (from its segment), or -1.
+    int32_t peer_pid(int rank) override;
     // The rings from every local peer, for llc_fast_poll_skip (nullptr: no
     // peers, or LLC_FAST_POLL_PERIOD=1).
     llc_fast_poll_t *fast_poll() override;
@@ -72,7 +76,7 @@ public:
     CloseState close_state(CloseDetail detail) const override;
 
     // Its object, its segment, the peers' mappings (shared), their state,
-    // queues, decoders and CMA buffers (shm_account.cpp).
+    // queues and decoders (shm_account.cpp).
     void account(MemRegistry &r) const override;
     static void struct_sizes(StructSizes &s);
 
@@ -85,43 +89,27 @@ private:
         ShmRing tx;
         ShmRing rx;
         std::unique_ptr<StreamDecoder> decoder;
-        std::deque<std::unique_ptr<OutgoingMessage>> queue;   // AM records, in order
-        std::deque<std::unique_ptr<OutgoingMessage>> control; // Ack/Nack, between records
-        bool cma_usable = true;
+        std::deque<std::unique_ptr<OutgoingMessage>> queue; // records, in order
         bool broken = false;
         bool exited = false; // gone after finalizing: not a failure, not watched any more
         bool contacted = false; // we sent to it or read from it (check_liveness)
         UniqueFd pidfd;      // readable once the process has exited (pidfd_open); -1: use process_gone()
         std::string failure;
-        ByteBuffer cma_buffer;
         // The caller's inline path into tx (llc_fast.h): closed while
-        // anything waits in queue or control, or the peer failed.
+        // anything waits in queue, or the peer failed.
         llc_fast_peer_t fast{};
     };
 
     Peer &peer_for(int rank);
     Peer *find_peer(int rank); // nullptr: not a peer on this node
-    // After queue, control or broken changed: open or close the inline path.
-    static void refresh_fast(Peer &peer)
-    {
-        peer.fast.closed = peer.broken || !peer.queue.empty() || !peer.control.empty();
-    }
+    // After queue or broken changed: open or close the inline path.
+    static void refresh_fast(Peer &peer) { peer.fast.closed = peer.broken || !peer.queue.empty(); }
     // The peer's ring takes a record now: not failed, nothing queued before it.
     Peer *inline_ready(int dest, size_t payload_len);
     bool advance_sends(Peer &peer);
     // Feed every sealed chunk of the peer's ring to its decoder: true if any.
     bool read_ring(Peer &peer);
-    OutgoingMessage *next_to_write(Peer &peer) const;
     void on_record(Peer &peer, const IncomingRecord &rec);
-    // A CmaRts whose descriptor names memory or a process that cannot be
-    // read fails that message alone (not delivered, cma_read_failed, the
-    // sender's send fails); a malformed descriptor is a protocol error
-    // naming the peer (doc/reliability.md).
-    void receive_cma(Peer &peer, const IncomingRecord &rec);
-    void on_cma_reply(Peer &peer, const IncomingRecord &rec);
-    int read_remote(pid_t pid, const CmaSegment *segs, uint32_t nsegs, char *dst, size_t len) const;
-    RejectLog cma_rejects_{"single-copy (CMA) messages whose descriptor named memory or a process that could not be read were",
-                           "cma_read_failed"};
     void fail_peer(Peer &peer, int status, const std::string &message);
     // Every kLivenessPeriodUs (see shm_transport.cpp): a peer whose process
     // has exited without finalizing fails if something of ours depends on it

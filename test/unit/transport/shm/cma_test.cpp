@@ -1,4 +1,6 @@
-// cma_test.cpp - single-copy (process_vm_readv) path, and its fallbacks.
+// cma_test.cpp - large active messages to a process of the node, read where
+// they are by the tagged layer's rendezvous (process_vm_readv), and the
+// fallbacks: LLC_CMA=0, a kernel that refuses (streamed, in order).
 #include "common/test_util.hpp"
 
 #include <sys/uio.h>
@@ -109,4 +111,61 @@ TEST(Cma, ThresholdIsConfigurable)
     JobOptions o = job({0, 0});
     o.env = {{"LLC_CMA_THRESHOLD", "2m"}};
     run_cma_job(o, [](const llc_stats_t &st) { EXPECT_EQ(st.cma_msgs, 0u); });
+}
+
+namespace {
+
+struct Ordered {
+    int n = 0;
+    int bad = 0;
+};
+
+void on_any(llc_context_t *, void *arg, int src, const void *hdr, size_t, const void *data, size_t len)
+{
+    auto *r = static_cast<Ordered *>(arg);
+    int idx;
+    std::memcpy(&idx, hdr, sizeof(idx));
+    const size_t want = idx % 3 == 0 ? kSize : size_t(64 + idx);
+    if (idx != r->n || len != want || !check_pattern(data, len, uint64_t(src * 1000 + idx)))
+        r->bad++;
+    r->n++;
+}
+
+} // namespace
+
+// A kernel that refuses every read: large messages (every third) are
+// streamed after a clear-to-send, and the small ones sent after each (eager,
+// inline into the ring) are held by the receiver until it has run the large
+// one: the handler sees all of them in the order sent.
+TEST(Cma, RefusedByKernelKeepsTheOrderOfLaterMessages)
+{
+    JobOptions o = job({0, 0});
+    o.env = {{"LLC_CMA_SIMULATE_EPERM", "1"}};
+    constexpr int kCount = 30;
+    LLC_EXPECT_JOB_OK(o, [&](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        Ordered r;
+        ASSERT_EQ(llc_am_register(ctx, 5, on_any, &r), LLC_OK);
+        if (p.rank == 0) {
+            std::vector<std::vector<char>> bufs(kCount);
+            int done = 0, inprogress = 0;
+            for (int i = 0; i < kCount; i++) {
+                bufs[i].resize(i % 3 == 0 ? kSize : size_t(64 + i));
+                fill_pattern(bufs[i].data(), bufs[i].size(), uint64_t(i));
+                llc_iov_t iov{bufs[i].data(), bufs[i].size()};
+                int rc = llc_am_send(ctx, 1, 5, &i, sizeof(i), &iov, 1, completion, &done);
+                ASSERT_TRUE(rc == LLC_INPROGRESS || rc == LLC_OK);
+                inprogress += rc == LLC_INPROGRESS;
+            }
+            EXPECT_TRUE(progress_until(ctx, [&] { return done == inprogress; }));
+            llc_stats_t st;
+            llc_get_stats(ctx, &st);
+            EXPECT_EQ(st.cma_msgs, 0u);
+        } else {
+            EXPECT_TRUE(progress_until(ctx, [&] { return r.n == kCount; }));
+            EXPECT_EQ(r.bad, 0);
+        }
+        finalize_ok(ctx);
+    });
 }
