@@ -46,6 +46,14 @@ public:
     // The token stops naming its request (a stale or unknown token: no-op).
     void release(uint64_t token);
 
+    // f(request) for every request that holds a token now.
+    template <class F> void for_each(F f) const
+    {
+        for (const Slot &s : slots_)
+            if (s.req)
+                f(s.req);
+    }
+
     size_t in_use() const { return in_use_; }
     size_t capacity() const { return slots_.size(); }
 

@@ -36,7 +36,7 @@ struct TreqState {
     uint64_t tag;       // receive: wanted tag
     uint64_t ignore;    // receive: tag bits that do not matter
     int32_t source;     // receive: wanted label or LLC_ANY_SOURCE
-    int32_t peer;       // send: destination rank; offered receive: the sender's rank
+    int32_t peer;       // send: destination rank; receive: the sender's rank when known, else -1
     uint32_t pending;   // send: events still owed before completion
     uint8_t kind;
     uint8_t posted;     // receive: in the posted list
@@ -123,6 +123,13 @@ public:
                 return false;
         }
         return true;
+    }
+
+    // f(receive) for every posted receive, oldest first (f must not change the list).
+    template <class F> void for_each_posted(F f) const
+    {
+        for (TreqState *p = posted_head_; p; p = p->next)
+            f(p);
     }
 
     size_t posted_count() const { return posted_count_; }

@@ -123,6 +123,7 @@ int Tagged::recv(int source, int src_rank, uint64_t tag, uint64_t ignore, void *
     r.tag = tag;
     r.ignore = ignore;
     r.source = source;
+    r.peer = source == LLC_ANY_SOURCE ? -1 : src_rank;
     if (Unexpected *u = matcher_.find_unexpected(tag, ignore, source, true)) {
         auto owned = matcher_.own(u);
         if (deliver(r, u->env, u->flags, u->sreq, u->data, u->rndv, u->pid, u->addr)) {
@@ -130,6 +131,10 @@ int Tagged::recv(int source, int src_rank, uint64_t tag, uint64_t ignore, void *
             return LLC_OK;
         }
         return LLC_INPROGRESS;
+    }
+    if (r.peer >= 0 && !failed_peers_.empty() && failed_peers_.count(r.peer)) {
+        r.magic = 0;
+        refuse_receive_from_failed(r.peer);
     }
     bool offered = may_offer(r, src_rank);
     matcher_.post(r);

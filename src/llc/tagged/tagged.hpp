@@ -158,8 +158,11 @@ public:
     // it was streamed), with LLC_ERR_PEER when it could not be read.
     int send_am(int dest, unsigned handler, const void *hdr, size_t hdr_len, const llc_iov_t *iov, int iovcnt,
                 llc_completion_t cb, void *cb_arg);
-    // The transports reported dest failed: its large active messages
-    // waiting for an answer complete with LLC_ERR_PEER.
+    // The transports reported dest failed: every request that waits for
+    // it completes with LLC_ERR_PEER (large active messages waiting for an
+    // answer, sends waiting for a reply, receives waiting for its data or
+    // its offered write, posted receives for it or for any source), and a
+    // receive posted for it later fails at the call (tagged_peer_failure.cpp).
     void peer_failed(int dest);
 
     // Where a rendezvous Data record's payload from src (its TagReply in
@@ -219,6 +222,10 @@ private:
         std::vector<char> buf;
     };
     void arrived_am(int src, const AmRtsWire &w, const char *data, size_t data_len);
+    // Point-to-point requests that wait for dest, which failed (tagged_peer_failure.cpp).
+    void fail_requests_for(int dest);
+    // A receive for src_rank, which failed earlier: throws Error(LLC_ERR_PEER).
+    void refuse_receive_from_failed(int src_rank) const;
     void answer(int dest, unsigned id, uint64_t sreq, uint64_t rreq);
     void uncount_answer(TreqState &r);
     void receive_am_streamed(int src, const AmRtsWire &w, const char *user_hdr);
@@ -277,6 +284,7 @@ private:
     };
     static constexpr uint32_t kMaxOfferSkip = 256;
     std::unordered_map<int, OfferStreak> offer_streaks_;
+    std::unordered_set<int> failed_peers_; // ranks the transports reported failed
     std::unordered_map<llc_treq_t *, std::unique_ptr<AmSend>> am_sends_;
     std::unordered_map<llc_treq_t *, std::unique_ptr<AmRecv>> am_recvs_;
     std::unordered_set<int> am_streamed_to_; // peers that may not read us: large messages streamed

@@ -2,9 +2,13 @@
 // through writing a tagged message into its receiver's ring.  What it had
 // sealed before is received; the half-written message is never taken for
 // one (no receive completes with it, no probe finds it); the receiver's
-// llc_progress reports the sender's death (LLC_ERR_PEER naming it); and the
-// rest of the job carries on: a message from a third process arrives, and
-// the receive left waiting for the dead sender can still be cancelled.
+// llc_progress reports the sender's death (LLC_ERR_PEER naming it); the
+// receives that wait for it end with LLC_ERR_PEER and nothing written (one
+// posted for its rank, one for any source; one posted for it later fails at
+// the call); and the rest of the job carries on: a receive posted for a
+// third process before the death gets that process's message, and a receive
+// posted by label only (no rank: nothing says who would send to it) is left
+// waiting and can still be cancelled.
 //
 // Two ways to die half-way:
 //  * UnsealedMessageChunk: the steps of llc_fast_tsend (llc_fast.h) up to,
@@ -111,12 +115,18 @@ void run_dying_sender(Death how)
                 ASSERT_EQ(r.length, kSmall);
                 EXPECT_TRUE(check_pattern(buf.data(), kSmall, i)) << "message " << i;
             }
-            // posted before the half-written message: one for its sender, one for any
+            // posted before the half-written message: for its sender's label,
+            // for its rank, for any source, and for a process that lives
             std::vector<char> mine(kCutOff + 64, kSentinel), any(kCutOff + 64, kSentinel);
-            llc_treq_t from_dead{}, from_any{};
-            from_dead.cb = from_any.cb = mark_done;
+            std::vector<char> ranked(kCutOff + 64, kSentinel), live(kCutOff + 64, kSentinel);
+            llc_treq_t from_dead{}, from_any{}, from_dead_rank{}, from_live{};
+            from_dead.cb = from_any.cb = from_dead_rank.cb = from_live.cb = mark_done;
             ASSERT_EQ(llc_trecv(ctx, 1, kTag, 0, mine.data(), mine.size(), &from_dead), LLC_INPROGRESS);
             ASSERT_EQ(llc_trecv(ctx, LLC_ANY_SOURCE, kTag, 0, any.data(), any.size(), &from_any), LLC_INPROGRESS);
+            ASSERT_EQ(llc_trecv_from(ctx, 1, 1, kTag, 0, ranked.data(), ranked.size(), &from_dead_rank),
+                      LLC_INPROGRESS);
+            ASSERT_EQ(llc_trecv_from(ctx, 2, 2, kBystanderTag, 0, live.data(), live.size(), &from_live),
+                      LLC_INPROGRESS);
             const llc_stats_t before = stats(ctx);
             ASSERT_EQ(TestProcess::fence(&p), 0); // rank 1 writes half a message and dies
             int rc = LLC_OK;
@@ -134,33 +144,38 @@ void run_dying_sender(Death how)
             const double settle = now_s() + 0.3;
             while (now_s() < settle)
                 llc_progress(ctx, nullptr);
-            EXPECT_EQ(from_dead.user, nullptr) << "a receive completed with the half-written message";
-            EXPECT_EQ(from_any.user, nullptr) << "a receive completed with the half-written message";
+            EXPECT_EQ(from_dead.user, nullptr) << "a receive posted by label only completed";
+            EXPECT_EQ(from_live.user, nullptr) << "a receive for a process that lives completed";
+            for (llc_treq_t *r : {&from_any, &from_dead_rank}) {
+                EXPECT_NE(r->user, nullptr) << "a receive that waits for the dead rank did not end";
+                EXPECT_EQ(r->status, LLC_ERR_PEER);
+                EXPECT_EQ(r->received, 0u);
+                EXPECT_EQ(r->src_rank, 1);
+            }
             EXPECT_EQ(stats(ctx).msgs_received, before.msgs_received);
             EXPECT_EQ(stats(ctx).tag_unexpected, before.tag_unexpected);
-            EXPECT_EQ(std::count(mine.begin(), mine.end(), kSentinel), ptrdiff_t(mine.size()));
-            EXPECT_EQ(std::count(any.begin(), any.end(), kSentinel), ptrdiff_t(any.size()));
+            for (const std::vector<char> *b : {&mine, &any, &ranked, &live})
+                EXPECT_EQ(std::count(b->begin(), b->end(), kSentinel), ptrdiff_t(b->size()))
+                    << "a receive buffer was written";
+            // a receive for the dead rank posted now fails at the call
+            llc_treq_t late{};
+            EXPECT_EQ(llc_trecv_from(ctx, 1, 1, kTag, 0, ranked.data(), ranked.size(), &late), LLC_ERR_PEER);
+            EXPECT_TRUE(contains(llc_last_error(ctx), "rank 1 failed earlier")) << llc_last_error(ctx);
             int found = 1;
             llc_treq_t info{};
             EXPECT_EQ(llc_tprobe(ctx, LLC_ANY_SOURCE, 0, ~uint64_t(0), &found, &info), LLC_OK);
             EXPECT_EQ(found, 0) << "a probe found a message of " << info.length << " bytes";
             // the rest of the job carries on
             ASSERT_EQ(TestProcess::fence(&p), 0);
-            llc_treq_t from_bystander{};
-            from_bystander.cb = mark_done;
-            rc = llc_trecv(ctx, 2, kBystanderTag, 0, buf.data(), buf.size(), &from_bystander);
-            ASSERT_GE(rc, 0);
             ASSERT_TRUE(progress_until(
-                ctx, [&] { return done(from_bystander, rc); }, 20));
-            EXPECT_EQ(from_bystander.length, kSmall);
-            EXPECT_TRUE(check_pattern(buf.data(), kSmall, 2));
+                ctx, [&] { return from_live.user != nullptr; }, 20));
+            EXPECT_EQ(from_live.status, LLC_OK);
+            EXPECT_EQ(from_live.length, kSmall);
+            EXPECT_TRUE(check_pattern(live.data(), kSmall, 2));
             int cancelled = 0;
             EXPECT_EQ(llc_tcancel(ctx, &from_dead, &cancelled), LLC_OK);
             EXPECT_EQ(cancelled, 1);
-            EXPECT_EQ(llc_tcancel(ctx, &from_any, &cancelled), LLC_OK);
-            EXPECT_EQ(cancelled, 1);
             EXPECT_EQ(std::count(mine.begin(), mine.end(), kSentinel), ptrdiff_t(mine.size()));
-            EXPECT_EQ(std::count(any.begin(), any.end(), kSentinel), ptrdiff_t(any.size()));
             ASSERT_EQ(TestProcess::fence(&p), 0);
         }
         if (p.rank == 2) {
