@@ -82,6 +82,14 @@ TEST(AlltoallDecisions, FileKeepsOneLinePerKey)
     EXPECT_EQ(d.alg, Alg::pairwise);
     EXPECT_TRUE(d.race.empty());
     EXPECT_TRUE(d.steady.empty());
+    {
+        // three values and a trailing comma: not a list of three
+        std::ofstream app(path, std::ios::app);
+        app << k44.text() << " alg=ring_ob t=1e-4 race=2e-4,1.5e-4,1e-4, steady=0,0,9e-5\n";
+    }
+    ASSERT_TRUE(load_decision(path, k44, &d));
+    EXPECT_EQ(d.alg, Alg::ring_ob);
+    EXPECT_TRUE(d.race.empty());
     ASSERT_TRUE(store_decision(path, k44, {Alg::pairwise, 9e-5}));
 
     // another candidate list, size class, host or process count is another key

@@ -21,7 +21,7 @@ constexpr const char *kResult = " alg="; // where a line's key ends
 bool parse_times(const std::string &field, const char *name, size_t n, std::vector<double> *out)
 {
     const std::string head = std::string(name) + "=";
-    if (field.compare(0, head.size(), head) != 0)
+    if (field.compare(0, head.size(), head) != 0 || field.back() == ',') // "1,2," is not two values
         return false;
     std::vector<double> v;
     const char *p = field.c_str() + head.size();

@@ -79,7 +79,7 @@ void Tuner::start_monitoring()
 size_t Tuner::challenger() const
 {
     const size_t n = cand_.size();
-    const size_t w = static_cast<size_t>(std::find(cand_.begin(), cand_.end(), chosen_) - cand_.begin());
+    const size_t w = chosen_index();
     if (cfg_.challenge <= 0 || w == n || means_.size() != n || steady_.size() != n || !(means_[w] > 0))
         return n;
     size_t best = n;
@@ -189,7 +189,7 @@ std::vector<double> Tuner::decide(const std::vector<double> &sum, int nprocs) co
     if (phase_ == Phase::monitoring) { // [action, mean of the period, candidate]
         const double m = sum[0] / nprocs;
         const size_t n = cand_.size();
-        const size_t w = static_cast<size_t>(std::find(cand_.begin(), cand_.end(), chosen_) - cand_.begin());
+        const size_t w = chosen_index();
         if (challenging()) { // the challenger's period: the faster in a row stays
             const size_t keep = w < n && steady_[w] > 0 && steady_[w] <= m ? w : challenger_;
             return {static_cast<double>(kChallengeOver), m, static_cast<double>(keep)};
@@ -275,7 +275,7 @@ void Tuner::apply(const std::vector<double> &d)
         calls_ = 0;
         period_.clear();
         const size_t n = cand_.size();
-        const size_t w = static_cast<size_t>(std::find(cand_.begin(), cand_.end(), chosen_) - cand_.begin());
+        const size_t w = chosen_index();
         switch (static_cast<int>(d[0])) {
         case kRelearn:
             relearns_++;

@@ -44,6 +44,7 @@
 // the same decision.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "alltoall/algorithms.hpp"
@@ -116,6 +117,11 @@ class Tuner {
 
     Phase phase() const { return phase_; }
     Alg chosen() const { return chosen_; }
+    // chosen()'s place among the candidates (their count when it is none of them).
+    size_t chosen_index() const
+    {
+        return static_cast<size_t>(std::find(cand_.begin(), cand_.end(), chosen_) - cand_.begin());
+    }
     double learned_time() const { return learned_; }
     double last_monitored() const { return last_monitored_; }
     int relearns() const { return relearns_; }
