@@ -169,3 +169,68 @@ TEST(Cma, RefusedByKernelKeepsTheOrderOfLaterMessages)
         finalize_ok(ctx);
     });
 }
+
+namespace {
+
+struct AfterDeath {
+    std::vector<int> seen; // indexes, in the order the handler ran them
+    int bad = 0;
+};
+
+void on_after_death(llc_context_t *, void *arg, int src, const void *hdr, size_t, const void *data, size_t len)
+{
+    auto *r = static_cast<AfterDeath *>(arg);
+    int idx;
+    std::memcpy(&idx, hdr, sizeof(idx));
+    if (len != size_t(64 + idx) || !check_pattern(data, len, uint64_t(src * 1000 + idx)))
+        r->bad++;
+    r->seen.push_back(idx);
+}
+
+} // namespace
+
+// The kernel refuses the read, the receiver asks for the large message to be
+// streamed and holds the sender's later (small, whole) messages back; the
+// sender dies before it streams.  Its death is reported, the large message
+// never runs, and the held messages are not kept forever: they run, in the
+// order sent, once the large message has failed.
+TEST(Cma, SenderThatDiesBeforeStreamingReleasesItsLaterMessages)
+{
+    JobOptions o = job({0, 0}, 60);
+    o.env = {{"LLC_CMA_SIMULATE_EPERM", "1"}};
+    constexpr int kSmall = 3; // after the large one
+    LLC_EXPECT_JOB_OK(o, [&](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        AfterDeath r;
+        ASSERT_EQ(llc_am_register(ctx, 5, on_after_death, &r), LLC_OK);
+        if (p.rank == 0) {
+            std::vector<char> big(kSize);
+            int idx = 0, done = 0;
+            llc_iov_t iov{big.data(), big.size()};
+            ASSERT_EQ(llc_am_send(ctx, 1, 5, &idx, sizeof(idx), &iov, 1, completion, &done), LLC_INPROGRESS);
+            std::vector<std::vector<char>> small(kSmall + 1);
+            for (idx = 1; idx <= kSmall; idx++) {
+                small[idx].resize(size_t(64 + idx));
+                fill_pattern(small[idx].data(), small[idx].size(), uint64_t(idx));
+                llc_iov_t s{small[idx].data(), small[idx].size()};
+                ASSERT_EQ(llc_am_send(ctx, 1, 5, &idx, sizeof(idx), &s, 1, completion, &done), LLC_OK);
+            }
+            // no progress: the clear-to-send is never read, the payload never streamed
+            p.depart();
+            std::fflush(stderr);
+            _exit(::testing::Test::HasFailure() ? 1 : 0);
+        }
+        int rc = LLC_OK;
+        const double end = now_s() + 20;
+        while ((rc = llc_progress(ctx, nullptr)) == LLC_OK && now_s() < end) {
+        }
+        ASSERT_EQ(rc, LLC_ERR_PEER) << "the sender's death was not reported";
+        EXPECT_TRUE(progress_until(
+            ctx, [&] { return r.seen.size() == size_t(kSmall); }, 5))
+            << r.seen.size() << " of the " << kSmall << " held messages ran";
+        EXPECT_EQ(r.seen, (std::vector<int>{1, 2, 3}));
+        EXPECT_EQ(r.bad, 0);
+        llc_finalize(ctx); // may report the dead peer again; it must return
+    });
+}
