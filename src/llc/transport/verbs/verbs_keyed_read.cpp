@@ -16,6 +16,7 @@
 
 #include "core/errors.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -191,6 +192,9 @@ void VerbsEngine::finish_read(KeyedRead *r)
         return;
     std::unique_ptr<KeyedRead> owned = std::move(it->second);
     keyed_reads_.erase(it);
+    // (a read that failed while queued for more READs is still named there)
+    read_queue_.erase(std::remove(read_queue_.begin(), read_queue_.end(), r), read_queue_.end());
+    ready_.erase(std::remove(ready_.begin(), ready_.end(), r), ready_.end());
     if (std::unique_ptr<Peer> *slot = peers_.peek(owned->rank))
         if (*slot && (*slot)->keyed_reads > 0)
             (*slot)->keyed_reads--;

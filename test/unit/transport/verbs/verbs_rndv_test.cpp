@@ -301,6 +301,38 @@ TEST(VerbsKeyedRead, FailedReadEndsWithAnError)
     EXPECT_FALSE(job.engine(1).failed());
 }
 
+// A read of more READs than the queue pair takes at once (the rest wait
+// their turn) whose first READs fail: it ends once, with the error, and is
+// forgotten by the queue of reads waiting to post (a later progress does
+// not touch it); another read afterwards is intact.
+TEST(VerbsKeyedRead, ReadFailingWhileQueuedEndsOnce)
+{
+    Job job(2);
+    job.net.hold_reads = true;
+    Buf buf(13 * 32 * 1024); // 13 READs of 32 KB; the fake's queue pairs take 8
+    auto e = expose(job, 0, buf, buf.n, 0);
+    Outcomes out;
+    ASSERT_TRUE(read(job, 1, 0, *e, out));
+    job.progress_all(2);
+    EXPECT_EQ(job.net.reads.size(), 8u);
+    job.net.revoke(0);
+    job.net.hold_reads = false;
+    job.run_until_idle();
+    ASSERT_EQ(out.ended(), 1);
+    EXPECT_EQ(out.errors.size(), 1u);
+    EXPECT_EQ(job.engine(1).keyed_stats().reads, 8u); // none posted after the failure
+    EXPECT_EQ(job.engine(1).keyed_reads_pending(), 0u);
+    e.reset();
+    Buf again(50 * 1024);
+    auto e2 = expose(job, 0, again, again.n, 1);
+    ASSERT_TRUE(read(job, 1, 0, *e2, out));
+    job.run_until_idle();
+    ASSERT_EQ(out.data.size(), 1u);
+    EXPECT_TRUE(out.data[0] == expected_payload(0, 1, again.n));
+    e2.reset();
+    expect_clean(job);
+}
+
 // A READ outside the registered range fails in the fake (the test of the
 // fake itself: a forged span that runs past the registration).
 TEST(VerbsKeyedRead, ReadOutsideTheRegisteredRangeFails)
