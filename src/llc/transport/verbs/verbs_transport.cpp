@@ -112,7 +112,7 @@ private:
     Region recv_region_{nullptr, std::free};
     Region send_region_{nullptr, std::free};
     VerbsMr recv_mr_, send_mr_;
-    std::unique_ptr<VerbsRegistrar> registrar_; // the rendezvous' RegCache registers through it
+    std::unique_ptr<VerbsRegistrar> registrar_; // the keyed reads' RegCache registers through it
     VerbsCq recv_cq_;
     std::vector<VerbsCq> send_cqs_; // one per DCI
     VerbsCq rc_send_cq_;            // shared by the RC QPs (created on demand, owned by the engine)
@@ -179,7 +179,7 @@ VerbsTransport::Fabric::Fabric(const VerbsDevice &device, uint32_t job_tag)
     const int send_cq_entries = std::min(kSendCqEntries, da.max_cqe);
     srq_depth_ = std::min<uint32_t>(kSrqDepth, uint32_t(std::max(1, da.max_srq_wr)));
     dci_send_wr_ = std::min<uint32_t>(kDciSendWr, uint32_t(std::max(1, da.max_qp_wr)));
-    // RDMA READs in flight per queue pair (the rendezvous): as initiator
+    // RDMA READs in flight per queue pair (keyed reads): as initiator
     // and as responder, up to kReadsInFlight, as the device allows.
     params_.max_rd_atomic = uint8_t(std::max(1, std::min(kReadsInFlight, da.max_qp_init_rd_atom)));
     params_.max_dest_rd_atomic = uint8_t(std::max(1, std::min(kReadsInFlight, da.max_qp_rd_atom)));

@@ -151,7 +151,7 @@ public:
     size_t peer_count() const { return engine_->peer_count(); }
 
 private:
-    void export_stats(); // the engine's rendezvous and registration-cache counters into llc_stats
+    void export_stats(); // the engine's keyed-read and registration-cache counters into llc_stats
     class Fabric; // VerbsFabric over ibv/mlx5dv (verbs_transport.cpp)
     class Host;   // VerbsHost over Context
     Context &ctx_;
