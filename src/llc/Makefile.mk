@@ -89,6 +89,7 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/tagged/tagged.cpp \
 	src/llc/tagged/tagged.hpp \
 	src/llc/tagged/tagged_am.cpp \
+	src/llc/tagged/tagged_am_keyed.cpp \
 	src/llc/tagged/tagged_peer_failure.cpp \
 	src/llc/tagged/tagged_offers.cpp \
 	src/llc/tagged/tagged_util.hpp \
@@ -154,6 +155,7 @@ src_llc_libllc_la_SOURCES += \
 	src/llc/transport/verbs/verbs_credits.hpp \
 	src/llc/transport/verbs/verbs_devices.cpp \
 	src/llc/transport/verbs/verbs_engine.cpp \
+	src/llc/transport/verbs/verbs_keyed_read.cpp \
 	src/llc/transport/verbs/verbs_engine.hpp \
 	src/llc/transport/verbs/verbs_frame.cpp \
 	src/llc/transport/verbs/verbs_frame.hpp \

@@ -131,6 +131,8 @@ void forge(llc_context_t *ctx, Requests &rq, fuzz::Input &in)
         w.handler = choice_b & 2 ? kAmHandler : LLC_AM_MAX_HANDLERS + w.handler % 1000; // ours, or out of range
         w.hdr_len %= 16;
         w.length %= 2 * kBufBytes;
+        w.flags = choice_a & 0x80 ? llc::kAmKeyed : 0; // keyed spans: refused (itself has no keyed reads)
+        w.spare = 0;
         std::memcpy(hdr, &w, sizeof(w));
         hdr_len = sizeof(w);
         if (size_choice >= 32) {

@@ -68,6 +68,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/auth/auth_test.cpp \
 	test/unit/common/stranger_util.hpp \
 	test/unit/tagged/tagged_am_hostile_test.cpp \
+	test/unit/tagged/tagged_am_keyed_test.cpp \
 	test/unit/coll/coll_args_test.cpp \
 	test/unit/common/job_secret_util.hpp \
 	test/unit/mem/mem_test.cpp \
@@ -87,6 +88,8 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/transport/verbs/verbs_engine_test.cpp \
 	test/unit/common/verbs_fake_fabric.cpp \
 	test/unit/common/verbs_fake_fabric.hpp \
+	test/unit/common/keyed_read_fake.cpp \
+	test/unit/common/keyed_read_fake.hpp \
 	test/unit/transport/verbs/verbs_frame_test.cpp \
 	test/unit/transport/verbs/verbs_qp_attr_test.cpp \
 	test/unit/transport/verbs/verbs_recv_pool_test.cpp \

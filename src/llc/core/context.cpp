@@ -119,6 +119,21 @@ void Context::create_transports()
         throw *failure;
 }
 
+bool Context::wrap_network_transport(const std::function<std::unique_ptr<Transport>(std::unique_ptr<Transport>)> &wrap)
+{
+    std::unique_ptr<Transport> &net = transports_[size_t(Route::Network)];
+    if (!net)
+        return false;
+    Transport *old = net.get();
+    net = wrap(std::move(net));
+    for (Transport *&t : live_)
+        if (t == old)
+            t = net.get();
+    if (idle_waiter_ == old)
+        idle_waiter_ = net.get();
+    return true;
+}
+
 void Context::register_handler(unsigned id, llc_am_handler_t handler, void *arg)
 {
     if (id >= LLC_AM_MAX_HANDLERS)

@@ -13,6 +13,7 @@
 #include "core/held_records.hpp"
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,10 @@ public:
     // The transport that carries messages to dest (transport/transport.hpp):
     // self, the node's (shared memory) or the network's.
     Transport &transport_to(int dest) { return *transports_[size_t(route_of(dest))]; }
+    // Tests: the network transport becomes what wrap makes of it (a
+    // decorator, e.g. one that adds keyed reads: tagged_am_keyed_test.cpp);
+    // after llc_init, before any traffic.  False: there is none.
+    bool wrap_network_transport(const std::function<std::unique_ptr<Transport>(std::unique_ptr<Transport>)> &wrap);
     // Records sent to dest so far, and received (delivered or skipped) from
     // src: a tagged offer compares the two (tagged.hpp, OfferWire).
     uint64_t records_sent_to(int dest) { return next_send_seq_[dest]; }

@@ -367,14 +367,14 @@ typedef struct llc_stats {
     uint64_t rc_asks_refused;      /* receiver-driven: answers from sources that refused one of our asks */
     uint64_t rc_ask_resends;       /* asks sent again because no answer came in time */
     uint64_t rc_asks_unanswered;   /* asks given up after the resends (the policy's patience takes over) */
-    /* LLC_NET=verbs zero-copy rendezvous (LLC_VERBS_RNDV_BYTES) and the registration cache
+    /* LLC_NET=verbs keyed reads of large active messages (LLC_VERBS_RNDV_BYTES) and the registration cache
        (LLC_REG_CACHE_MAX) it uses; appended after the switching channel; 0 on other paths */
-    uint64_t verbs_rndv_sends;         /* messages sent by rendezvous (their payload read by the receiver) */
-    uint64_t verbs_rndv_send_errors;   /* of those, completed with an error (the read failed, the transport failed) */
-    uint64_t verbs_rndv_recvs;         /* messages received by rendezvous */
+    uint64_t verbs_rndv_sends;         /* messages whose payload was exposed for the receiver's RDMA READ */
+    uint64_t verbs_rndv_send_errors;   /* keyed reads of this process that failed (the message answered Fail) */
+    uint64_t verbs_rndv_recvs;         /* keyed reads of this process that read every byte */
     uint64_t verbs_rndv_bytes_read;    /* payload bytes this process read with RDMA READ */
     uint64_t verbs_rndv_fallbacks;     /* at or above the threshold but copied: registration failed, or too many iovs */
-    uint64_t verbs_rndv_held_records;  /* records held back behind a rendezvous being read (delivery order) */
+    uint64_t verbs_rndv_held_records;  /* always 0 since wire version 4 (kept for the layout) */
     uint64_t reg_cache_hits;           /* acquires served by a cached registration */
     uint64_t reg_cache_misses;         /* acquires that registered */
     uint64_t reg_cache_evictions;      /* unpinned registrations dropped (the bound, a failed registration) */

@@ -4,8 +4,9 @@
 // elsewhere), receives offered to their sender (which writes into them),
 // synchronous-send acknowledgements, probe, matched probe, cancel.  It is
 // libllc's one rendezvous: large active messages to a process of the node
-// (Context::send_am, LLC_CMA_THRESHOLD) take the same records (AmRts, then
-// Fin, Fail or Cts + Data; tagged_am.cpp).
+// (Context::send_am, LLC_CMA_THRESHOLD) or to a peer with keyed reads
+// (verbs, LLC_VERBS_RNDV_BYTES) take the same records (AmRts, then Fin,
+// Fail or Cts + Data; tagged_am.cpp, tagged_am_keyed.cpp).
 //
 // Records travel as active messages to handler ids above the public range
 // (kTagHandler*), so they share the per-pair order of every other record.
@@ -27,6 +28,7 @@
 #include "tagged/offer_book.hpp"
 #include "tagged/request_tokens.hpp"
 #include "tagged/tag_matcher.hpp"
+#include "transport/transport.hpp"
 
 #include "llc.h"
 
@@ -57,8 +59,9 @@ enum TagHandler : unsigned {
     kTagDecline, // TagReply (rreq), sender -> receiver: the offer is refused (a message crossed it, or revoked)
     kTagRevoke,  // TagReply (rreq), receiver -> sender: the offered receive is cancelled, give the offer back
     // large active messages (tagged_am.cpp):
-    kTagAmRts, // AmRtsWire + the caller's AM header + RemoteSpan[spans]: read the payload where it is; answered
-               // by Fin (read and delivered), Fail (could not be read) or Cts (not permitted: stream it as Data)
+    kTagAmRts, // AmRtsWire + the caller's AM header + RemoteSpan[spans] (KeyedSpan[spans] with kAmKeyed): read
+               // the payload where it is; answered by Fin (read and delivered), Fail (could not be read) or Cts
+               // (not permitted, no landing buffer: stream it as Data)
     kTagHandlerEnd
 };
 static_assert(kTagHandlerEnd <= kHandlerSlots, "tagged handler ids fit the handler table");
@@ -114,9 +117,14 @@ struct AmRtsWire {
     int32_t pid;      // the sender's process
     uint32_t handler; // the caller's handler id (below LLC_AM_MAX_HANDLERS)
     uint32_t hdr_len; // the caller's header bytes, first in the record's payload
-    uint32_t spans;   // RemoteSpan entries after them
+    uint32_t spans;   // RemoteSpan entries after them (KeyedSpan with kAmKeyed)
+    uint32_t flags;   // kAmKeyed
+    uint32_t spare;   // 0
 };
-static_assert(sizeof(AmRtsWire) == 32, "large active message wire header layout");
+static_assert(sizeof(AmRtsWire) == 40, "large active message wire header layout");
+// The spans are KeyedSpan (transport.hpp): the receiver reads them with its
+// transport's keyed remote read (CapKeyedRead: RDMA READ with the rkey), not CMA.
+constexpr uint32_t kAmKeyed = 1;
 
 struct TagReply {
     uint64_t sreq; // the sender's request token (Cts, Fin, Fail), else 0
@@ -151,8 +159,9 @@ public:
     }
 
     // Large active messages (tagged_am.cpp).  Whether one of len bytes to
-    // dest goes by rendezvous (CMA on, at least LLC_CMA_THRESHOLD, a peer
-    // on this node that has not refused to read us).
+    // dest goes by rendezvous: a peer on this node that has not refused to
+    // read us, CMA on, at least LLC_CMA_THRESHOLD; or a peer whose transport
+    // has keyed reads (CapKeyedRead: verbs), at least LLC_VERBS_RNDV_BYTES.
     bool am_by_rendezvous(int dest, size_t len) const;
     // Send it so: LLC_INPROGRESS, cb runs once the receiver has read it (or
     // it was streamed), with LLC_ERR_PEER when it could not be read.
@@ -178,8 +187,11 @@ public:
     void account(MemRegistry &r) const { matcher_.account(r); }
     const RequestTokens &tokens() const { return tokens_; }
     const OfferBook &offers() const { return offers_; }
-    // Large active messages waiting for an answer or for their streamed data.
+    // Large active messages waiting for an answer or for their streamed
+    // data (each holds a request token), and those being read by keyed
+    // reads (no token).
     size_t am_in_flight() const { return am_sends_.size() + am_recvs_.size(); }
+    size_t am_keyed_reads() const { return am_keyed_.size(); }
 
 private:
     static void on_eager(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *data,
@@ -213,6 +225,12 @@ private:
         llc_completion_t cb = nullptr;
         void *cb_arg = nullptr;
         bool streamed = false;
+        std::unique_ptr<Exposure> exposure; // keyed spans: the transport's pins, released with the send
+    };
+    // A large active message being read by a keyed read (tagged_am_keyed.cpp).
+    struct AmKeyedRecv {
+        AmRtsWire w{};
+        std::vector<char> hdr;
     };
     struct AmRecv {
         llc_treq_t req{};
@@ -226,6 +244,12 @@ private:
     void fail_requests_for(int dest);
     // A receive for src_rank, which failed earlier: throws Error(LLC_ERR_PEER).
     void refuse_receive_from_failed(int src_rank) const;
+    // Keyed spans (tagged_am_keyed.cpp): expose the payload and put the
+    // record together (false: it could not be exposed, send it another way);
+    // read it with the transport, and its outcome.
+    bool expose_am(int dest, AmSend &s, AmRtsWire &w);
+    void arrived_am_keyed(int src, const AmRtsWire &w, const char *data, size_t data_len);
+    void keyed_read_done(int src, uint64_t id, const KeyedReadResult &res, bool started);
     void answer(int dest, unsigned id, uint64_t sreq, uint64_t rreq);
     void uncount_answer(TreqState &r);
     void receive_am_streamed(int src, const AmRtsWire &w, const char *user_hdr);
@@ -287,9 +311,15 @@ private:
     std::unordered_set<int> failed_peers_; // ranks the transports reported failed
     std::unordered_map<llc_treq_t *, std::unique_ptr<AmSend>> am_sends_;
     std::unordered_map<llc_treq_t *, std::unique_ptr<AmRecv>> am_recvs_;
-    std::unordered_set<int> am_streamed_to_; // peers that may not read us: large messages streamed
-    ByteBuffer am_buffer_;                   // where a large active message is read
-    bool am_reading_ = false;                // am_buffer_ is in use (a handler runs)
+    std::unordered_set<int> am_streamed_to_;             // peers that may not read us: large messages streamed
+    std::unordered_map<uint64_t, AmKeyedRecv> am_keyed_; // keyed reads in progress, by id
+    uint64_t next_keyed_id_ = 1;
+    // Its keyed reads' callbacks run only while it lives (they hold a weak_ptr).
+    std::shared_ptr<int> alive_ = std::make_shared<int>(0);
+    RejectLog am_keyed_rejects_{"large active messages whose keyed spans could not be read were",
+                                "verbs_rndv_send_errors"};
+    ByteBuffer am_buffer_;    // where a large active message is read
+    bool am_reading_ = false; // am_buffer_ is in use (a handler runs)
     RejectLog am_read_rejects_{
         "large active messages whose spans named memory or a process that could not be read were", "cma_read_failed"};
     RejectLog rejects_{"tagged protocol records (an unknown or stale request token, a record out of place) were",

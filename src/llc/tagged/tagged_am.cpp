@@ -1,12 +1,14 @@
 // tagged_am.cpp - large active messages by the tagged layer's rendezvous
-// (doc/libllc-tagged.md, "Large active messages"): the payload stays where
-// the sender keeps it, announced by an AmRts record; the receiver reads it
-// (CMA), runs the handler and answers Fin, or Fail when it named memory that
-// cannot be read; when reading is not permitted it answers Cts, the sender
-// streams the payload in a Data record, and the receiver holds back the
-// sender's later records until it has come (Context::hold_records_from), so
-// active messages keep their order.
+// (doc/libllc-tagged.md, "One large-message protocol"): the payload stays
+// where the sender keeps it, announced by an AmRts record; the receiver
+// reads it (CMA here; keyed reads, e.g. RDMA READ, in tagged_am_keyed.cpp),
+// runs the handler and answers Fin, or Fail when it named memory that cannot
+// be read; when reading is not permitted it answers Cts, the sender streams
+// the payload in a Data record, and the receiver holds back the sender's
+// later records until it has come (Context::hold_records_from), so active
+// messages keep their order.
 #include "tagged/tagged.hpp"
+#include "tagged/am_spans.hpp"
 #include "tagged/tagged_util.hpp"
 
 #include "core/context.hpp"
@@ -26,8 +28,12 @@ namespace llc {
 bool Tagged::am_by_rendezvous(int dest, size_t len) const
 {
     const Config &cfg = ctx_.config();
-    return cfg.cma_enabled && len >= cfg.cma_threshold && dest != ctx_.rank() &&
-           ctx_.transport_to(dest).caps().has(CapRemoteRead) && am_streamed_to_.count(dest) == 0;
+    if (dest == ctx_.rank() || am_streamed_to_.count(dest) != 0)
+        return false;
+    const TransportCaps &caps = ctx_.transport_to(dest).caps();
+    if (caps.has(CapKeyedRead))
+        return cfg.verbs_rndv_bytes > 0 && len >= cfg.verbs_rndv_bytes;
+    return cfg.cma_enabled && len >= cfg.cma_threshold && caps.has(CapRemoteRead);
 }
 
 int Tagged::send_am(int dest, unsigned handler, const void *hdr, size_t hdr_len, const llc_iov_t *iov, int iovcnt,
@@ -42,11 +48,16 @@ int Tagged::send_am(int dest, unsigned handler, const void *hdr, size_t hdr_len,
     // The record's payload, the caller's header and then the spans, kept
     // with the send: a queued record refers to it until it is written.
     s->record.assign(static_cast<const char *>(hdr), static_cast<const char *>(hdr) + hdr_len);
-    for (const llc_iov_t &v : s->iov) {
-        RemoteSpan span{uint64_t(uintptr_t(v.base)), uint64_t(v.len)};
-        const char *b = reinterpret_cast<const char *>(&span);
-        s->record.insert(s->record.end(), b, b + sizeof(span));
-        w.length += v.len;
+    if (ctx_.transport_to(dest).caps().has(CapKeyedRead)) {
+        if (!expose_am(dest, *s, w)) // (registration failed: copied as any message)
+            return ctx_.send_am(dest, handler, hdr, hdr_len, iov, iovcnt, cb, cb_arg);
+    } else {
+        for (const llc_iov_t &v : s->iov) {
+            RemoteSpan span{uint64_t(uintptr_t(v.base)), uint64_t(v.len)};
+            const char *b = reinterpret_cast<const char *>(&span);
+            s->record.insert(s->record.end(), b, b + sizeof(span));
+            w.length += v.len;
+        }
     }
     llc_treq_t *req = &s->req;
     start_request(req, TreqState::Send, nullptr, w.length);
@@ -76,7 +87,7 @@ void Tagged::on_am_send_done(llc_treq_t *req)
 {
     auto *s = static_cast<AmSend *>(req->user);
     Tagged *t = s->owner;
-    if (req->status == LLC_OK && !s->streamed)
+    if (req->status == LLC_OK && !s->streamed && !s->exposure)
         t->ctx_.counters().cma_msgs++;
     if (s->cb)
         s->cb(s->cb_arg, req->status);
@@ -94,9 +105,11 @@ Tagged::AmSend *Tagged::am_send_of(TreqState &r)
 void Tagged::stream_am(int dest, TreqState &r, AmSend &s, uint64_t rreq)
 {
     // The receiver may not read us (ptrace rules, a seccomp filter): later
-    // large messages to it are streamed from the start.
+    // large messages to it are streamed from the start.  (Keyed: it had no
+    // landing buffer for this one; the next may find one.)
     s.streamed = true;
-    am_streamed_to_.insert(dest);
+    if (!s.exposure)
+        am_streamed_to_.insert(dest);
     ctx_.counters().msgs_received--; // (the Cts: see answer())
     TagReply out{0, rreq};
     int rc =
@@ -138,33 +151,6 @@ void Tagged::peer_failed(int dest)
     fail_requests_for(dest);
 }
 
-namespace {
-
-// Why an AmRts record does not fit (empty: it does).
-std::string malformed(const AmRtsWire &w, size_t data_len, const RemoteSpan *spans)
-{
-    if (w.handler >= LLC_AM_MAX_HANDLERS)
-        return "handler id " + std::to_string(w.handler) + " out of range";
-    if (w.hdr_len > LLC_AM_HDR_MAX || data_len < w.hdr_len || (data_len - w.hdr_len) / sizeof(RemoteSpan) != w.spans ||
-        (data_len - w.hdr_len) % sizeof(RemoteSpan))
-        return std::to_string(w.hdr_len) + " header bytes and " + std::to_string(w.spans) + " spans in " +
-               std::to_string(data_len) + " bytes";
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < w.spans; i++) {
-        RemoteSpan s;
-        std::memcpy(&s, &spans[i], sizeof(s));
-        if (s.addr + s.len < s.addr || total + s.len < total)
-            return "a span of " + std::to_string(s.len) + " bytes at " + hex(s.addr) +
-                   " that overflows (the address space or the total length)";
-        total += s.len;
-    }
-    if (total != w.length)
-        return "spans of " + std::to_string(total) + " bytes for a message of " + std::to_string(w.length);
-    return std::string();
-}
-
-} // namespace
-
 void Tagged::on_am_rts(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *data,
                        size_t data_len)
 {
@@ -176,11 +162,12 @@ void Tagged::on_am_rts(llc_context_t *, void *self, int src, const void *hdr, si
 
 void Tagged::arrived_am(int src, const AmRtsWire &w, const char *data, size_t data_len)
 {
-    // (the spans are copied out: the record's payload need not be aligned)
-    std::vector<RemoteSpan> spans(data_len >= w.hdr_len ? (data_len - w.hdr_len) / sizeof(RemoteSpan) : 0);
-    if (!spans.empty())
-        std::memcpy(spans.data(), data + w.hdr_len, spans.size() * sizeof(RemoteSpan));
-    const std::string bad = malformed(w, data_len, spans.data());
+    if (w.flags & kAmKeyed) {
+        arrived_am_keyed(src, w, data, data_len);
+        return;
+    }
+    const std::vector<RemoteSpan> spans = am_spans<RemoteSpan>(w, data, data_len);
+    const std::string bad = am_malformed(w, data_len, spans);
     if (!bad.empty()) {
         // A record no libllc sends: not delivered; its sender's send (if
         // the token names one) fails.

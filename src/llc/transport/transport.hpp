@@ -21,8 +21,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llc {
 
@@ -40,7 +42,39 @@ enum CapFlag : uint32_t {
     CapRemoteRead = 1u << 2,
     // idle_wait sleeps until something arrives (without it: for the time given).
     CapWakesOnArrival = 1u << 3,
+    // Keyed zero-copy remote read (RDMA READ with an rkey): the sender
+    // exposes payload pieces (Transport::expose), the receiver reads them
+    // where they are (Transport::read_keyed).
+    CapKeyedRead = 1u << 4,
 };
+
+// A piece of memory a transport exposed to peers (CapKeyedRead), as it is
+// described on the wire: its address, its length and the key a peer's read
+// must present (an rkey for verbs).
+struct KeyedSpan {
+    uint64_t addr;
+    uint64_t len;
+    uint32_t key;
+    uint32_t spare;
+};
+static_assert(sizeof(KeyedSpan) == 24, "keyed span wire layout");
+
+// What Transport::expose gives back: the pieces as peers may read them,
+// exposed (pinned) until this object is destroyed.
+class Exposure {
+public:
+    virtual ~Exposure() = default;
+    std::vector<KeyedSpan> spans;
+};
+
+// How a keyed read ended: `data` (len bytes, valid during the callback
+// only) when everything was read, else nullptr and `error` says why.
+struct KeyedReadResult {
+    const char *data = nullptr;
+    size_t len = 0;
+    std::string error;
+};
+using KeyedReadDone = std::function<void(const KeyedReadResult &)>;
 
 // A transport's capabilities: its name, its flags, and the figures the
 // layers above read.  Each transport spells its own out with the named
@@ -50,7 +84,8 @@ enum CapFlag : uint32_t {
 // Readers: Context (CapOrdered and CapReliable, which its per-peer sequence
 // numbers rely on; CapWakesOnArrival for the idle wait; inline_max for the
 // inline paths), Tagged (CapRemoteRead: rendezvous and offers read or write
-// the peer's memory in place), NetRouter (its own flags are those every
+// the peer's memory in place; CapKeyedRead: large active messages are read
+// with the transport's keyed read), NetRouter (its own flags are those every
 // socket transport it routes over has).
 struct TransportCaps {
     const char *name = "";
@@ -124,6 +159,27 @@ public:
     {
         (void)rank;
         return -1;
+    }
+    // Keyed remote read (caps().has(CapKeyedRead)); the defaults refuse.
+    // Sender: expose the pieces iov[0..iovcnt) to dest, or nullptr (why
+    // says what failed: registration, too many pieces): send the payload
+    // another way.
+    virtual std::unique_ptr<Exposure> expose(int dest, const llc_iov_t *iov, int iovcnt, std::string *why)
+    {
+        (void)dest, (void)iov, (void)iovcnt;
+        *why = "this transport exposes no memory";
+        return nullptr;
+    }
+    // Receiver: start reading spans[0..n) of src (len bytes in all) into a
+    // buffer of the transport's.  True: started, and done runs exactly once,
+    // from progress(), with the bytes or an error.  False: nothing started
+    // (why says what failed), done never runs.
+    virtual bool read_keyed(int src, const KeyedSpan *spans, size_t n, uint64_t len, KeyedReadDone done,
+                            std::string *why)
+    {
+        (void)src, (void)spans, (void)n, (void)len, (void)done;
+        *why = "this transport reads no remote memory";
+        return false;
     }
     // The caller's inline look at this transport's receive rings (llc_fast.h),
     // or nullptr (the default: a transport without rings).

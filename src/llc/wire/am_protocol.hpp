@@ -13,12 +13,14 @@
 namespace llc {
 
 constexpr uint32_t kWireMagic = 0x314c4c43; // "CLL1" in little-endian memory order
-// 3: shm's CmaRts, CmaAck and CmaNack gone (large active messages take the
+// 4: verbs' VerbsRts records and RndvFin frames gone (large active messages
+// to a verbs peer take the tagged layer's AmRts too, with keyed spans read
+// by RDMA READ; AmRtsWire grew a flags word); 3: shm's CmaRts, CmaAck and CmaNack gone (large active messages take the
 // tagged layer's rendezvous, kTagAmRts, and the one-sided handler ids moved up
 // by one behind it); 2: record kinds moved into their owners' ranges (below);
 // 1: kinds 1 .. 12 in the order Am, CmaRts, CmaAck, CmaNack, Hello, Goodbye,
 // Switch, SwitchAck, StreamAck, SwitchRequest, Close, VerbsRts.
-constexpr uint8_t kWireVersion = 3;
+constexpr uint8_t kWireVersion = 4;
 constexpr uint32_t kMaxAuxBytes = 1u << 24;
 // Handler ids: 0 .. LLC_AM_MAX_HANDLERS-1 are the caller's, the next
 // kInternalHandlers libllc's own (the tagged protocol, tagged.hpp; then
@@ -38,7 +40,7 @@ constexpr unsigned kHandlerSlots = kPublicHandlers + kInternalHandlers;
 //   0x20-0x2f tcp: the connection's own records
 //   0x30-0x3f udp: none yet (its datagrams have types of their own, UdpType
 //             in udp_transport.hpp, and carry a stream of these records)
-//   0x40-0x4f verbs
+//   0x40-0x4f verbs: none (0x40 was its VerbsRts until version 4: never reuse it)
 //   0x50-0x5f the hybrid router: moving a pair between tcp and udp
 // 0 and 0x60-0xff belong to no one; a record of a kind not listed in Kind is
 // a protocol error (kind_is_valid).
@@ -62,9 +64,6 @@ enum class Kind : uint8_t {
     Hello = 0x20,     // first record on a tcp connection; aux = sender's "ip:port"
     StreamAck = 0x21, // sent back on an accepted connection; seq = bytes of the stream consumed so far
     Close = 0x22,     // last record of an evicted connection; seq = stream bytes before it
-    // verbs (kVerbsKinds)
-    VerbsRts = 0x40, // active message whose payload the receiver reads with RDMA READ
-                     // (rendezvous); aux = VerbsRtsDescriptor + segments (verbs_frame.hpp)
     // hybrid (kHybridKinds)
     Switch = 0x50,       // last record on the tcp path before the sender moves to udp
     SwitchAck = 0x51,    // sent on udp by the receiver of a Switch (the tcp path is drained)
@@ -89,8 +88,6 @@ constexpr KindRange kind_owner_range(Kind k)
     case Kind::StreamAck:
     case Kind::Close:
         return kTcpKinds;
-    case Kind::VerbsRts:
-        return kVerbsKinds;
     case Kind::Switch:
     case Kind::SwitchAck:
     case Kind::SwitchRequest:
@@ -134,7 +131,7 @@ struct WireHeader {
     uint32_t aux_len;
     uint32_t reserved;
     uint64_t payload_len;
-    uint64_t seq; // per ordered pair, counts Am (and VerbsRts) records;
+    uint64_t seq; // per ordered pair, counts Am records;
                   // StreamAck: cumulative bytes of the stream read by its receiver
 };
 static_assert(sizeof(WireHeader) == 40, "wire header layout");

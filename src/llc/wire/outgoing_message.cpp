@@ -34,20 +34,6 @@ std::unique_ptr<OutgoingMessage> OutgoingMessage::make_am(int src, unsigned hand
     return m;
 }
 
-std::unique_ptr<OutgoingMessage> OutgoingMessage::make_rts(const OutgoingMessage &am, Kind kind, const void *aux,
-                                                           size_t aux_len)
-{
-    std::unique_ptr<OutgoingMessage> m(new OutgoingMessage);
-    m->wire_ = am.wire_;
-    m->wire_.kind = uint8_t(kind);
-    m->wire_.aux_len = uint32_t(aux_len);
-    m->hdr_ = am.hdr_;
-    if (aux_len)
-        m->aux_.assign(static_cast<const char *>(aux), static_cast<const char *>(aux) + aux_len);
-    m->rebuild_spans();
-    return m;
-}
-
 std::unique_ptr<OutgoingMessage> OutgoingMessage::make_control(Kind kind, int src, uint64_t seq,
                                                                const void *aux, size_t aux_len)
 {

@@ -24,15 +24,9 @@ public:
     OutgoingMessage(const OutgoingMessage &) = delete;
     OutgoingMessage &operator=(const OutgoingMessage &) = delete;
 
-    static std::unique_ptr<OutgoingMessage> make_am(int src, unsigned handler, uint64_t seq,
-                                                    const void *hdr, size_t hdr_len,
-                                                    const llc_iov_t *iov, int iovcnt,
+    static std::unique_ptr<OutgoingMessage> make_am(int src, unsigned handler, uint64_t seq, const void *hdr,
+                                                    size_t hdr_len, const llc_iov_t *iov, int iovcnt,
                                                     llc_completion_t cb, void *cb_arg);
-    // A record of `kind` with am's wire header (seq, handler, payload_len),
-    // AM header and the given aux, whose payload is not streamed (the
-    // verbs rendezvous: the receiver reads it with RDMA READ).
-    static std::unique_ptr<OutgoingMessage> make_rts(const OutgoingMessage &am, Kind kind, const void *aux,
-                                                     size_t aux_len);
     static std::unique_ptr<OutgoingMessage> make_control(Kind kind, int src, uint64_t seq,
                                                          const void *aux = nullptr, size_t aux_len = 0);
 

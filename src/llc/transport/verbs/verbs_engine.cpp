@@ -11,8 +11,6 @@ namespace llc {
 
 namespace {
 constexpr int kPollBatch = 32;
-constexpr uint64_t kReadBit = uint64_t(1) << 63; // completion ids of RDMA READs (sends: the slot)
-constexpr size_t kLandingAlign = 4096;
 }
 
 VerbsEngine::VerbsEngine(VerbsHost &host, VerbsFabric &fabric, const VerbsEngineParams &params)
@@ -34,11 +32,11 @@ VerbsEngine::VerbsEngine(VerbsHost &host, VerbsFabric &fabric, const VerbsEngine
     slot_rc_.assign(slots, 0);
     qp_in_flight_.assign(fabric_.data_qps() + 2, 0); // data, credit, RC
     book_ = GoodbyeBook(host_.size());
-    if (params_.rndv_bytes > 0)
+    if (params_.keyed_reads)
         if (Registrar *r = fabric_.registrar())
             reg_cache_ = std::make_unique<RegCache>(*r, params_.reg_cache_max);
-    if (params_.rndv_chunk == 0 || params_.rndv_chunk > (size_t(1) << 30))
-        params_.rndv_chunk = size_t(1) << 30; // one READ moves at most 2^31 - 1 bytes
+    if (params_.read_chunk == 0 || params_.read_chunk > (size_t(1) << 30))
+        params_.read_chunk = size_t(1) << 30; // one READ moves at most 2^31 - 1 bytes
     repost();
     if (pool_.posted() == 0)
         throw Error(LLC_ERR_SYSTEM, "LLC_NET=verbs: no receive buffer could be posted to the shared receive queue");
@@ -56,10 +54,9 @@ VerbsEngine::~VerbsEngine()
         if (p->route)
             fabric_.disconnect(p->route);
         p->rc_qp = p->rc_rx_qp = p->route = nullptr;
-        p->inbox.clear(); // landing pins go back to the cache
     });
-    rndv_tx_.clear(); // pins on senders' payloads (their callbacks are not run)
-    reg_cache_.reset(); // deregisters every entry, landing buffers' included
+    keyed_reads_.clear(); // landing pins go back to the cache (their callbacks are not run)
+    reg_cache_.reset();   // deregisters every entry, landing buffers' included
     for (auto &b : landing_all_)
         std::free(b.first);
 }
@@ -74,17 +71,8 @@ void VerbsEngine::fail(int status, const std::string &message)
         failure_ = message;
     }
     host_.report_error(status, message);
-    if (first) {
-        // Rendezvous sends waiting for a RndvFin will not get one: they
-        // complete with the error and their payloads are unpinned.  (Reads
-        // still in flight keep their landing buffers until the engine goes.)
-        std::vector<uint32_t> ids;
-        for (auto &e : rndv_tx_)
-            ids.push_back(e.first);
-        for (uint32_t id : ids)
-            finish_send(id, LLC_ERR_PEER);
-        read_queue_.clear();
-    }
+    if (first)
+        fail_reads();
 }
 
 bool VerbsEngine::evictable(const Peer &p) const
@@ -93,7 +81,7 @@ bool VerbsEngine::evictable(const Peer &p) const
            !book_.has_said(p.rank) && (!p.decoder || p.decoder->at_record_boundary()) &&
            p.tx_credits.available() == p.tx_credits.initial() && p.rx_credits.outstanding() == 0 && !p.rc_qp &&
            !p.rc_rx_qp && p.held.empty() && // RC QPs are kept for reuse
-           p.inbox.empty() && p.deferred_credits == 0 && p.rndv_tx == 0;
+           p.keyed_reads == 0;
 }
 
 // The table's may-go predicate is evictable().  After an overflow (no
@@ -286,12 +274,6 @@ int VerbsEngine::send(int dest, std::unique_ptr<OutgoingMessage> msg)
         throw Error(LLC_ERR_PEER, failure_);
     Peer &p = peer_for(dest);
     resolve(p);
-    if (reg_cache_ && msg->kind() == Kind::Am && msg->payload_len() >= params_.rndv_bytes) {
-        int rc = send_rndv(p, msg);
-        if (rc != LLC_OK)
-            return rc;
-        // msg is still ours: registration failed or too many spans, copy path
-    }
     OutgoingMessage *m = msg.get();
     p.queue.push_back(std::move(msg));
     if (p.queue.size() == 1)
@@ -325,28 +307,12 @@ void VerbsEngine::on_record(Peer &p, const IncomingRecord &rec)
     if (w.src != p.rank)
         throw Error(LLC_ERR_PEER, "protocol error: record with source rank " + std::to_string(w.src) +
                                       " in the verbs stream from " + describe(p.rank));
-    if (!p.inbox.empty() && (Kind(w.kind) == Kind::Am || Kind(w.kind) == Kind::Goodbye)) {
-        // A rendezvous before it is still being read: held (copied), in order.
-        Held h;
-        h.wire = w;
-        h.hdr.resize((w.hdr_len + 7) / 8);
-        if (w.hdr_len)
-            std::memcpy(h.hdr.data(), rec.hdr, w.hdr_len);
-        if (Kind(w.kind) == Kind::Am && w.payload_len)
-            h.payload.assign(static_cast<const char *>(rec.payload), size_t(w.payload_len));
-        p.inbox.push_back(std::move(h));
-        rndv_.held_records++;
-        return;
-    }
     switch (Kind(w.kind)) {
     case Kind::Am:
         host_.deliver(p.rank, w, rec.hdr, rec.payload, size_t(w.payload_len));
         break;
     case Kind::Goodbye:
         book_.got(p.rank);
-        break;
-    case Kind::VerbsRts:
-        on_rts(p, rec);
         break;
     default:
         throw Error(LLC_ERR_PEER, "protocol error: unexpected record kind " + std::to_string(w.kind) +
@@ -363,11 +329,6 @@ void VerbsEngine::on_frame(uint32_t buffer, const char *data, size_t len)
         return;
     }
     Peer &p = peer_for(f.src); // a heap object: stays put while the table changes
-    if (VerbsFrameType(f.type) == VerbsFrameType::RndvFin) {
-        pool_.release(buffer);
-        on_fin(p, f);
-        return;
-    }
     if (VerbsFrameType(f.type) >= VerbsFrameType::RcRequest) {
         pool_.release(buffer);
         on_rc_frame(p, f);
@@ -411,18 +372,6 @@ void VerbsEngine::on_frame(uint32_t buffer, const char *data, size_t len)
         }
     }
     pool_.release(buffer); // the decoder has copied what it needs; repost() posts it again
-    if (!p.inbox.empty()) {
-        // Records of these frames wait behind a rendezvous (copied): their
-        // credits come back once they are delivered, so what is held stays
-        // within the sender's credits.
-        p.deferred_credits += fed;
-        return;
-    }
-    credit_back(p, fed);
-}
-
-void VerbsEngine::credit_back(Peer &p, uint32_t fed)
-{
     for (uint32_t i = 0; i < fed; i++)
         p.rx_credits.on_buffer_reposted();
     if (uint32_t n = p.rx_credits.take_return()) {
@@ -516,7 +465,7 @@ bool VerbsEngine::poll_send()
             return did;
         }
         for (int k = 0; k < n; k++) {
-            if (wc[k].id & kReadBit) {
+            if (wc[k].id & kKeyedReadBit) {
                 if (qp_in_flight_[qp] > 0)
                     qp_in_flight_[qp]--;
                 on_read_done(wc[k].id, wc[k]);
@@ -581,6 +530,7 @@ bool VerbsEngine::progress()
     repost();
     return_credits(!received); // idle receive side: return every owed credit
     flush_reads();
+    did |= finish_ready_reads();
     flush_control();
     peers_.for_each([&](int, std::unique_ptr<Peer> &p) {
         if (p && (!p->queue.empty() || (p->rc == Peer::Rc::Up && !p->dc_closed)))
@@ -593,8 +543,9 @@ bool VerbsEngine::has_pending_sends() const
 {
     if (failed_)
         return false;
-    bool pending = !credit_pending_.empty() || !control_pending_.empty() || free_slots_.size() != fabric_.send_slots() ||
-                   !rndv_tx_.empty() || !reads_.empty() || !read_queue_.empty();
+    bool pending = !credit_pending_.empty() || !control_pending_.empty() ||
+                   free_slots_.size() != fabric_.send_slots() || !reads_.empty() || !read_queue_.empty() ||
+                   !ready_.empty();
     peers_.for_each([&](int, const std::unique_ptr<Peer> &p) {
         if (p && (!p->queue.empty() || (p->rc == Peer::Rc::Up && !p->dc_closed)))
             pending = true;
@@ -612,9 +563,9 @@ std::string VerbsEngine::pending_report() const
                  " credits";
     });
     r += (r.empty() ? "" : "; ") + std::to_string(fabric_.send_slots() - free_slots_.size()) + " sends in flight";
-    if (!rndv_tx_.empty() || !reads_.empty())
-        r += "; rendezvous: " + std::to_string(rndv_tx_.size()) + " sends waiting for their reader, " +
-             std::to_string(reads_.size()) + " reads in flight";
+    if (!keyed_reads_.empty())
+        r += "; keyed reads: " + std::to_string(keyed_reads_.size()) + " messages being read, " +
+             std::to_string(reads_.size()) + " READs in flight";
     if (!book_.quiet())
         r += "; " + book_.waiting_report();
     return r;
@@ -638,348 +589,5 @@ void VerbsEngine::say_goodbye()
 }
 
 bool VerbsEngine::incoming_quiet() const { return book_.quiet() || failed_; }
-
-// ------------------------------------------------------------ rendezvous
-//
-// Sender: the payload's spans are registered through the RegCache (pinned
-// until the RndvFin), the message is kept aside and a VerbsRts record (the
-// AM header, the wire header with its seq and payload_len, and per span the
-// address, length and rkey) goes into the pair's stream in its place, so it
-// keeps its place among the pair's records.  Receiver: the VerbsRts record
-// gets a landing buffer registered through the same kind of cache, RDMA
-// READs of at most rndv_chunk bytes (on the RC QP the sender connected to
-// us, else on the DC initiator of the sender's rank, to its DCT), and waits
-// at the head of the pair's inbox: every later record of that pair is
-// copied and held behind it (their frames' credits held back too) until it
-// has been read and delivered, so delivery stays in send order.  Then a
-// RndvFin (on the credit queue pair) lets the sender unpin and complete.
-
-int VerbsEngine::send_rndv(Peer &p, std::unique_ptr<OutgoingMessage> &msg)
-{
-    const auto &spans = msg->payload();
-    if (spans.size() > params_.rndv_max_segments) {
-        rndv_.iov_fallbacks++;
-        return LLC_OK;
-    }
-    std::vector<RegHandle> pins;
-    std::vector<char> aux(sizeof(VerbsRtsDescriptor) + spans.size() * sizeof(VerbsRtsSegment));
-    for (size_t i = 0; i < spans.size(); i++) {
-        RegHandle h = reg_cache_->acquire(spans[i].data, spans[i].len);
-        if (!h) {
-            rndv_.reg_fallbacks++; // the copy path takes it (pins taken so far go back)
-            return LLC_OK;
-        }
-        VerbsRtsSegment seg{};
-        seg.addr = uint64_t(reinterpret_cast<uintptr_t>(spans[i].data));
-        seg.len = spans[i].len;
-        seg.rkey = h.rkey();
-        std::memcpy(aux.data() + sizeof(VerbsRtsDescriptor) + i * sizeof(seg), &seg, sizeof(seg));
-        pins.push_back(std::move(h));
-    }
-    uint32_t id = next_rndv_id_++;
-    while (id == 0 || rndv_tx_.count(id))
-        id = next_rndv_id_++;
-    VerbsRtsDescriptor d{id, uint32_t(spans.size())};
-    std::memcpy(aux.data(), &d, sizeof(d));
-    auto rts = OutgoingMessage::make_rts(*msg, Kind::VerbsRts, aux.data(), aux.size());
-    OutgoingMessage *m = msg.get();
-    RndvSend &s = rndv_tx_[id];
-    s.dest = p.rank;
-    s.msg = std::move(msg);
-    s.pins = std::move(pins);
-    p.rndv_tx++;
-    rndv_.sends++;
-    p.queue.push_back(std::move(rts));
-    if (p.queue.size() == 1)
-        pump(p);
-    if (failed_) // fail() finished it (no callback owed yet): the error is the caller's
-        throw Error(LLC_ERR_PEER, failure_);
-    m->owes_callback = true; // completed on the RndvFin (or with an error)
-    return LLC_INPROGRESS;
-}
-
-void VerbsEngine::finish_send(uint32_t id, int status)
-{
-    auto it = rndv_tx_.find(id);
-    if (it == rndv_tx_.end())
-        return;
-    RndvSend s = std::move(it->second);
-    rndv_tx_.erase(it);
-    s.pins.clear(); // unpinned: the registrations stay cached
-    if (std::unique_ptr<Peer> *slot = peers_.peek(s.dest))
-        if (*slot && (*slot)->rndv_tx > 0)
-            (*slot)->rndv_tx--;
-    if (status == LLC_OK)
-        rndv_.sends_completed++;
-    else
-        rndv_.send_errors++;
-    host_.complete(*s.msg, status);
-}
-
-void VerbsEngine::on_fin(Peer &p, const VerbsFrame &f)
-{
-    auto it = rndv_tx_.find(f.credits);
-    if (it == rndv_tx_.end() || it->second.dest != p.rank) {
-        rndv_.stray_fins++;
-        return;
-    }
-    if (f.psn == kRndvFinOk) {
-        finish_send(f.credits, LLC_OK);
-        return;
-    }
-    const uint64_t len = it->second.msg->payload_len();
-    finish_send(f.credits, LLC_ERR_PEER);
-    host_.report_error(LLC_ERR_PEER, "LLC_NET=verbs: " + describe(p.rank) + " could not read a message of " +
-                                         std::to_string(len) + " bytes (RDMA READ rendezvous); its send "
-                                         "completed with an error");
-}
-
-char *VerbsEngine::landing_get(size_t len, size_t *cap)
-{
-    // The smallest idle buffer that holds len and is at most twice its size.
-    auto it = landing_idle_.lower_bound(len);
-    if (it != landing_idle_.end() && it->first <= 2 * len + kLandingAlign) {
-        char *b = it->second;
-        *cap = it->first;
-        landing_idle_bytes_ -= it->first;
-        landing_idle_.erase(it);
-        return b;
-    }
-    size_t c = (len + kLandingAlign - 1) / kLandingAlign * kLandingAlign;
-    if (c == 0)
-        c = kLandingAlign;
-    void *p = nullptr;
-    if (posix_memalign(&p, kLandingAlign, c) != 0)
-        return nullptr;
-    landing_all_[static_cast<char *>(p)] = c;
-    landing_bytes_ += c;
-    rndv_.landing_allocs++;
-    *cap = c;
-    return static_cast<char *>(p);
-}
-
-void VerbsEngine::landing_put(char *buf, size_t cap)
-{
-    landing_idle_.emplace(cap, buf);
-    landing_idle_bytes_ += cap;
-    // Beyond the bound, the largest idle buffers go: their registrations
-    // first (invalidate: the memory is about to be freed), then the memory.
-    while (landing_idle_bytes_ > params_.landing_keep_bytes && !landing_idle_.empty()) {
-        auto last = std::prev(landing_idle_.end());
-        char *b = last->second;
-        size_t c = last->first;
-        landing_idle_.erase(last);
-        landing_idle_bytes_ -= c;
-        if (reg_cache_)
-            reg_cache_->invalidate(b, c);
-        landing_all_.erase(b);
-        landing_bytes_ -= c;
-        std::free(b);
-    }
-}
-
-void VerbsEngine::release_landing(RndvRecv &r)
-{
-    r.pin.release();
-    if (r.buf)
-        landing_put(r.buf, r.cap);
-    r.buf = nullptr;
-}
-
-void VerbsEngine::on_rts(Peer &p, const IncomingRecord &rec)
-{
-    const WireHeader &w = rec.wire;
-    VerbsRtsDescriptor d{};
-    bool ok = w.aux_len >= sizeof(d);
-    if (ok) {
-        std::memcpy(&d, rec.aux, sizeof(d));
-        ok = d.segments > 0 && uint64_t(w.aux_len) == sizeof(d) + uint64_t(d.segments) * sizeof(VerbsRtsSegment);
-    }
-    auto r = std::make_unique<RndvRecv>();
-    uint64_t total = 0;
-    if (ok) {
-        r->segs.resize(d.segments);
-        std::memcpy(r->segs.data(), rec.aux + sizeof(d), d.segments * sizeof(VerbsRtsSegment));
-        for (const VerbsRtsSegment &s : r->segs)
-            total += s.len;
-        ok = total == w.payload_len && total > 0;
-    }
-    if (!ok || !reg_cache_)
-        throw Error(LLC_ERR_PEER, std::string("protocol error: ") +
-                                      (reg_cache_ ? "malformed rendezvous record"
-                                                  : "rendezvous record while LLC_VERBS_RNDV_BYTES is 0 here "
-                                                    "(is it the same on every process?)") +
-                                      " in the verbs stream from " + describe(p.rank));
-    r->id = d.id;
-    r->wire = w;
-    r->wire.kind = uint8_t(Kind::Am);
-    r->wire.aux_len = 0;
-    r->hdr.resize((w.hdr_len + 7) / 8);
-    if (w.hdr_len)
-        std::memcpy(r->hdr.data(), rec.hdr, w.hdr_len);
-    r->buf = landing_get(size_t(total), &r->cap);
-    if (r->buf)
-        r->pin = reg_cache_->acquire(r->buf, r->cap);
-    if (!r->buf || !r->pin) {
-        // Not readable here: the sender hears it (its send fails), and this
-        // engine fails, as the message cannot be delivered in its place.
-        std::string why = r->buf ? reg_cache_->last_error() : "out of memory";
-        if (r->buf)
-            landing_put(r->buf, r->cap);
-        r->buf = nullptr;
-        resolve(p);
-        control_pending_.push_back(Control{p.rank, VerbsFrameType::RndvFin, d.id, kRndvFinReadFailed});
-        flush_control();
-        fail(LLC_ERR_NOMEM, "LLC_NET=verbs: no registered landing buffer for a " + std::to_string(total) +
-                                "-byte message from " + describe(p.rank) + " (" + why +
-                                "); LLC_VERBS_RNDV_BYTES=0 turns the rendezvous off");
-        return;
-    }
-    Held h;
-    RndvRecv *raw = r.get();
-    h.rndv = std::move(r);
-    p.inbox.push_back(std::move(h));
-    post_reads(p, *raw);
-}
-
-void VerbsEngine::post_reads(Peer &p, RndvRecv &r)
-{
-    resolve(p);
-    const bool rc = p.rc_rx_qp != nullptr;
-    const size_t qp = rc ? fabric_.data_qps() + 1 : size_t(p.rank) % fabric_.data_qps();
-    const uint32_t depth = rc ? std::min(fabric_.send_queue_depth(), fabric_.rc_cq_depth()) : fabric_.send_queue_depth();
-    while (!failed_ && r.next_seg < r.segs.size()) {
-        if (qp_in_flight_[qp] >= depth) {
-            if (!r.queued) {
-                r.queued = true;
-                read_queue_.emplace_back(p.rank, &r);
-            }
-            return;
-        }
-        const VerbsRtsSegment &seg = r.segs[r.next_seg];
-        VerbsRead rd;
-        rd.id = kReadBit | next_read_id_++;
-        rd.len = uint32_t(std::min<uint64_t>(params_.rndv_chunk, seg.len - r.next_off));
-        rd.remote = seg.addr + r.next_off;
-        rd.rkey = seg.rkey;
-        rd.local = r.buf + r.dest_off;
-        rd.lkey = r.pin.lkey();
-        int err = rc ? fabric_.post_read_rc(p.rc_rx_qp, rd) : fabric_.post_read(qp, p.route, p.addr, rd);
-        if (err != 0) {
-            control_pending_.push_back(Control{p.rank, VerbsFrameType::RndvFin, r.id, kRndvFinReadFailed});
-            flush_control();
-            fail(LLC_ERR_SYSTEM, errno_message("LLC_NET=verbs: posting an RDMA READ from " + describe(p.rank), err));
-            return;
-        }
-        reads_[rd.id] = ReadRef{p.rank, &r, rd.len};
-        qp_in_flight_[qp]++;
-        r.reads_in_flight++;
-        rndv_.reads++;
-        r.next_off += rd.len;
-        r.dest_off += rd.len;
-        if (r.next_off == seg.len) {
-            r.next_seg++;
-            r.next_off = 0;
-        }
-    }
-    r.queued = false;
-}
-
-void VerbsEngine::flush_reads()
-{
-    size_t n = read_queue_.size();
-    while (n-- > 0 && !failed_) {
-        auto [rank, r] = read_queue_.front();
-        read_queue_.pop_front();
-        r->queued = false;
-        if (std::unique_ptr<Peer> *slot = peers_.peek(rank))
-            if (*slot)
-                post_reads(**slot, *r);
-    }
-}
-
-void VerbsEngine::on_read_done(uint64_t id, const VerbsCompletion &wc)
-{
-    auto it = reads_.find(id);
-    if (it == reads_.end())
-        return;
-    const int rank = it->second.rank;
-    RndvRecv *r = it->second.r;
-    const uint32_t len = it->second.len;
-    reads_.erase(it);
-    if (r->reads_in_flight > 0)
-        r->reads_in_flight--;
-    std::unique_ptr<Peer> *slot = peers_.peek(rank);
-    Peer *p = slot ? slot->get() : nullptr; // not evictable while its inbox holds r
-    if (!wc.ok) {
-        rndv_.read_failures++;
-        if (failed_ || !p)
-            return;
-        // Tell the sender (its send completes with the error and unpins),
-        // then fail: the message cannot be delivered in its place, and the
-        // initiator the READ went on is in the error state (not recovered).
-        control_pending_.push_back(Control{rank, VerbsFrameType::RndvFin, r->id, kRndvFinReadFailed});
-        flush_control();
-        fail(LLC_ERR_PEER, "LLC_NET=verbs: an RDMA READ of a " + std::to_string(r->wire.payload_len) +
-                               "-byte message from " + describe(rank) + " failed (" + wc.status +
-                               "); the message is lost and the job's verbs traffic stops");
-        return;
-    }
-    rndv_.bytes_read += len;
-    if (r->reads_in_flight == 0 && r->next_seg == r->segs.size()) {
-        r->done = true;
-        if (p && !failed_)
-            drain_inbox(*p);
-    }
-}
-
-void VerbsEngine::drain_inbox(Peer &p)
-{
-    p.feeding = true; // a handler may send: p must stay put
-    while (!p.inbox.empty() && !failed_) {
-        Held &h = p.inbox.front();
-        if (h.rndv && !h.rndv->done)
-            break;
-        Held item = std::move(h);
-        p.inbox.pop_front();
-        if (item.rndv) {
-            RndvRecv &r = *item.rndv;
-            rndv_.recvs++;
-            host_.deliver(p.rank, r.wire, r.hdr.data(), r.buf, size_t(r.wire.payload_len));
-            release_landing(r);
-            control_pending_.push_back(Control{p.rank, VerbsFrameType::RndvFin, r.id, kRndvFinOk});
-        } else if (Kind(item.wire.kind) == Kind::Goodbye) {
-            book_.got(p.rank);
-        } else {
-            host_.deliver(p.rank, item.wire, item.hdr.data(), item.payload.data(), item.payload.size());
-        }
-    }
-    p.feeding = false;
-    if (p.inbox.empty() && p.deferred_credits > 0) {
-        uint32_t n = p.deferred_credits;
-        p.deferred_credits = 0;
-        credit_back(p, n);
-    }
-    flush_control();
-}
-
-void VerbsEngine::export_stats(llc_stats_t &st) const
-{
-    st.verbs_rndv_sends = rndv_.sends;
-    st.verbs_rndv_send_errors = rndv_.send_errors;
-    st.verbs_rndv_recvs = rndv_.recvs;
-    st.verbs_rndv_bytes_read = rndv_.bytes_read;
-    st.verbs_rndv_fallbacks = rndv_.reg_fallbacks + rndv_.iov_fallbacks;
-    st.verbs_rndv_held_records = rndv_.held_records;
-    if (reg_cache_) {
-        const RegCacheStats &c = reg_cache_->stats();
-        st.reg_cache_hits = c.hits;
-        st.reg_cache_misses = c.misses;
-        st.reg_cache_evictions = c.evictions;
-        st.reg_cache_overflows = c.overflows;
-        st.reg_cache_entries = reg_cache_->size();
-        st.reg_cache_pinned = reg_cache_->pinned();
-    }
-}
 
 } // namespace llc

@@ -2,11 +2,13 @@
 // device: per-peer state in a capped PeerTable, send queues packed into
 // frames (verbs_frame.hpp), credits (verbs_credits.hpp), the shared receive
 // queue's buffers (verbs_recv_pool.hpp), ordered delivery through a stream
-// decoder, goodbyes and finalize, RC promotion, and the zero-copy RDMA READ
-// rendezvous for large messages through a RegCache (see "rendezvous" in
-// verbs_engine.cpp: VerbsRts records in the stream, READs, RndvFin frames;
-// later records of the pair are held behind a READ so delivery keeps send
-// order).  It talks to the device through
+// decoder, goodbyes and finalize, RC promotion, and keyed remote reads for
+// the tagged layer's large messages (Transport::expose / read_keyed,
+// CapKeyedRead; see "keyed reads" in verbs_keyed_read.cpp): payload pieces
+// pinned through a RegCache, RDMA READs into registered landing buffers.
+// The protocol around them (AmRts, Fin, Fail, Cts + Data, the order of
+// later records) is the tagged layer's (tagged_am.cpp).  It talks to the
+// device through
 // VerbsFabric (implemented with ibv/mlx5dv calls in verbs_transport.cpp, and
 // by an in-memory fake in test/unit/common/verbs_fake_fabric.{hpp,cpp}) and to the rest of
 // libllc through VerbsHost (Context in the library).  No ibv type here: it
@@ -16,6 +18,7 @@
 #include "wire/outgoing_message.hpp"
 #include "support/peer_table.hpp"
 #include "transport/busy_promotion.hpp"
+#include "transport/transport.hpp"
 #include "transport/goodbye_book.hpp"
 #include "transport/verbs/reg_cache.hpp"
 #include "wire/stream_decoder.hpp"
@@ -117,8 +120,8 @@ public:
     }
     virtual void rc_destroy(void *rc) { (void)rc; }
 
-    // Zero-copy rendezvous (VerbsEngineParams::rndv_bytes): who registers
-    // memory for the RegCache (nullptr: no rendezvous), and RDMA READs, on a
+    // Keyed reads (VerbsEngineParams::keyed_reads): who registers memory
+    // for the RegCache (nullptr: no keyed reads), and RDMA READs, on a
     // DC initiator (qp < data_qps(), to the peer's DCT as post_send) or on
     // an RC QP (its sends' queue pair, data_qps() + 1).  Completions come
     // through poll_send of that queue pair, with the read's id.  0 or an
@@ -154,35 +157,30 @@ struct VerbsEngineParams {
     size_t rc_max = 0;
     uint32_t rc_promote_frames = 256;
     uint32_t rc_window_frames = 1024;
-    // Zero-copy rendezvous: an active message whose payload is at least
-    // rndv_bytes (0: never) is not copied into send slots; its payload is
-    // registered through the RegCache (at most reg_cache_max registrations
-    // kept), announced in a VerbsRts record in the pair's stream, read by
-    // the receiver with RDMA READs of at most rndv_chunk bytes each into a
-    // registered landing buffer, and the send completes on the receiver's
-    // RndvFin.  Payloads of more than rndv_max_segments spans go by copy.
-    // Idle landing buffers are kept (registered) up to landing_keep_bytes.
-    size_t rndv_bytes = 0;
-    size_t rndv_chunk = size_t(1) << 30;
-    size_t rndv_max_segments = 16;
+    // Keyed reads (CapKeyedRead; the tagged layer decides which messages
+    // take them, LLC_VERBS_RNDV_BYTES): payload pieces are pinned through
+    // the RegCache (at most reg_cache_max registrations kept), read by the
+    // receiver with RDMA READs of at most read_chunk bytes each into a
+    // registered landing buffer.  Payloads of more than max_spans pieces are
+    // not exposed (sent another way).  Idle landing buffers are kept
+    // (registered) up to landing_keep_bytes.
+    bool keyed_reads = false;
+    size_t read_chunk = size_t(1) << 30;
+    size_t max_spans = 16;
     size_t reg_cache_max = RegCache::kDefaultMaxEntries;
     size_t landing_keep_bytes = size_t(64) << 20;
 };
 
-// Rendezvous counters (VerbsEngine::rndv_stats()).
-struct VerbsRndvStats {
-    uint64_t sends = 0;          // messages sent by rendezvous (RTS queued)
-    uint64_t sends_completed = 0; // of those, completed on a RndvFin that said it was read
-    uint64_t send_errors = 0;    // completed with an error: the read failed, or the engine failed (dead peer)
-    uint64_t reg_fallbacks = 0;  // at or above the threshold, sent by copy: registering the payload failed
-    uint64_t iov_fallbacks = 0;  // at or above the threshold, sent by copy: more than rndv_max_segments spans
-    uint64_t recvs = 0;          // messages received by rendezvous (delivered)
-    uint64_t reads = 0;          // RDMA READ work requests posted
-    uint64_t bytes_read = 0;     // payload bytes read
-    uint64_t read_failures = 0;  // READ completions with an error
-    uint64_t held_records = 0;   // records copied and held behind a rendezvous still being read (ordering)
-    uint64_t stray_fins = 0;     // RndvFin frames naming no rendezvous of ours
-    uint64_t landing_allocs = 0; // landing buffers allocated (the others were reused)
+// Keyed-read counters (VerbsEngine::keyed_stats()).
+struct VerbsKeyedStats {
+    uint64_t exposed = 0;         // payloads exposed (expose() succeeded)
+    uint64_t expose_failures = 0; // expose() refused: registration failed, or more than max_spans pieces
+    uint64_t reads_started = 0;   // read_keyed() calls that started
+    uint64_t reads_completed = 0; // of those, every byte read
+    uint64_t read_errors = 0;     // of those, ended with an error (a READ failed, the engine failed)
+    uint64_t reads = 0;           // RDMA READ work requests posted
+    uint64_t bytes_read = 0;      // payload bytes read
+    uint64_t landing_allocs = 0;  // landing buffers allocated (the others were reused)
 };
 
 class VerbsEngine {
@@ -212,50 +210,42 @@ public:
     uint64_t rc_refusals() const { return rc_refusals_; }        // our requests refused
     uint64_t rc_frames_held() const { return rc_frames_held_; }  // RC frames that overtook the DC stream
     const RecvBufferPool &pool() const { return pool_; }
-    // Rendezvous: counters; the registration cache (nullptr when the
-    // rendezvous is off); sends waiting for their RndvFin; landing buffers.
-    const VerbsRndvStats &rndv_stats() const { return rndv_; }
+    // Keyed reads (CapKeyedRead): whether they are on; expose the pieces
+    // iov[0..iovcnt) (pinned until the Exposure is destroyed, which must
+    // happen before the engine goes) or nullptr (why: what failed); start
+    // reading spans of src into a landing buffer (see Transport::read_keyed).
+    bool keyed_reads() const { return reg_cache_ != nullptr; }
+    std::unique_ptr<Exposure> expose(const llc_iov_t *iov, int iovcnt, std::string *why);
+    bool read_keyed(int src, const KeyedSpan *spans, size_t n, uint64_t len, KeyedReadDone done, std::string *why);
+    // Counters; the registration cache (nullptr when keyed reads are off);
+    // reads not finished yet; landing buffers.
+    const VerbsKeyedStats &keyed_stats() const { return keyed_; }
     const RegCache *reg_cache() const { return reg_cache_.get(); }
-    size_t rndv_sends_pending() const { return rndv_tx_.size(); }
+    size_t keyed_reads_pending() const { return keyed_reads_.size(); }
     size_t landing_buffers() const { return landing_all_.size(); }
-    // Writes the rendezvous and registration-cache counters into the
+    // Writes the keyed-read and registration-cache counters into the
     // verbs_rndv_* and reg_cache_* fields of an llc_stats_t.
     void export_stats(llc_stats_t &st) const;
     uint64_t landing_bytes() const { return landing_bytes_; }
 
 private:
-    // A message read by rendezvous, receiver side: the sender's segments,
-    // the landing buffer (registered through the cache) and its READs.
-    struct RndvRecv {
-        uint32_t id = 0;
-        WireHeader wire{};
-        std::vector<uint64_t> hdr; // the AM header, 8-byte aligned as the decoder's
-        std::vector<VerbsRtsSegment> segs;
-        char *buf = nullptr; // landing buffer (capacity landing_cap)
+    static constexpr uint64_t kKeyedReadBit = uint64_t(1) << 63; // completion ids of RDMA READs (sends: the slot)
+    // A keyed read, receiver side: the sender's spans, the landing buffer
+    // (registered through the cache), its READs, and whom to tell.
+    struct KeyedRead {
+        int rank = -1;
+        std::vector<KeyedSpan> spans;
+        uint64_t len = 0;
+        char *buf = nullptr; // landing buffer (capacity cap)
         size_t cap = 0;
         RegHandle pin;
-        size_t next_seg = 0;      // the next READ to post: segment and offset in it
+        size_t next_span = 0; // the next READ to post: span and offset in it
         uint64_t next_off = 0;
-        uint64_t dest_off = 0;    // where it lands in buf
+        uint64_t dest_off = 0; // where it lands in buf
         uint32_t reads_in_flight = 0;
-        bool queued = false;      // in read_queue_ (READs left to post)
-        bool done = false;        // every byte read
-    };
-    // A record of the pair's stream not delivered yet because a rendezvous
-    // before it is still being read: a copied Am record, a Goodbye, or the
-    // rendezvous itself.  Delivered in stream order.
-    struct Held {
-        WireHeader wire{};
-        std::vector<uint64_t> hdr; // 8-byte aligned as the decoder's
-        std::string payload;
-        std::unique_ptr<RndvRecv> rndv;
-    };
-    // Sender side: the message, kept until the receiver's RndvFin, and the
-    // pins on its payload.
-    struct RndvSend {
-        int dest = -1;
-        std::unique_ptr<OutgoingMessage> msg;
-        std::vector<RegHandle> pins;
+        bool queued = false; // in read_queue_ (READs left to post)
+        std::string error;   // a READ failed: no more are posted, done hears it
+        KeyedReadDone done;
     };
     struct Peer {
         int rank = -1;
@@ -282,12 +272,8 @@ private:
         void *rc_rx_qp = nullptr;
         bool dc_done = false;
         std::deque<std::string> held;
-        // Rendezvous: records waiting behind a rendezvous being read (in
-        // order), frames whose credits wait for them to be delivered, and
-        // our rendezvous sends to it not finished yet.
-        std::deque<Held> inbox;
-        uint32_t deferred_credits = 0;
-        uint32_t rndv_tx = 0;
+        // Keyed reads from it not finished (they use `route` and `rc_rx_qp`).
+        uint32_t keyed_reads = 0;
     };
     struct Control {
         int rank;
@@ -311,25 +297,21 @@ private:
     void on_rc_frame(Peer &p, const VerbsFrame &f);
     void feed(Peer &p, const char *data, size_t len);
     void fail(int status, const std::string &message);
-    int send_rndv(Peer &p, std::unique_ptr<OutgoingMessage> &msg);
-    void on_rts(Peer &p, const IncomingRecord &rec);
-    void post_reads(Peer &p, RndvRecv &r);
+    void post_reads(Peer &p, KeyedRead &r);
     void flush_reads();
     void on_read_done(uint64_t id, const VerbsCompletion &wc);
-    void drain_inbox(Peer &p);
-    void credit_back(Peer &p, uint32_t frames);
-    void on_fin(Peer &p, const VerbsFrame &f);
-    void finish_send(uint32_t id, int status);
+    void finish_read(KeyedRead *r);
+    void fail_reads();
+    bool finish_ready_reads();
     char *landing_get(size_t len, size_t *cap);
     void landing_put(char *buf, size_t cap);
-    void release_landing(RndvRecv &r);
     std::string describe(int rank) const;
 
     VerbsHost &host_;
     VerbsFabric &fabric_;
     VerbsEngineParams params_;
     BusyPromotion rc_promotion_; // rc_promote_frames: which peers get an RC queue pair
-    // Before everything that holds a RegHandle (peers_, rndv_tx_): destroyed after them.
+    // Before everything that holds a RegHandle (keyed_reads_): destroyed after them.
     std::unique_ptr<RegCache> reg_cache_;
     std::map<char *, size_t> landing_all_;       // every landing buffer -> capacity
     std::multimap<size_t, char *> landing_idle_; // capacity -> idle buffer (registered, reusable)
@@ -356,18 +338,17 @@ private:
     bool goodbye_said_ = false;
     uint64_t stray_frames_ = 0;
     uint64_t credit_stalls_ = 0;
-    // Rendezvous state.
-    std::unordered_map<uint32_t, RndvSend> rndv_tx_;
-    uint32_t next_rndv_id_ = 1;
+    // Keyed reads.
+    std::unordered_map<KeyedRead *, std::unique_ptr<KeyedRead>> keyed_reads_;
     struct ReadRef {
-        int rank;
-        RndvRecv *r;
+        KeyedRead *r;
         uint32_t len;
     };
     std::unordered_map<uint64_t, ReadRef> reads_; // READs in flight by id
     uint64_t next_read_id_ = 0;
-    std::deque<std::pair<int, RndvRecv *>> read_queue_; // rendezvous with READs left to post
-    VerbsRndvStats rndv_;
+    std::deque<KeyedRead *> read_queue_; // keyed reads with READs left to post
+    std::deque<KeyedRead *> ready_;      // keyed reads to finish (nothing in flight) at the next progress()
+    VerbsKeyedStats keyed_;
 };
 
 } // namespace llc

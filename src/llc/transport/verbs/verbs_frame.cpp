@@ -66,7 +66,7 @@ FrameCheck check_frame(const char *data, size_t len, uint32_t job_tag, int size,
     if (f.type == uint8_t(VerbsFrameType::Data)) {
         if (f.len > len - sizeof(f))
             return FrameCheck::BadLength;
-    } else if (f.type >= uint8_t(VerbsFrameType::Credit) && f.type <= uint8_t(VerbsFrameType::RndvFin)) {
+    } else if (f.type >= uint8_t(VerbsFrameType::Credit) && f.type <= uint8_t(VerbsFrameType::RcRefuse)) {
         if (f.len != 0)
             return FrameCheck::BadLength;
     } else {

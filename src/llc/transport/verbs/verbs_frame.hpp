@@ -28,14 +28,11 @@ struct VerbsFrame {
     uint32_t psn;     // RcRequest/RcAccept: the first packet sequence number of that RC QP
 };
 static_assert(sizeof(VerbsFrame) == 24, "verbs frame layout");
-// RndvFin: the receiver of a VerbsRts record (rendezvous) is done with the
-// sender's memory: credits = the rendezvous id, psn = 0 (read and delivered)
-// or 1 (the read failed: the sender completes the send with an error).
 // RcRequest: the sender wants to move its data to this receiver onto an RC
 // queue pair it has created; RcAccept: the receiver created and connected
 // its end; RcRefuse: it will not (no RC budget left).
-enum class VerbsFrameType : uint8_t { Data = 1, Credit = 2, RcRequest = 3, RcAccept = 4, RcRefuse = 5, RndvFin = 6 };
-constexpr uint32_t kRndvFinOk = 0, kRndvFinReadFailed = 1;
+enum class VerbsFrameType : uint8_t { Data = 1, Credit = 2, RcRequest = 3, RcAccept = 4, RcRefuse = 5 };
+// (6 was RndvFin, verbs' own rendezvous, until wire version 4: never reuse it.)
 constexpr uint8_t kFrameViaRc = 1;    // this data frame came over the pair's RC queue pair
 constexpr uint8_t kFrameLastOnDc = 2; // the last data frame over DC: RC frames follow it in the stream
 
@@ -51,22 +48,6 @@ size_t pack_data_frame(std::deque<std::unique_ptr<OutgoingMessage>> &queue, char
 size_t write_credit_frame(char *buf, uint32_t job_tag, int src, uint32_t credits);
 // Writes an RcRequest, RcAccept or RcRefuse frame (header only); returns its length.
 size_t write_rc_frame(char *buf, VerbsFrameType type, uint32_t job_tag, int src, uint32_t qpn, uint32_t psn);
-
-// aux of a VerbsRts record (am_protocol.hpp): this, then `segments`
-// VerbsRtsSegment entries, one per payload span of the sender (each
-// registered: the receiver reads [addr, addr + len) with rkey).  The
-// segments' lengths add up to the record's payload_len.
-struct VerbsRtsDescriptor {
-    uint32_t id; // the sender's rendezvous id, echoed by RndvFin
-    uint32_t segments;
-};
-struct VerbsRtsSegment {
-    uint64_t addr;
-    uint64_t len;
-    uint32_t rkey;
-    uint32_t reserved;
-};
-static_assert(sizeof(VerbsRtsDescriptor) == 8 && sizeof(VerbsRtsSegment) == 24, "rendezvous descriptor layout");
 
 enum class FrameCheck { Ok, Short, OtherJob, BadSource, BadLength, BadType };
 // Checks a received frame of len bytes from a job of `size` ranks; on Ok

@@ -2,7 +2,7 @@
 // ibv_reg_mr / ibv_dereg_mr on a protection domain.  Only compiled when
 // libllc is built with libibverbs (LLC_HAVE_VERBS).
 //
-// The verbs transport's rendezvous (LLC_VERBS_RNDV_BYTES) registers senders'
+// The verbs transport's keyed reads (LLC_VERBS_RNDV_BYTES) register senders'
 // payloads and receivers' landing buffers through a RegCache over it; it has
 // never run against an RDMA device (the machines it was written on have
 // none; see doc/libllc-verbs.md, "Registration cache").

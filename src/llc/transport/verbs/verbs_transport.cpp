@@ -112,7 +112,7 @@ private:
     Region recv_region_{nullptr, std::free};
     Region send_region_{nullptr, std::free};
     VerbsMr recv_mr_, send_mr_;
-    std::unique_ptr<VerbsRegistrar> registrar_; // the rendezvous' RegCache registers through it
+    std::unique_ptr<VerbsRegistrar> registrar_; // the keyed reads' RegCache registers through it
     VerbsCq recv_cq_;
     std::vector<VerbsCq> send_cqs_; // one per DCI
     VerbsCq rc_send_cq_;            // shared by the RC QPs (created on demand, owned by the engine)
@@ -179,7 +179,7 @@ VerbsTransport::Fabric::Fabric(const VerbsDevice &device, uint32_t job_tag)
     const int send_cq_entries = std::min(kSendCqEntries, da.max_cqe);
     srq_depth_ = std::min<uint32_t>(kSrqDepth, uint32_t(std::max(1, da.max_srq_wr)));
     dci_send_wr_ = std::min<uint32_t>(kDciSendWr, uint32_t(std::max(1, da.max_qp_wr)));
-    // RDMA READs in flight per queue pair (the rendezvous): as initiator
+    // RDMA READs in flight per queue pair (keyed reads): as initiator
     // and as responder, up to kReadsInFlight, as the device allows.
     params_.max_rd_atomic = uint8_t(std::max(1, std::min(kReadsInFlight, da.max_qp_init_rd_atom)));
     params_.max_dest_rd_atomic = uint8_t(std::max(1, std::min(kReadsInFlight, da.max_qp_rd_atom)));
@@ -384,11 +384,15 @@ VerbsTransport::VerbsTransport(Context &ctx, const VerbsDevice &device) : ctx_(c
     p.rc_max = size_t(ctx.config().max_rc_per_node);
     p.rc_promote_frames = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(ctx.config().hybrid_promote_msgs, 1u << 20)));
     p.rc_window_frames = 4 * p.rc_promote_frames;
-    // Zero-copy rendezvous (LLC_VERBS_RNDV_BYTES) through a RegCache of
-    // LLC_REG_CACHE_MAX registrations.
-    p.rndv_bytes = size_t(ctx.config().verbs_rndv_bytes);
+    // Keyed reads for the tagged layer's large messages (LLC_VERBS_RNDV_BYTES,
+    // 0: off) through a RegCache of LLC_REG_CACHE_MAX registrations.
+    p.keyed_reads = ctx.config().verbs_rndv_bytes > 0;
     p.reg_cache_max = ctx.config().reg_cache_max;
     engine_ = std::make_unique<VerbsEngine>(*host_, *fabric_, p);
+    // DC queue pairs: the hardware delivers in order and retransmits.
+    caps_ = TransportCaps::named("verbs").with(CapOrdered | CapReliable);
+    if (engine_->keyed_reads())
+        caps_ = caps_.with(CapKeyedRead);
 }
 
 VerbsTransport::~VerbsTransport()
@@ -407,11 +411,20 @@ std::unique_ptr<Transport> open_verbs_transport(Context &ctx, const VerbsDevice 
     return t;
 }
 
-const TransportCaps &VerbsTransport::caps() const
+const TransportCaps &VerbsTransport::caps() const { return caps_; }
+
+std::unique_ptr<Exposure> VerbsTransport::expose(int dest, const llc_iov_t *iov, int iovcnt, std::string *why)
 {
-    // DC queue pairs: the hardware delivers in order and retransmits
-    static constexpr TransportCaps verbs = TransportCaps::named("verbs").with(CapOrdered | CapReliable);
-    return verbs;
+    (void)dest; // (the rkey is good for any peer of the protection domain)
+    auto e = engine_->expose(iov, iovcnt, why);
+    export_stats();
+    return e;
+}
+
+bool VerbsTransport::read_keyed(int src, const KeyedSpan *spans, size_t n, uint64_t len, KeyedReadDone done,
+                                std::string *why)
+{
+    return engine_->read_keyed(src, spans, n, len, std::move(done), why);
 }
 
 void VerbsTransport::publish_address()

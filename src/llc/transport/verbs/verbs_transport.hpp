@@ -19,11 +19,12 @@
 //     large ones are fragmented over several frames.  Send memory: kSendSlots
 //     registered slots of kBufferBytes; a message is copied into slots as
 //     credits and slots allow, so the caller's buffer is free once the
-//     message is fully copied (completion callback).  Messages of at least
-//     LLC_VERBS_RNDV_BYTES go by zero-copy rendezvous instead: the payload
+//     message is fully copied (completion callback).  Active messages of at
+//     least LLC_VERBS_RNDV_BYTES go by the tagged layer's rendezvous instead
+//     (AmRts, tagged_am.cpp) with keyed reads (CapKeyedRead): the payload
 //     is registered through the RegCache (VerbsRegistrar on this PD), the
 //     receiver reads it with RDMA READ (ibv_wr_rdma_read on a DCI to our
-//     DCT, or on the RC QP) and answers RndvFin (see VerbsEngine).
+//     DCT, or on the RC QP) and answers Fin (see VerbsEngine).
 //   * Credits (verbs_credits.hpp): kCreditsPerPeer data frames in flight per
 //     destination until the destination returns credits (batches of
 //     kCreditBatch, or all owed when its receive side is idle) on the credit
@@ -121,9 +122,14 @@ public:
         export_stats();
         return did;
     }
-    // DC to every peer (connectionless), reliable and ordered per peer.  No
+    // DC to every peer (connectionless), reliable and ordered per peer, and
+    // CapKeyedRead while keyed reads are on (LLC_VERBS_RNDV_BYTES > 0).  No
     // completion channel yet (see "Not done"): idle_wait is a plain sleep.
     const TransportCaps &caps() const override;
+    // Keyed reads: VerbsEngine::expose and read_keyed.
+    std::unique_ptr<Exposure> expose(int dest, const llc_iov_t *iov, int iovcnt, std::string *why) override;
+    bool read_keyed(int src, const KeyedSpan *spans, size_t n, uint64_t len, KeyedReadDone done,
+                    std::string *why) override;
     bool has_pending_sends() const override { return engine_->has_pending_sends(); }
     // Finalize: the engine's goodbyes (queued once, behind the data), its
     // quiet and its report; no peer it knows to be running.
@@ -145,10 +151,11 @@ public:
     size_t peer_count() const { return engine_->peer_count(); }
 
 private:
-    void export_stats(); // the engine's rendezvous and registration-cache counters into llc_stats
+    void export_stats(); // the engine's keyed-read and registration-cache counters into llc_stats
     class Fabric; // VerbsFabric over ibv/mlx5dv (verbs_transport.cpp)
     class Host;   // VerbsHost over Context
     Context &ctx_;
+    TransportCaps caps_;
     std::unique_ptr<Fabric> fabric_;
     std::unique_ptr<Host> host_;
     std::unique_ptr<VerbsEngine> engine_; // destroyed first: it releases its routes through fabric_
