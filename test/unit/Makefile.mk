@@ -30,6 +30,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/tagged/tagged_test.cpp \
 	test/unit/tagged/tagged_hostile_test.cpp \
 	test/unit/tagged/tagged_offer_test.cpp \
+	test/unit/tagged/tagged_split_test.cpp \
 	test/unit/tagged/tagged_fast_test.cpp \
 	test/unit/tagged/tagged_interleave_test.cpp \
 	test/unit/tagged/tagged_dead_sender_test.cpp \
