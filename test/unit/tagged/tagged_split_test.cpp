@@ -8,6 +8,7 @@
 // forged split records are rejected and counted; a sender that dies before
 // its part is written fails the receive instead of leaving it waiting.
 #include "common/test_util.hpp"
+#include "tagged/tagged_test_util.hpp"
 
 #include "core/context.hpp"
 #include "tagged/tagged.hpp"
@@ -24,22 +25,12 @@ namespace {
 
 constexpr size_t kThreshold = 64 * 1024;
 constexpr size_t kGuard = 4096; // bytes checked on each side of a receive buffer
-constexpr uint64_t kData = 11, kReady = 12, kSmallTag = 13;
+constexpr uint64_t kData = 11, kReady = 12;
 constexpr char kFill = char(0xa5);
+constexpr size_t kLen = 256 * 1024; // the forged-record tests' message
 
 // Sizes around the threshold: below it (one copy), at it, just above, odd.
 const std::vector<size_t> kSizes = {kThreshold - 1, kThreshold, kThreshold + 1, kThreshold + 4097, 1024 * 1024 + 3};
-
-bool done(const llc_treq_t &req) { return llc::state_of(const_cast<llc_treq_t *>(&req)).magic == 0; }
-
-llc_stats_t stats(llc_context_t *ctx)
-{
-    llc_stats_t s{};
-    EXPECT_EQ(llc_get_stats(ctx, &s), LLC_OK);
-    return s;
-}
-
-size_t offers_held(llc_context_t *ctx) { return llc::context_of(ctx).tagged().offers().size(); }
 
 JobOptions split_pair(bool offers, bool eperm = false)
 {
@@ -70,6 +61,10 @@ void send_bytes(llc_context_t *ctx, int to, uint64_t tag, size_t len, uint64_t s
 struct Guarded {
     explicit Guarded(size_t capacity) : bytes(capacity + 2 * kGuard, kFill), capacity(capacity) {}
     char *data() { return bytes.data() + kGuard; }
+    bool untouched() const
+    {
+        return std::all_of(bytes.begin(), bytes.end(), [](char c) { return c == kFill; });
+    }
     bool guards_intact() const
     {
         auto fill = [](char c) { return c == kFill; };
@@ -133,6 +128,17 @@ void split_round_trip(bool offers, bool eperm, size_t len, size_t capacity, uint
     });
 }
 
+// Two processes of a node with the split copy on; body(p, ctx, context).
+template <class Body> void split_job(bool offers, Body body)
+{
+    LLC_EXPECT_JOB_OK(split_pair(offers), [body](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        body(p, ctx, llc::context_of(ctx));
+        finalize_ok(ctx);
+    });
+}
+
 } // namespace
 
 TEST(TaggedSplit, RequestToSendEveryByteAroundTheThreshold)
@@ -167,11 +173,7 @@ TEST(TaggedSplit, NotPermittedIsStreamedBothPaths)
 // nothing is written, and the message still arrives whole.
 TEST(TaggedSplit, ForgedSplitRecordsAreRejected)
 {
-    constexpr size_t kLen = 256 * 1024;
-    LLC_EXPECT_JOB_OK(split_pair(false), [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        llc::Context &c = llc::context_of(ctx);
+    split_job(false, [](TestProcess &p, llc_context_t *ctx, llc::Context &c) {
         if (p.rank == 0) {
             send_bytes(ctx, 1, kData, kLen, 61);
             EXPECT_EQ(stats(ctx).tag_rejected, 3u);
@@ -197,9 +199,8 @@ TEST(TaggedSplit, ForgedSplitRecordsAreRejected)
             wait_ok(ctx, r);
             EXPECT_TRUE(check_pattern(buf.data(), kLen, 61));
             EXPECT_TRUE(buf.guards_intact());
-            EXPECT_EQ(decoy.bytes, std::vector<char>(kLen + 2 * kGuard, kFill)) << "a forged split was written";
+            EXPECT_TRUE(decoy.untouched()) << "a forged split was written";
         }
-        finalize_ok(ctx);
     });
 }
 
@@ -209,11 +210,7 @@ TEST(TaggedSplit, ForgedSplitRecordsAreRejected)
 // and takes the real message after them.
 TEST(TaggedSplit, ForgedSplitWritesAreRejected)
 {
-    constexpr size_t kLen = 256 * 1024;
-    LLC_EXPECT_JOB_OK(split_pair(true), [](TestProcess &p) {
-        llc_context_t *ctx = init_or_fail(p);
-        ASSERT_NE(ctx, nullptr);
-        llc::Context &c = llc::context_of(ctx);
+    split_job(true, [](TestProcess &p, llc_context_t *ctx, llc::Context &c) {
         if (p.rank == 0) {
             ASSERT_TRUE(progress_until(
                 ctx, [&] { return offers_held(ctx) == 1; }, 20));
@@ -240,14 +237,13 @@ TEST(TaggedSplit, ForgedSplitWritesAreRejected)
             ASSERT_TRUE(progress_until(
                 ctx, [&] { return stats(ctx).tag_rejected == 3; }, 20));
             EXPECT_FALSE(done(r));
-            EXPECT_EQ(buf.bytes, std::vector<char>(kLen + 2 * kGuard, kFill)) << "a forged split was taken";
+            EXPECT_TRUE(buf.untouched()) << "a forged split was taken";
             send_bytes(ctx, 0, kReady, 1, 0);
             wait_ok(ctx, r);
             EXPECT_TRUE(check_pattern(buf.data(), kLen, 72));
             EXPECT_TRUE(buf.guards_intact());
             EXPECT_EQ(stats(ctx).tag_rejected, 3u);
         }
-        finalize_ok(ctx);
     });
 }
 
@@ -256,7 +252,6 @@ TEST(TaggedSplit, ForgedSplitWritesAreRejected)
 // death is seen, instead of waiting for the sender's part for ever.
 TEST(TaggedSplit, SenderDyingBeforeItsPartFailsTheReceive)
 {
-    constexpr size_t kLen = 256 * 1024;
     LLC_EXPECT_JOB_OK(split_pair(false), [](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
