@@ -224,7 +224,7 @@ bool Tagged::deliver(TreqState &r, const TagEnvelope &env, uint32_t flags, uint6
     }
     // within a node (and from itself) the payload can be read where it is
     const bool readable = ctx_.transport_to(env.src_rank).caps().has(CapRemoteRead);
-    if (readable && split_wanted(env.src_rank, n)) {
+    if (readable && split_wanted(env.src_rank, n, true)) {
         start_split_pull(r, env.src_rank, sreq, pid, addr, n); // both copy (tagged_split.cpp)
         return false;
     }

@@ -29,11 +29,12 @@ namespace {
 constexpr size_t kSplitGrain = 4096; // parts are cut at whole pages of the message
 } // namespace
 
-bool Tagged::split_wanted(int peer, size_t n) const
+bool Tagged::split_wanted(int peer, size_t n, bool after_rts) const
 {
     const Config &cfg = ctx_.config();
-    return cfg.tag_split_bytes && n >= cfg.tag_split_bytes && n >= 2 * kSplitGrain && cfg.cma_enabled &&
-           peer != ctx_.rank() && !split_refused_.count(peer);
+    const size_t threshold = after_rts ? cfg.tag_split_rts_bytes : cfg.tag_split_bytes;
+    return threshold && n >= threshold && n >= 2 * kSplitGrain && cfg.cma_enabled && peer != ctx_.rank() &&
+           !split_refused_.count(peer);
 }
 
 size_t Tagged::split_point(size_t n) const

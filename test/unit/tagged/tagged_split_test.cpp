@@ -1,4 +1,5 @@
-// tagged_split_test.cpp - the split copy within a node (LLC_TAG_SPLIT_BYTES;
+// tagged_split_test.cpp - the split copy within a node (LLC_TAG_SPLIT_BYTES,
+// LLC_TAG_SPLIT_RTS_BYTES, both 64 KiB here;
 // doc/libllc-tagged.md, "Split copy"): the sender writes the first part of a
 // large message into the receive buffer while the receiver reads the rest.
 // Every byte and the bytes around the buffer are checked on both paths
@@ -35,7 +36,9 @@ const std::vector<size_t> kSizes = {kThreshold - 1, kThreshold, kThreshold + 1, 
 JobOptions split_pair(bool offers, bool eperm = false)
 {
     JobOptions o = job({0, 0});
-    o.env = {{"LLC_TAG_SPLIT_BYTES", std::to_string(kThreshold)}, {"LLC_TAG_OFFER", offers ? "1" : "0"}};
+    o.env = {{"LLC_TAG_SPLIT_BYTES", std::to_string(kThreshold)},
+             {"LLC_TAG_SPLIT_RTS_BYTES", std::to_string(kThreshold)},
+             {"LLC_TAG_OFFER", offers ? "1" : "0"}};
     if (eperm)
         o.env.push_back({"LLC_CMA_SIMULATE_EPERM", "1"});
     return o;
