@@ -119,8 +119,12 @@ void Tagged::on_split(llc_context_t *, void *self, int src, const void *hdr, siz
                            std::to_string(r->capacity) + (r->split ? " (asked already)" : ""));
         return; // the send keeps waiting for its answer
     }
-    r->split = 1;
     const int32_t pid = t->ctx_.transport_to(src).peer_pid(src);
+    if (pid <= 0) {
+        t->reject(src, "a tagged split from a process this transport cannot write to");
+        return;
+    }
+    r->split = 1;
     const SplitPart part = t->copy_part(true, pid, w.addr, r->buf, size_t(w.split));
     if (part == SplitPart::Done)
         t->ctx_.counters().tag_cma_writes++;
@@ -142,8 +146,9 @@ void Tagged::on_put_split(llc_context_t *, void *self, int src, const void *hdr,
     TreqState *r = t->awaiting_request(src, w.put.rreq, bit(TreqState::AwaitOffer), "split write");
     if (!r)
         return;
-    if (src == t->ctx_.rank()) {
-        t->reject(src, "a tagged split write from this process");
+    const int32_t pid = t->ctx_.transport_to(src).peer_pid(src);
+    if (src == t->ctx_.rank() || pid <= 0) {
+        t->reject(src, "a tagged split write from this process or one we cannot read");
         return;
     }
     TagEnvelope env{w.put.tag, w.put.source, src, w.put.length};
@@ -170,7 +175,6 @@ void Tagged::on_put_split(llc_context_t *, void *self, int src, const void *hdr,
     auto st = t->offer_streaks_.find(src);
     if (st != t->offer_streaks_.end())
         st->second = OfferStreak{};
-    const int32_t pid = t->ctx_.transport_to(src).peer_pid(src);
     r->split =
         uint8_t(t->copy_part(false, pid, w.addr + w.split, static_cast<char *>(r->buf) + w.split, n - size_t(w.split)));
 }

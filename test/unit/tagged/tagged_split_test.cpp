@@ -33,11 +33,12 @@ constexpr size_t kLen = 256 * 1024; // the forged-record tests' message
 // Sizes around the threshold: below it (one copy), at it, just above, odd.
 const std::vector<size_t> kSizes = {kThreshold - 1, kThreshold, kThreshold + 1, kThreshold + 4097, 1024 * 1024 + 3};
 
-JobOptions split_pair(bool offers, bool eperm = false)
+// rts_threshold: LLC_TAG_SPLIT_RTS_BYTES (0: that path never splits).
+JobOptions split_pair(bool offers, bool eperm = false, size_t rts_threshold = kThreshold)
 {
     JobOptions o = job({0, 0});
     o.env = {{"LLC_TAG_SPLIT_BYTES", std::to_string(kThreshold)},
-             {"LLC_TAG_SPLIT_RTS_BYTES", std::to_string(kThreshold)},
+             {"LLC_TAG_SPLIT_RTS_BYTES", std::to_string(rts_threshold)},
              {"LLC_TAG_OFFER", offers ? "1" : "0"}};
     if (eperm)
         o.env.push_back({"LLC_CMA_SIMULATE_EPERM", "1"});
@@ -81,12 +82,14 @@ struct Guarded {
 // Rank 0 sends len bytes (seed i); rank 1 receives them into capacity bytes,
 // posted before the message (offers on: the offer path) or after it arrived.
 // Then a small message with the same tag: matched after the large one.
-void split_round_trip(bool offers, bool eperm, size_t len, size_t capacity, uint64_t seed)
+void split_round_trip(bool offers, bool eperm, size_t len, size_t capacity, uint64_t seed,
+                      size_t rts_threshold = kThreshold)
 {
-    LLC_EXPECT_JOB_OK(split_pair(offers, eperm), [=](TestProcess &p) {
+    LLC_EXPECT_JOB_OK(split_pair(offers, eperm, rts_threshold), [=](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
-        const bool split = !eperm && std::min(len, capacity) >= kThreshold;
+        const size_t threshold = offers ? kThreshold : rts_threshold;
+        const bool split = !eperm && threshold && std::min(len, capacity) >= threshold;
         if (p.rank == 0) {
             if (offers)
                 ASSERT_TRUE(progress_until(
@@ -156,6 +159,16 @@ TEST(TaggedSplit, OfferEveryByteAroundTheThreshold)
     uint64_t seed = 21;
     for (size_t len : kSizes)
         split_round_trip(true, false, len, len, seed++);
+}
+
+// Each path has its own threshold: the request-to-send path off, or from
+// 512 KiB, while offers split from 64 KiB.
+TEST(TaggedSplit, RequestToSendThresholdIsItsOwn)
+{
+    split_round_trip(false, false, 300000, 300000, 31, 0);
+    split_round_trip(false, false, 300000, 300000, 32, 512 * 1024);
+    split_round_trip(false, false, 600000, 600000, 33, 512 * 1024);
+    split_round_trip(true, false, 300000, 300000, 34, 0);
 }
 
 TEST(TaggedSplit, TruncatedReceiveBothPaths)
