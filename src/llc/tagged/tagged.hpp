@@ -279,8 +279,9 @@ private:
 
     // The split copy (tagged_split.cpp).  Whether n bytes between us and
     // peer are split (at least LLC_TAG_SPLIT_BYTES into an offer,
-    // LLC_TAG_SPLIT_RTS_BYTES after a request-to-send, a peer of this node
-    // that has not refused a part); the sender's share of them.
+    // LLC_TAG_SPLIT_RTS_BYTES after a request-to-send unless the node is
+    // oversubscribed, a peer of this node that has not refused a part); the
+    // sender's share of them.
     bool split_wanted(int peer, size_t n, bool after_rts) const;
     size_t split_point(size_t n) const;
     SplitPart copy_part(bool write, int32_t pid, uint64_t addr, void *local, size_t n);

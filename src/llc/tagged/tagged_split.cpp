@@ -32,7 +32,9 @@ constexpr size_t kSplitGrain = 4096; // parts are cut at whole pages of the mess
 bool Tagged::split_wanted(int peer, size_t n, bool after_rts) const
 {
     const Config &cfg = ctx_.config();
-    const size_t threshold = after_rts ? cfg.tag_split_rts_bytes : cfg.tag_split_bytes;
+    // (after a request-to-send the receiver waits for the sender to be
+    // scheduled and answer: not where processes take turns on the CPUs)
+    const size_t threshold = after_rts ? (ctx_.oversubscribed() ? 0 : cfg.tag_split_rts_bytes) : cfg.tag_split_bytes;
     return threshold && n >= threshold && n >= 2 * kSplitGrain && cfg.cma_enabled && peer != ctx_.rank() &&
            !split_refused_.count(peer);
 }

@@ -39,7 +39,8 @@ JobOptions split_pair(bool offers, bool eperm = false, size_t rts_threshold = kT
     JobOptions o = job({0, 0});
     o.env = {{"LLC_TAG_SPLIT_BYTES", std::to_string(kThreshold)},
              {"LLC_TAG_SPLIT_RTS_BYTES", std::to_string(rts_threshold)},
-             {"LLC_TAG_OFFER", offers ? "1" : "0"}};
+             {"LLC_TAG_OFFER", offers ? "1" : "0"},
+             {"LLC_OVERSUBSCRIBED", "0"}}; // (else a request-to-send is never split)
     if (eperm)
         o.env.push_back({"LLC_CMA_SIMULATE_EPERM", "1"});
     return o;
