@@ -4,16 +4,18 @@
 # median of the per-round ratios B/A (the vCPU placement of these machines
 # moves single runs by up to 2x; paired ratios see through it).
 #
-#   paired-env.sh --prefix DIR --mode intra|inter [--rounds N] [--tests LIST]
-#                 [--sizes LIST] [--out DIR] 'ENV_A' 'ENV_B'
+#   paired-env.sh --prefix DIR --mode intra|host|inter [--rounds N] [--tests LIST]
+#                 [--sizes LIST] [--target S] [--out DIR] 'ENV_A' 'ENV_B'
 #
-# ENV_A / ENV_B: space-separated NAME=VALUE settings, e.g. LLC_TAG_OFFER=0.
-# intra: 2 ranks in host h0; inter: one rank in h0, one in h1 (tcp); the
-# emulated hosts must be up (maint/llc-netns up 2).  Raw outputs go to
+# ENV_A / ENV_B: space-separated NAME=VALUE settings, e.g. LLC_TAG_OFFER=0
+# (LD_LIBRARY_PATH=DIR puts another libllc.so.5 under the same binary).
+# intra: 2 ranks in host h0; host: 2 ranks on this machine, no namespace;
+# inter: one rank in h0, one in h1 (tcp); the emulated hosts of intra and
+# inter must be up (maint/llc-netns up 2).  Raw outputs go to
 # --out (default: a new directory under /tmp).  See doc/bench-pingpong.md.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
-prefix="" mode=intra rounds=8 tests=lat,bw,bibw sizes=65536,1048576,4194304 out=""
+prefix="" mode=intra rounds=8 tests=lat,bw,bibw sizes=65536,1048576,4194304 target=0.2 out=""
 while [ $# -gt 0 ]; do
     case $1 in
         --prefix) prefix=$2; shift 2 ;;
@@ -21,8 +23,9 @@ while [ $# -gt 0 ]; do
         --rounds) rounds=$2; shift 2 ;;
         --tests) tests=$2; shift 2 ;;
         --sizes) sizes=$2; shift 2 ;;
+        --target) target=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
         -*) echo "paired-env: unknown option '$1' (see --help)" >&2; exit 2 ;;
         *) break ;;
     esac
@@ -33,13 +36,16 @@ envs=("$1" "$2")
 out=${out:-$(mktemp -d /tmp/paired-env.XXXXXX)}
 mkdir -p "$out"
 "$prefix/bin/mpicc" -O2 -o "$out/pingpong" "$TOP/bench/pingpong/pingpong.c"
-args=(--tests "$tests" --sizes "$sizes" --target 0.2)
+args=(--tests "$tests" --sizes "$sizes" --target "$target")
 for r in $(seq 1 "$rounds"); do
+    uptime >> "$out/load.txt" # the machine may be shared: the summary shows how loaded it was
     for v in 0 1; do
         echo "paired-env: round $r/$rounds, ${envs[$v]}" >&2
         # shellcheck disable=SC2086 # the settings are words on purpose
         if [ "$mode" = intra ]; then
             "$TOP/maint/llc-netns" exec h0 env ${envs[$v]} "$prefix/bin/mpiexec" -n 2 "$out/pingpong" "${args[@]}"
+        elif [ "$mode" = host ]; then
+            env ${envs[$v]} "$prefix/bin/mpiexec" -n 2 "$out/pingpong" "${args[@]}"
         else
             env ${envs[$v]} "$TOP/maint/llc-mpiexec-hosts" --mpiexec "$prefix/bin/mpiexec" -hosts h0,h1 -n 2 \
                 "$out/pingpong" "${args[@]}"
@@ -67,4 +73,7 @@ for k in sorted(set().union(*A), key=lambda k: (k[0], k[1])):
     print(f"{k[0]:5} {k[1]:>8} {statistics.median(p[0] for p in pairs):>11.2f} "
           f"{statistics.median(p[1] for p in pairs):>11.2f} {statistics.median(p[1] / p[0] for p in pairs):>11.3f}")
 PY
+uptime >> "$out/load.txt"
+echo "load (uptime, each round):" | tee -a "$out/summary.txt"
+sed 's/.*load average/  load average/' "$out/load.txt" | tee -a "$out/summary.txt"
 echo "paired-env: raw outputs in $out" >&2

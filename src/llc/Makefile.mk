@@ -92,6 +92,7 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/tagged/tagged_am_keyed.cpp \
 	src/llc/tagged/tagged_peer_failure.cpp \
 	src/llc/tagged/tagged_offers.cpp \
+	src/llc/tagged/tagged_split.cpp \
 	src/llc/tagged/tagged_util.hpp \
 	src/llc/tagged/unexpected_pool.cpp \
 	src/llc/tagged/unexpected_pool.hpp \

@@ -12,6 +12,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/common/test_bootstrap.cpp \
 	test/unit/common/test_bootstrap.hpp \
 	test/unit/common/test_util.hpp \
+	test/unit/tagged/tagged_test_util.hpp \
 	test/unit/common/am_records.hpp \
 	test/unit/common/traffic.cpp \
 	test/unit/common/traffic.hpp \
@@ -30,6 +31,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/tagged/tagged_test.cpp \
 	test/unit/tagged/tagged_hostile_test.cpp \
 	test/unit/tagged/tagged_offer_test.cpp \
+	test/unit/tagged/tagged_split_test.cpp \
 	test/unit/tagged/tagged_fast_test.cpp \
 	test/unit/tagged/tagged_interleave_test.cpp \
 	test/unit/tagged/tagged_dead_sender_test.cpp \

@@ -15,6 +15,9 @@ struct Config {
     uint32_t fast_poll_period = 16;       // LLC_FAST_POLL_PERIOD
     size_t cma_threshold = 256 * 1024;    // LLC_CMA_THRESHOLD
     bool cma_simulate_eperm = false;      // LLC_CMA_SIMULATE_EPERM (testing)
+    size_t tag_split_bytes = 64 * 1024;   // LLC_TAG_SPLIT_BYTES: split copy into an offer from this size (0: off)
+    size_t tag_split_rts_bytes = 64 * 1024; // LLC_TAG_SPLIT_RTS_BYTES: split copy after a request-to-send (0: off)
+    uint32_t tag_split_percent = 50;        // LLC_TAG_SPLIT_PERCENT: the sender's share of a split copy
     size_t copy_max = 16 * 1024;          // LLC_COPY_MAX
     bool tag_offer = true;                // LLC_TAG_OFFER: offer receives posted first to their sender
     size_t tag_eager_bytes = 16 * 1024;   // LLC_TAG_EAGER_BYTES: larger tagged messages go by request-to-send

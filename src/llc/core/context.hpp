@@ -90,6 +90,8 @@ public:
     int progress(int *progressed);
     // llc_note_activity: the caller made progress libllc does not see.
     void note_activity() { backoff_.on_activity(); }
+    // More processes of the job on the node than CPUs (LLC_OVERSUBSCRIBED).
+    bool oversubscribed() const { return idle_.oversubscribed; }
     // llc_set_idle_hook: idle yields and sleeps go to hook (outside the
     // context) when it takes them; nullptr: progress does its own.
     void set_idle_hook(llc_idle_hook_t hook, void *arg)

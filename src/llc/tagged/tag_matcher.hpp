@@ -44,6 +44,8 @@ struct TreqState {
     uint8_t revoking;   // offered receive: cancelled, its offer revoked; the sender's answer is due
     uint64_t magic;     // kMagic while in use
     uint64_t token;     // while awaiting: its token on the wire (request_tokens.hpp), else 0
+    uint64_t peer_token; // split copy, receive: the sender's token (for Fin, Fail or Cts)
+    uint8_t split;       // split copy: receive, its own part (SplitPart); send, the split was answered
     static constexpr uint64_t kMagic = 0x6c6c632d74726571ull; // "llc-treq"
     // A request holds a token exactly while it awaits one of these.
     enum Await : uint8_t {
@@ -51,7 +53,8 @@ struct TreqState {
         AwaitReply = 1, // rendezvous send: clear-to-send, acknowledgement or read failure
         AwaitFin = 2,   // synchronous eager send: acknowledgement
         AwaitData = 3,  // receive that sent clear-to-send: the data
-        AwaitOffer = 4  // receive offered to its sender (offers): its write, or its refusal
+        AwaitOffer = 4, // receive offered to its sender (offers): its write, or its refusal
+        AwaitSplit = 5  // receive of a split copy: the sender's part written (Written)
     };
 };
 static_assert(sizeof(TreqState) <= sizeof(((llc_treq_t *)nullptr)->internal_), "TreqState fits llc_treq_t");

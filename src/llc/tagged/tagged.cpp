@@ -49,6 +49,9 @@ Tagged::Tagged(Context &ctx) : ctx_(ctx)
     ctx_.register_internal_handler(kTagDecline, on_decline, this);
     ctx_.register_internal_handler(kTagRevoke, on_revoke, this);
     ctx_.register_internal_handler(kTagAmRts, on_am_rts, this);
+    ctx_.register_internal_handler(kTagSplit, on_split, this);
+    ctx_.register_internal_handler(kTagPutSplit, on_put_split, this);
+    ctx_.register_internal_handler(kTagWritten, on_written, this);
 }
 
 int Tagged::send(int dest, uint32_t source, uint64_t tag, const void *buf, size_t len, unsigned flags,
@@ -226,6 +229,10 @@ bool Tagged::deliver(TreqState &r, const TagEnvelope &env, uint32_t flags, uint6
     }
     // within a node (and from itself) the payload can be read where it is
     const bool readable = ctx_.transport_to(env.src_rank).caps().has(CapRemoteRead);
+    if (readable && split_wanted(env.src_rank, n, true)) {
+        start_split_pull(r, env.src_rank, sreq, pid, addr, n); // both copy (tagged_split.cpp)
+        return false;
+    }
     int err = 0;
     switch (readable ? pull_by_cma(r, n, pid, addr, err) : Pull::NotPermitted) {
     case Pull::Done:

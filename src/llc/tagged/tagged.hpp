@@ -62,6 +62,10 @@ enum TagHandler : unsigned {
     kTagAmRts, // AmRtsWire + the caller's AM header + RemoteSpan[spans] (KeyedSpan[spans] with kAmKeyed): read
                // the payload where it is; answered by Fin (read and delivered), Fail (could not be read) or Cts
                // (not permitted, no landing buffer: stream it as Data)
+    // the split copy within a node (tagged_split.cpp, doc/libllc-tagged.md "Split copy"):
+    kTagSplit,    // SplitWire, receiver -> sender (after an Rts): write the first bytes into my buffer
+    kTagPutSplit, // PutSplitWire, sender -> receiver (an offer taken): read the rest from my buffer
+    kTagWritten,  // WrittenWire, sender -> receiver: my part is written (or could not be)
     kTagHandlerEnd
 };
 static_assert(kTagHandlerEnd <= kHandlerSlots, "tagged handler ids fit the handler table");
@@ -125,6 +129,38 @@ static_assert(sizeof(AmRtsWire) == 40, "large active message wire header layout"
 // The spans are KeyedSpan (transport.hpp): the receiver reads them with its
 // transport's keyed remote read (CapKeyedRead: RDMA READ with the rkey), not CMA.
 constexpr uint32_t kAmKeyed = 1;
+
+// The split copy (tagged_split.cpp): the sender writes the message's first
+// `split` bytes into the receive buffer while the receiver reads the rest.
+// After an Rts the receiver asks for it (Split: its buffer's address); for an
+// offer taken the sender announces it (PutSplit: its own buffer's address).
+// Either way the sender then reports its part (Written) and the receiver
+// answers the send with Fin, Fail or Cts once both parts are known.
+struct SplitWire {
+    uint64_t sreq;  // the sender's request token (its Rts)
+    uint64_t rreq;  // the receiver's request token (for Written)
+    uint64_t addr;  // the receive buffer, in the receiver's process
+    uint64_t split; // bytes [0, split) of the message, for the sender to write
+};
+static_assert(sizeof(SplitWire) == 32, "split wire layout");
+
+struct PutSplitWire {
+    PutWire put;    // the offered receive's token, the envelope (flags 0)
+    uint64_t sreq;  // the sender's request token (for Fin, Fail or Cts)
+    uint64_t addr;  // the send buffer, in the sender's process
+    uint64_t split; // bytes [split, min(length, capacity)) are the receiver's to read
+};
+static_assert(sizeof(PutSplitWire) == 56, "split put wire layout");
+
+// How one part of a split copy went (WrittenWire::result, TreqState::split).
+enum class SplitPart : uint8_t { Pending = 0, Done = 1, NotPermitted = 2, Failed = 3 };
+
+struct WrittenWire {
+    uint64_t rreq;   // the receiver's request token
+    uint32_t result; // SplitPart of the sender's write
+    uint32_t spare;
+};
+static_assert(sizeof(WrittenWire) == 16, "written wire layout");
 
 struct TagReply {
     uint64_t sreq; // the sender's request token (Cts, Fin, Fail), else 0
@@ -211,6 +247,10 @@ private:
                           size_t);
     static void on_am_rts(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *data,
                           size_t data_len);
+    static void on_split(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t);
+    static void on_put_split(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *,
+                             size_t data_len);
+    static void on_written(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t);
     static void on_send_done(void *req, int status); // a transport finished with a send's buffer
 
     // Large active messages (tagged_am.cpp): a send and its iov (the
@@ -268,6 +308,26 @@ private:
     enum class Push : uint8_t { Done, NotPermitted, Failed };
     Push push_by_cma(const void *buf, size_t n, int32_t pid, uint64_t addr);
 
+    // The split copy (tagged_split.cpp).  Whether n bytes between us and
+    // peer are split (at least LLC_TAG_SPLIT_BYTES into an offer,
+    // LLC_TAG_SPLIT_RTS_BYTES after a request-to-send unless the node is
+    // oversubscribed, a peer of this node that has not refused a part); the
+    // sender's share of them.
+    bool split_wanted(int peer, size_t n, bool after_rts) const;
+    size_t split_point(size_t n) const;
+    SplitPart copy_part(bool write, int32_t pid, uint64_t addr, void *local, size_t n);
+    // Receiver, rendezvous: receive r (n bytes of a message from src, sreq
+    // its token) asks for the split and reads its part.
+    void start_split_pull(TreqState &r, int src, uint64_t sreq, int32_t pid, uint64_t addr, size_t n);
+    // Sender, offer taken: announce the split, write our part.
+    int send_offered_split(int dest, const PutWire &put, const void *buf, size_t n, const Offer &o, llc_treq_t *req);
+    // Receiver: both parts known (its own in r.split, the sender's theirs).
+    void conclude_split(TreqState &r, int src, SplitPart theirs);
+    // Sender: our part could not be written: the send fails now.
+    void split_write_failed(TreqState &r, int dest, uint64_t addr, size_t n);
+    void forget_split_recv(TreqState &r);
+    void split_peer_failed(int src);
+
     void arrived(int src, const TagWire &w, const void *data, size_t data_len, bool rndv);
     // A receive matched message u (its envelope, eager data or rendezvous
     // address): place the bytes or start pulling them.  True when complete.
@@ -318,8 +378,11 @@ private:
     std::shared_ptr<int> alive_ = std::make_shared<int>(0);
     RejectLog am_keyed_rejects_{"large active messages whose keyed spans could not be read were",
                                 "verbs_rndv_send_errors"};
-    ByteBuffer am_buffer_;    // where a large active message is read
-    bool am_reading_ = false; // am_buffer_ is in use (a handler runs)
+    std::vector<TreqState *> split_recvs_;  // receives waiting for the sender's part (Written); kept
+                                            // unordered, its storage reused (no allocation per message)
+    std::unordered_set<int> split_refused_; // peers where a part was not permitted: no more splits
+    ByteBuffer am_buffer_;                  // where a large active message is read
+    bool am_reading_ = false;               // am_buffer_ is in use (a handler runs)
     RejectLog am_read_rejects_{
         "large active messages whose spans named memory or a process that could not be read were", "cma_read_failed"};
     RejectLog rejects_{"tagged protocol records (an unknown or stale request token, a record out of place) were",

@@ -148,6 +148,7 @@ void Tagged::peer_failed(int dest)
         r->pending = 1;
         send_event_done(*r, LLC_ERR_PEER);
     }
+    split_peer_failed(dest);
     fail_requests_for(dest);
 }
 

@@ -82,6 +82,8 @@ int Tagged::send_offered(int dest, uint32_t source, uint64_t tag, const void *bu
     size_t n = size_t(std::min<uint64_t>(len, o.capacity));
     PutWire w{o.rreq, tag, len, source, 0};
     const bool writable = ctx_.transport_to(dest).caps().has(CapRemoteRead); // CMA works both ways
+    if (writable && split_wanted(dest, n, false))
+        return send_offered_split(dest, w, buf, n, o, req); // both copy (tagged_split.cpp)
     switch (writable && n ? push_by_cma(buf, n, o.pid, o.addr) : Push::NotPermitted) {
     case Push::Done:
         w.flags = kPutWritten;

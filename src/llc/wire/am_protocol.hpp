@@ -15,7 +15,10 @@ namespace llc {
 constexpr uint32_t kWireMagic = 0x314c4c43; // "CLL1" in little-endian memory order
 // 4: verbs' VerbsRts records and RndvFin frames gone (large active messages
 // to a verbs peer take the tagged layer's AmRts too, with keyed spans read
-// by RDMA READ; AmRtsWire grew a flags word); 3: shm's CmaRts, CmaAck and CmaNack gone (large active messages take the
+// by RDMA READ; AmRtsWire grew a flags word), and the split copy's records
+// (kTagSplit, kTagPutSplit, kTagWritten) after kTagAmRts, the one-sided ids
+// moved up by three behind them, 24 internal handler ids; 3: shm's CmaRts,
+// CmaAck and CmaNack gone (large active messages take the
 // tagged layer's rendezvous, kTagAmRts, and the one-sided handler ids moved up
 // by one behind it); 2: record kinds moved into their owners' ranges (below);
 // 1: kinds 1 .. 12 in the order Am, CmaRts, CmaAck, CmaNack, Hello, Goodbye,
@@ -26,7 +29,7 @@ constexpr uint32_t kMaxAuxBytes = 1u << 24;
 // kInternalHandlers libllc's own (the tagged protocol, tagged.hpp; then
 // one-sided put/get, rma/rma_wire.hpp).
 constexpr unsigned kPublicHandlers = 64; // LLC_AM_MAX_HANDLERS
-constexpr unsigned kInternalHandlers = 16;
+constexpr unsigned kInternalHandlers = 24;
 constexpr unsigned kHandlerSlots = kPublicHandlers + kInternalHandlers;
 
 // Record kinds.  Each owner has a private range of 16 kinds, so that a
