@@ -45,7 +45,7 @@ struct TreqState {
     uint64_t magic;     // kMagic while in use
     uint64_t token;     // while awaiting: its token on the wire (request_tokens.hpp), else 0
     uint64_t peer_token; // split copy, receive: the sender's token (for Fin, Fail or Cts)
-    uint8_t split;       // split copy: receive, its own part (SplitPart); send, the split was answered
+    uint8_t split;       // split copy: receive, its own part (CmaCopy); send, the split was answered
     static constexpr uint64_t kMagic = 0x6c6c632d74726571ull; // "llc-treq"
     // A request holds a token exactly while it awaits one of these.
     enum Await : uint8_t {

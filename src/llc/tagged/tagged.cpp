@@ -234,12 +234,12 @@ bool Tagged::deliver(TreqState &r, const TagEnvelope &env, uint32_t flags, uint6
         return false;
     }
     int err = 0;
-    switch (readable ? pull_by_cma(r, n, pid, addr, err) : Pull::NotPermitted) {
-    case Pull::Done:
+    switch (readable ? copy_by_cma(CmaDirection::ReadFromPeer, pid, addr, r.buf, n, &err) : CmaCopy::NotPermitted) {
+    case CmaCopy::Done:
         ctx_.counters().tag_cma_reads++;
         send_reply(env.src_rank, kTagFin, sreq, 0);
         return true;
-    case Pull::Failed:
+    case CmaCopy::Failed:
         // The sender named memory (or a process) we cannot read: this
         // receive and that send fail, nothing else does.
         req->status = LLC_ERR_PEER;
@@ -250,7 +250,8 @@ bool Tagged::deliver(TreqState &r, const TagEnvelope &env, uint32_t flags, uint6
                                  std::strerror(err) + "): the receive completes with LLC_ERR_PEER");
         send_reply(env.src_rank, kTagFail, sreq, 0);
         return true;
-    case Pull::NotPermitted:
+    case CmaCopy::NotPermitted:
+    case CmaCopy::Pending:
         break;
     }
     await(r, TreqState::AwaitData);
@@ -258,21 +259,22 @@ bool Tagged::deliver(TreqState &r, const TagEnvelope &env, uint32_t flags, uint6
     return false;
 }
 
-Tagged::Pull Tagged::pull_by_cma(TreqState &r, size_t n, int32_t pid, uint64_t addr, int &errno_out)
+CmaCopy Tagged::copy_by_cma(CmaDirection dir, int32_t pid, uint64_t addr, void *local, size_t n, int *errno_out) const
 {
     const Config &cfg = ctx_.config();
     if (!cfg.cma_enabled || cfg.cma_simulate_eperm)
-        return Pull::NotPermitted;
-    switch (cma_read(pid, addr, r.buf, n, &errno_out)) {
+        return CmaCopy::NotPermitted;
+    switch (dir == CmaDirection::WriteToPeer ? cma_write(pid, addr, local, n, errno_out)
+                                             : cma_read(pid, addr, local, n, errno_out)) {
     case CmaResult::Done:
-        return Pull::Done;
+        return CmaCopy::Done;
     case CmaResult::NotPermitted:
-        return Pull::NotPermitted; // ptrace rules or a seccomp filter: the sender streams it instead
+        return CmaCopy::NotPermitted;
     case CmaResult::NoProcess:
     case CmaResult::BadAddress:
-        break; // an address or length the sender does not have, no such process, a read that stopped part-way
+        break; // an address or length the peer does not have, no such process, a copy that stopped part-way
     }
-    return Pull::Failed;
+    return CmaCopy::Failed;
 }
 
 void Tagged::send_reply(int dest, unsigned id, uint64_t sreq, uint64_t rreq)

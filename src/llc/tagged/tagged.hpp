@@ -152,12 +152,17 @@ struct PutSplitWire {
 };
 static_assert(sizeof(PutSplitWire) == 56, "split put wire layout");
 
-// How one part of a split copy went (WrittenWire::result, TreqState::split).
-enum class SplitPart : uint8_t { Pending = 0, Done = 1, NotPermitted = 2, Failed = 3 };
+// How one copy by CMA went: a pull, a push, or one part of a split copy
+// (also WrittenWire::result and TreqState::split, so the values are fixed).
+// NotPermitted: ptrace rules, a seccomp filter or LLC_CMA=0 (the bytes are
+// streamed instead); Failed: the peer named memory or a process we cannot
+// reach.
+enum class CmaCopy : uint8_t { Pending = 0, Done = 1, NotPermitted = 2, Failed = 3 };
+enum class CmaDirection : uint8_t { ReadFromPeer, WriteToPeer };
 
 struct WrittenWire {
     uint64_t rreq;   // the receiver's request token
-    uint32_t result; // SplitPart of the sender's write
+    uint32_t result; // CmaCopy of the sender's write
     uint32_t spare;
 };
 static_assert(sizeof(WrittenWire) == 16, "written wire layout");
@@ -305,8 +310,6 @@ private:
     // A send that matched offer o: write it there.
     int send_offered(int dest, uint32_t source, uint64_t tag, const void *buf, size_t len, const Offer &o,
                      llc_treq_t *req);
-    enum class Push : uint8_t { Done, NotPermitted, Failed };
-    Push push_by_cma(const void *buf, size_t n, int32_t pid, uint64_t addr);
 
     // The split copy (tagged_split.cpp).  Whether n bytes between us and
     // peer are split (at least LLC_TAG_SPLIT_BYTES into an offer,
@@ -315,14 +318,13 @@ private:
     // sender's share of them.
     bool split_wanted(int peer, size_t n, bool after_rts) const;
     size_t split_point(size_t n) const;
-    SplitPart copy_part(bool write, int32_t pid, uint64_t addr, void *local, size_t n);
     // Receiver, rendezvous: receive r (n bytes of a message from src, sreq
     // its token) asks for the split and reads its part.
     void start_split_pull(TreqState &r, int src, uint64_t sreq, int32_t pid, uint64_t addr, size_t n);
     // Sender, offer taken: announce the split, write our part.
     int send_offered_split(int dest, const PutWire &put, const void *buf, size_t n, const Offer &o, llc_treq_t *req);
     // Receiver: both parts known (its own in r.split, the sender's theirs).
-    void conclude_split(TreqState &r, int src, SplitPart theirs);
+    void conclude_split(TreqState &r, int src, CmaCopy theirs);
     // Sender: our part could not be written: the send fails now.
     void split_write_failed(TreqState &r, int dest, uint64_t addr, size_t n);
     void forget_split_recv(TreqState &r);
@@ -333,9 +335,10 @@ private:
     // address): place the bytes or start pulling them.  True when complete.
     bool deliver(TreqState &r, const TagEnvelope &env, uint32_t flags, uint64_t sreq, const char *data, bool rndv,
                  int32_t pid, uint64_t addr);
-    enum class Pull : uint8_t { Done, NotPermitted, Failed };
-    // Failed: errno_out says why (the sender's address or process is wrong).
-    Pull pull_by_cma(TreqState &r, size_t n, int32_t pid, uint64_t addr, int &errno_out);
+    // n bytes between `local` and addr in process pid, one way; on Failed,
+    // *errno_out (when given) says why.
+    CmaCopy copy_by_cma(CmaDirection dir, int32_t pid, uint64_t addr, void *local, size_t n,
+                        int *errno_out = nullptr) const;
     void send_reply(int dest, unsigned id, uint64_t sreq, uint64_t rreq);
     // The request token names now, if it awaits one of `accepted` (a mask
     // of 1 << TreqState::Await) from src; else nullptr, the record counted

@@ -84,14 +84,15 @@ int Tagged::send_offered(int dest, uint32_t source, uint64_t tag, const void *bu
     const bool writable = ctx_.transport_to(dest).caps().has(CapRemoteRead); // CMA works both ways
     if (writable && split_wanted(dest, n, false))
         return send_offered_split(dest, w, buf, n, o, req); // both copy (tagged_split.cpp)
-    switch (writable && n ? push_by_cma(buf, n, o.pid, o.addr) : Push::NotPermitted) {
-    case Push::Done:
+    switch (writable && n ? copy_by_cma(CmaDirection::WriteToPeer, o.pid, o.addr, const_cast<void *>(buf), n)
+                          : CmaCopy::NotPermitted) {
+    case CmaCopy::Done:
         w.flags = kPutWritten;
         ctx_.send_am(dest, kTagPut, &w, sizeof(w), nullptr, 0, nullptr, nullptr);
         ctx_.counters().tag_cma_writes++;
         r.magic = 0;
         return LLC_OK;
-    case Push::Failed:
+    case CmaCopy::Failed:
         // The receiver named memory we cannot write: that receive and this
         // send fail (LLC_ERR_PEER), nothing else does.
         w.flags = kPutFailed;
@@ -101,7 +102,8 @@ int Tagged::send_offered(int dest, uint32_t source, uint64_t tag, const void *bu
         r.pending = 1;
         ctx_.queue_completion(on_send_done, req, LLC_ERR_PEER);
         return LLC_INPROGRESS;
-    case Push::NotPermitted:
+    case CmaCopy::NotPermitted: // the payload travels in the Put instead
+    case CmaCopy::Pending:
         break;
     }
     llc_iov_t iov{buf, n};
@@ -112,23 +114,6 @@ int Tagged::send_offered(int dest, uint32_t source, uint64_t tag, const void *bu
     }
     r.pending = 1;
     return LLC_INPROGRESS;
-}
-
-Tagged::Push Tagged::push_by_cma(const void *buf, size_t n, int32_t pid, uint64_t addr)
-{
-    const Config &cfg = ctx_.config();
-    if (!cfg.cma_enabled || cfg.cma_simulate_eperm)
-        return Push::NotPermitted;
-    switch (cma_write(pid, addr, buf, n, nullptr)) {
-    case CmaResult::Done:
-        return Push::Done;
-    case CmaResult::NotPermitted:
-        return Push::NotPermitted; // the payload travels in the Put instead
-    case CmaResult::NoProcess:
-    case CmaResult::BadAddress:
-        break;
-    }
-    return Push::Failed;
 }
 
 void Tagged::on_offer(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t)

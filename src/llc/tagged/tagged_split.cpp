@@ -45,22 +45,6 @@ size_t Tagged::split_point(size_t n) const
     return std::clamp<size_t>(share / kSplitGrain * kSplitGrain, kSplitGrain, n - kSplitGrain);
 }
 
-SplitPart Tagged::copy_part(bool write, int32_t pid, uint64_t addr, void *local, size_t n)
-{
-    if (ctx_.config().cma_simulate_eperm)
-        return SplitPart::NotPermitted;
-    switch (write ? cma_write(pid, addr, local, n, nullptr) : cma_read(pid, addr, local, n, nullptr)) {
-    case CmaResult::Done:
-        return SplitPart::Done;
-    case CmaResult::NotPermitted:
-        return SplitPart::NotPermitted;
-    case CmaResult::NoProcess:
-    case CmaResult::BadAddress:
-        break;
-    }
-    return SplitPart::Failed;
-}
-
 void Tagged::start_split_pull(TreqState &r, int src, uint64_t sreq, int32_t pid, uint64_t addr, size_t n)
 {
     const size_t split = split_point(n);
@@ -69,7 +53,8 @@ void Tagged::start_split_pull(TreqState &r, int src, uint64_t sreq, int32_t pid,
     split_recvs_.push_back(&r);
     SplitWire w{sreq, r.token, uint64_t(uintptr_t(r.buf)), split};
     ctx_.send_am(src, kTagSplit, &w, sizeof(w), nullptr, 0, nullptr, nullptr);
-    r.split = uint8_t(copy_part(false, pid, addr + split, static_cast<char *>(r.buf) + split, n - split));
+    r.split = uint8_t(
+        copy_by_cma(CmaDirection::ReadFromPeer, pid, addr + split, static_cast<char *>(r.buf) + split, n - split));
 }
 
 int Tagged::send_offered_split(int dest, const PutWire &put, const void *buf, size_t n, const Offer &o, llc_treq_t *req)
@@ -80,13 +65,13 @@ int Tagged::send_offered_split(int dest, const PutWire &put, const void *buf, si
     r.split = 1;
     PutSplitWire w{put, r.token, uint64_t(uintptr_t(buf)), split};
     ctx_.send_am(dest, kTagPutSplit, &w, sizeof(w), nullptr, 0, nullptr, nullptr);
-    const SplitPart part = copy_part(true, o.pid, o.addr, const_cast<void *>(buf), split);
-    if (part == SplitPart::Done)
+    const CmaCopy part = copy_by_cma(CmaDirection::WriteToPeer, o.pid, o.addr, const_cast<void *>(buf), split);
+    if (part == CmaCopy::Done)
         ctx_.counters().tag_cma_writes++;
     WrittenWire done{put.rreq, uint32_t(part), 0};
     ctx_.send_am(dest, kTagWritten, &done, sizeof(done), nullptr, 0, nullptr, nullptr);
     r.pending = 1;
-    if (part == SplitPart::Failed) {
+    if (part == CmaCopy::Failed) {
         split_write_failed(r, dest, o.addr, split);
         ctx_.queue_completion(on_send_done, req, LLC_ERR_PEER);
     }
@@ -127,12 +112,12 @@ void Tagged::on_split(llc_context_t *, void *self, int src, const void *hdr, siz
         return;
     }
     r->split = 1;
-    const SplitPart part = t->copy_part(true, pid, w.addr, r->buf, size_t(w.split));
-    if (part == SplitPart::Done)
+    const CmaCopy part = t->copy_by_cma(CmaDirection::WriteToPeer, pid, w.addr, r->buf, size_t(w.split));
+    if (part == CmaCopy::Done)
         t->ctx_.counters().tag_cma_writes++;
     WrittenWire done{w.rreq, uint32_t(part), 0};
     t->ctx_.send_am(src, kTagWritten, &done, sizeof(done), nullptr, 0, nullptr, nullptr);
-    if (part == SplitPart::Failed) {
+    if (part == CmaCopy::Failed) {
         t->split_write_failed(*r, src, w.addr, size_t(w.split));
         t->send_event_done(*r, LLC_ERR_PEER);
     }
@@ -177,8 +162,8 @@ void Tagged::on_put_split(llc_context_t *, void *self, int src, const void *hdr,
     auto st = t->offer_streaks_.find(src);
     if (st != t->offer_streaks_.end())
         st->second = OfferStreak{};
-    r->split =
-        uint8_t(t->copy_part(false, pid, w.addr + w.split, static_cast<char *>(r->buf) + w.split, n - size_t(w.split)));
+    r->split = uint8_t(t->copy_by_cma(CmaDirection::ReadFromPeer, pid, w.addr + w.split,
+                                      static_cast<char *>(r->buf) + w.split, n - size_t(w.split)));
 }
 
 void Tagged::on_written(llc_context_t *, void *self, int src, const void *hdr, size_t hdr_len, const void *, size_t)
@@ -190,25 +175,25 @@ void Tagged::on_written(llc_context_t *, void *self, int src, const void *hdr, s
     TreqState *r = t->awaiting_request(src, w.rreq, bit(TreqState::AwaitSplit), "written");
     if (!r)
         return;
-    SplitPart theirs = SplitPart(w.result);
-    if (theirs != SplitPart::Done && theirs != SplitPart::NotPermitted && theirs != SplitPart::Failed) {
+    CmaCopy theirs = CmaCopy(w.result);
+    if (theirs != CmaCopy::Done && theirs != CmaCopy::NotPermitted && theirs != CmaCopy::Failed) {
         t->reject(src, "a tagged written record with result " + std::to_string(w.result));
-        theirs = SplitPart::Failed;
+        theirs = CmaCopy::Failed;
     }
     t->conclude_split(*r, src, theirs);
 }
 
-void Tagged::conclude_split(TreqState &r, int src, SplitPart theirs)
+void Tagged::conclude_split(TreqState &r, int src, CmaCopy theirs)
 {
     stop_awaiting(r);
     forget_split_recv(r);
-    const SplitPart mine = SplitPart(r.split);
+    const CmaCopy mine = CmaCopy(r.split);
     llc_treq_t *req = request_of(&r);
-    if (mine == SplitPart::Failed || theirs == SplitPart::Failed) {
+    if (mine == CmaCopy::Failed || theirs == CmaCopy::Failed) {
         // a process or memory that could not be reached: this receive and that send fail
         req->received = 0;
         ctx_.counters().tag_read_failed++;
-        if (theirs != SplitPart::Failed) { // (else the send has failed already)
+        if (theirs != CmaCopy::Failed) { // (else the send has failed already)
             reject(src, "a split copy of " + std::to_string(req->length) +
                             " bytes could not be read: the receive completes with LLC_ERR_PEER");
             send_reply(src, kTagFail, r.peer_token, 0);
@@ -216,7 +201,7 @@ void Tagged::conclude_split(TreqState &r, int src, SplitPart theirs)
         finish(r, LLC_ERR_PEER, true);
         return;
     }
-    if (mine == SplitPart::NotPermitted || theirs == SplitPart::NotPermitted) {
+    if (mine == CmaCopy::NotPermitted || theirs == CmaCopy::NotPermitted) {
         // ptrace rules or a seccomp filter: the sender streams it all (on_data), and we split no more with it
         split_refused_.insert(src);
         await(r, TreqState::AwaitData);

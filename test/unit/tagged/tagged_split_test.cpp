@@ -240,7 +240,7 @@ TEST(TaggedSplit, ForgedSplitWritesAreRejected)
             w.split = 4096;
             llc_iov_t iov{out.data(), 16};
             c.send_am(1, llc::kTagPutSplit, &w, sizeof(w), &iov, 1, nullptr, nullptr); // carries bytes
-            llc::WrittenWire written{o.rreq ^ (1ull << 40), uint32_t(llc::SplitPart::Done), 0};
+            llc::WrittenWire written{o.rreq ^ (1ull << 40), uint32_t(llc::CmaCopy::Done), 0};
             c.send_am(1, llc::kTagWritten, &written, sizeof(written), nullptr, 0, nullptr, nullptr);
             char b = 0;
             llc_treq_t r{};
