@@ -172,7 +172,11 @@ src_llc_libllc_la_SOURCES += \
 	src/llc/transport/verbs/verbs_registrar.hpp \
 	src/llc/transport/verbs/verbs_transport.cpp \
 	src/llc/transport/verbs/verbs_transport.hpp
-src_llc_libllc_la_LDFLAGS = -version-info 7:0:2
+# Calls between libllc's own functions are neither interposed nor made
+# through the PLT: the compiler may inline across them (the tagged receive
+# path is a chain of member functions) and the linker binds them directly.
+src_llc_libllc_la_CXXFLAGS = $(AM_CXXFLAGS) -fno-semantic-interposition
+src_llc_libllc_la_LDFLAGS = -version-info 7:0:2 -Wl,-Bsymbolic-functions
 src_llc_libllc_la_LIBADD = $(VERBS_LIBS) $(CRYPTO_LIBS)
 
 ## memory accounting, hashed peer table and the capped tables' eviction

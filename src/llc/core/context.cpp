@@ -280,8 +280,10 @@ void Context::deliver_tagged_chunk(int src, const char *chunk, size_t len)
 {
     TagChunkHeader h;
     if (len < sizeof(h))
-        throw Error(LLC_ERR_PEER, "protocol error: a tagged message chunk of " + std::to_string(len) +
-                                      " bytes from rank " + std::to_string(src));
+        fail_with(LLC_ERR_PEER, [&] {
+            return "protocol error: a tagged message chunk of " + std::to_string(len) + " bytes from rank " +
+                   std::to_string(src);
+        });
     std::memcpy(&h, chunk, sizeof(h));
     take_sequence(src, h.seq, 0xffffffffu); // the chunk carries the low 32 bits
     size_t data_len = len - sizeof(h);
@@ -298,10 +300,12 @@ void Context::take_sequence(int src, uint64_t got, uint64_t bits)
 {
     uint64_t &expected = next_recv_seq_[src];
     if (((got ^ expected) & bits) != 0)
-        throw Error(LLC_ERR_PEER, "message order violated on the stream from rank " + std::to_string(src) +
-                                      ": expected sequence number " + std::to_string(expected) +
-                                      (bits == ~uint64_t(0) ? "" : " (compared in its low bits)") + ", got " +
-                                      std::to_string(got) + " (libllc bug)");
+        fail_with(LLC_ERR_PEER, [&] {
+            return "message order violated on the stream from rank " + std::to_string(src) +
+                   ": expected sequence number " + std::to_string(expected) +
+                   (bits == ~uint64_t(0) ? "" : " (compared in its low bits)") + ", got " + std::to_string(got) +
+                   " (libllc bug)";
+        });
     expected++;
 }
 

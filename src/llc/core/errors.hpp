@@ -17,6 +17,15 @@ private:
     int status_;
 };
 
+// Throws Error(status, make()) with the message built out of line, so that a
+// hot function's check costs a compare and a branch, and its body keeps no
+// string code (which would cost it saved registers on every call):
+//   if (bad) fail_with(LLC_ERR_PEER, [&] { return "..." + std::to_string(n); });
+template <class MakeMessage> [[noreturn, gnu::cold, gnu::noinline]] void fail_with(int status, MakeMessage &&make)
+{
+    throw Error(status, make());
+}
+
 // "what: <strerror(err)>"
 std::string errno_message(const std::string &what, int err);
 [[noreturn]] void throw_errno(int status, const std::string &what, int err);

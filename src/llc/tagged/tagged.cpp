@@ -114,13 +114,14 @@ int Tagged::send(int dest, uint32_t source, uint64_t tag, const void *buf, size_
 
 int Tagged::recv(int source, int src_rank, uint64_t tag, uint64_t ignore, void *buf, size_t len, llc_treq_t *req)
 {
-    if (!req)
-        throw Error(LLC_ERR_INVALID, "llc_trecv: req is NULL");
-    if (!buf && len > 0)
-        throw Error(LLC_ERR_INVALID, "llc_trecv: buf is NULL with a length of " + std::to_string(len));
-    if (source < LLC_ANY_SOURCE)
-        throw Error(LLC_ERR_INVALID, "llc_trecv: source label " + std::to_string(source) +
-                                         " is negative (LLC_ANY_SOURCE is -1)");
+    if (!req || (!buf && len > 0) || source < LLC_ANY_SOURCE)
+        fail_with(LLC_ERR_INVALID, [&] {
+            return std::string("llc_trecv: ") +
+                   (!req ? "req is NULL"
+                    : source < LLC_ANY_SOURCE
+                        ? "source label " + std::to_string(source) + " is negative (LLC_ANY_SOURCE is -1)"
+                        : "buf is NULL with a length of " + std::to_string(len));
+        });
     start_request(req, TreqState::Recv, buf, len);
     TreqState &r = state_of(req);
     r.tag = tag;
@@ -139,7 +140,8 @@ int Tagged::recv(int source, int src_rank, uint64_t tag, uint64_t ignore, void *
         r.magic = 0;
         refuse_receive_from_failed(r.peer);
     }
-    bool offered = may_offer(r, src_rank);
+    // (an eager-sized receive is never offered: no call to ask)
+    bool offered = len > ctx_.config().tag_eager_bytes && may_offer(r, src_rank);
     matcher_.post(r);
     if (offered)
         offer(r, src_rank);
@@ -210,23 +212,40 @@ void Tagged::set_results(llc_treq_t *req, const TagEnvelope &env, size_t receive
     req->received = received;
 }
 
-bool Tagged::deliver(TreqState &r, const TagEnvelope &env, uint32_t flags, uint64_t sreq, const char *data, bool rndv,
-                     int32_t pid, uint64_t addr)
+size_t Tagged::place_results(TreqState &r, const TagEnvelope &env)
 {
     llc_treq_t *req = request_of(&r);
     size_t n = size_t(std::min<uint64_t>(env.length, r.capacity));
     set_results(req, env, n);
-    if (env.length > r.capacity) {
+    if (env.length > r.capacity) [[unlikely]] {
         req->status = LLC_ERR_TRUNCATE;
         ctx_.counters().tag_truncated++;
     }
+    return n;
+}
+
+bool Tagged::deliver(TreqState &r, const TagEnvelope &env, uint32_t flags, uint64_t sreq, const char *data, bool rndv,
+                     int32_t pid, uint64_t addr)
+{
     if (!rndv) {
-        if (n)
-            std::memcpy(r.buf, data, n);
-        if (flags & kWireSync)
-            send_reply(env.src_rank, kTagFin, sreq, 0);
+        deliver_eager(r, env, flags, sreq, data);
         return true;
     }
+    return deliver_rendezvous(r, env, sreq, pid, addr);
+}
+
+void Tagged::deliver_eager(TreqState &r, const TagEnvelope &env, uint32_t flags, uint64_t sreq, const char *data)
+{
+    if (size_t n = place_results(r, env))
+        std::memcpy(r.buf, data, n);
+    if (flags & kWireSync)
+        send_reply(env.src_rank, kTagFin, sreq, 0);
+}
+
+bool Tagged::deliver_rendezvous(TreqState &r, const TagEnvelope &env, uint64_t sreq, int32_t pid, uint64_t addr)
+{
+    llc_treq_t *req = request_of(&r);
+    const size_t n = place_results(r, env);
     // within a node (and from itself) the payload can be read where it is
     const bool readable = ctx_.transport_to(env.src_rank).caps().has(CapRemoteRead);
     if (readable && split_wanted(env.src_rank, n, true)) {
@@ -337,8 +356,10 @@ void Tagged::on_send_done(void *req, int status)
 void Tagged::arrived(int src, const TagWire &w, const void *data, size_t data_len, bool rndv)
 {
     if (!rndv && data_len != w.length) {
-        reject(src, "a tagged message that declares " + std::to_string(w.length) + " bytes and carries " +
-                        std::to_string(data_len));
+        reject_with(src, [&] {
+            return "a tagged message that declares " + std::to_string(w.length) + " bytes and carries " +
+                   std::to_string(data_len);
+        });
         return;
     }
     TagEnvelope env{w.tag, w.source, src, w.length};
@@ -350,8 +371,12 @@ void Tagged::arrived(int src, const TagWire &w, const void *data, size_t data_le
             stop_awaiting(*r);
             r->revoking = 0;
         }
-        if (deliver(*r, env, w.flags, w.sreq, static_cast<const char *>(data), rndv, w.pid, w.addr))
+        if (!rndv) { // (most messages: no call with eight arguments)
+            deliver_eager(*r, env, w.flags, w.sreq, static_cast<const char *>(data));
             finish(*r, request_of(r)->status, true);
+        } else if (deliver_rendezvous(*r, env, w.sreq, w.pid, w.addr)) {
+            finish(*r, request_of(r)->status, true);
+        }
         return;
     }
     Unexpected *u = matcher_.new_unexpected(rndv ? 0 : data_len);

@@ -335,6 +335,10 @@ private:
     // address): place the bytes or start pulling them.  True when complete.
     bool deliver(TreqState &r, const TagEnvelope &env, uint32_t flags, uint64_t sreq, const char *data, bool rndv,
                  int32_t pid, uint64_t addr);
+    void deliver_eager(TreqState &r, const TagEnvelope &env, uint32_t flags, uint64_t sreq, const char *data);
+    bool deliver_rendezvous(TreqState &r, const TagEnvelope &env, uint64_t sreq, int32_t pid, uint64_t addr);
+    // The receive's results for env (truncated to its capacity): the bytes to place.
+    size_t place_results(TreqState &r, const TagEnvelope &env);
     // n bytes between `local` and addr in process pid, one way; on Failed,
     // *errno_out (when given) says why.
     CmaCopy copy_by_cma(CmaDirection dir, int32_t pid, uint64_t addr, void *local, size_t n,
@@ -349,6 +353,11 @@ private:
     void await(TreqState &r, TreqState::Await what);
     void stop_awaiting(TreqState &r);
     void reject(int src, const std::string &why);
+    // The same with the reason built out of line (for the hot paths' checks).
+    template <class MakeWhy> [[gnu::cold, gnu::noinline]] void reject_with(int src, MakeWhy &&why)
+    {
+        reject(src, why());
+    }
     // After offers_ changed for peer: the inline fast path (llc_fast.h) to
     // it stays closed while it holds offers (a send must look at them first).
     void offers_changed(int peer);
