@@ -372,9 +372,12 @@ int Context::progress(int *progressed)
         // Polls the caller left out since the last call (llc_fast_poll_skip)
         // were idle calls too.
         uint64_t skipped = 0;
+        bool caller_busy = false; // (llc_fast.h: work of its own, not a wait)
         if (fast_poll_) {
             skipped = fast_poll_->skipped;
             fast_poll_->skipped = 0;
+            caller_busy = fast_poll_->busy != 0;
+            fast_poll_->busy = 0;
         }
         bool did = false;
         for (Transport *t : live_)
@@ -386,7 +389,7 @@ int Context::progress(int *progressed)
             did = true;
         }
 
-        if (did)
+        if (did || caller_busy)
             backoff_.on_activity();
         else
             idle = backoff_.on_idle(1 + skipped);

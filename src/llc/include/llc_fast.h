@@ -34,7 +34,10 @@
  * queued sends, timers, liveness) still happens at least every period-th
  * poll.  The skipped polls count as idle llc_progress calls for the idle
  * backoff (spin, then yield, then sleep), so a waiting process still stops
- * spinning after the same number of polls.
+ * spinning after the same number of polls, unless the caller sets `busy`:
+ * it did work libllc does not see (copies into another process's shared
+ * memory, say), so its polls since the last llc_progress call were not a
+ * wait (as llc_note_activity, without a call).
  * Used under the context's one-thread-at-a-time rule (llc.h).
  */
 #ifndef LLC_FAST_H_INCLUDED
@@ -51,8 +54,9 @@ extern "C" {
 #endif
 
 /* Version of the ring and chunk layout below (3: chunks start on cache
- * lines).  llc_fast_peer and llc_fast_poll accept only the library's own. */
-#define LLC_FAST_LAYOUT 3
+ * lines; 4: llc_fast_poll_t's busy word).  llc_fast_peer and llc_fast_poll
+ * accept only the library's own. */
+#define LLC_FAST_LAYOUT 4
 
 /* A chunk starts at a cache-line (64-byte) aligned position with {seal,
  * len} and takes whole cache lines: seal is the chunk's start position + 1,
@@ -220,7 +224,7 @@ typedef struct llc_fast_poll {
     uint32_t nrings;
     uint32_t period;              /* llc_progress at least every period-th poll (LLC_FAST_POLL_PERIOD) */
     uint32_t skipped;             /* polls left out since the last llc_progress call */
-    uint32_t reserved;
+    uint32_t busy;                /* the caller's: not idle since the last llc_progress call */
 } llc_fast_poll_t;
 
 /* 1: nothing has arrived in the node's rings and llc_progress was called

@@ -302,6 +302,44 @@ TEST(TaggedFast, PollLooksAtTheRingsAndLetsEveryPeriodthPollThrough)
     });
 }
 
+// A caller that did work of its own between polls (one-sided copies into
+// shared memory) sets `busy`: its polls, skipped or not, are not a wait and
+// never come to yield; without it the same loop yields.
+TEST(TaggedFast, PollsOfABusyCallerNeverYield)
+{
+    JobOptions o = job({0, 0});
+    o.env = {{"LLC_FAST_POLL_PERIOD", "8"}, {"LLC_SPIN_COUNT", "100"}};
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        llc_fast_poll_t *poll = llc_fast_poll(ctx, LLC_FAST_LAYOUT);
+        ASSERT_NE(poll, nullptr);
+        EXPECT_EQ(poll->busy, 0u);
+        auto yields = [&] {
+            llc_stats_t s{};
+            EXPECT_EQ(llc_get_stats(ctx, &s), LLC_OK);
+            return s.idle_yields;
+        };
+        auto loop = [&](bool busy) {
+            for (int i = 0; i < 1000; i++) {
+                if (busy)
+                    poll->busy = 1;
+                if (!llc_fast_poll_skip(poll))
+                    ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK);
+            }
+        };
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        uint64_t before = yields();
+        loop(true);
+        EXPECT_EQ(yields(), before) << "1000 polls of a busy caller, 10 times the spin count";
+        EXPECT_EQ(poll->busy, 0u) << "llc_progress takes the word";
+        loop(false);
+        EXPECT_GT(yields(), before) << "the same loop, idle, comes to yield";
+        ASSERT_EQ(TestProcess::fence(&p), 0);
+        finalize_ok(ctx);
+    });
+}
+
 // LLC_FAST_POLL_PERIOD=1 turns the look off; a process alone on its node has
 // no rings to look at.
 TEST(TaggedFast, NoPollWithPeriodOneOrAloneOnTheNode)

@@ -85,12 +85,21 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_NM_am_request_finalize(MPIR_Request * req)
  * load per local peer, llc_fast.h) leaves libllc out; llc_fast_poll_skip
  * still lets every LLC_FAST_POLL_PERIOD-th poll through, for everything
  * else libllc does, and libllc counts the polls left out for its idle
- * backoff. */
+ * backoff, unless one-sided copies of ours came between them (a loop of
+ * puts and flushes into shared memory is not a wait: its polls must not
+ * go on to yield and sleep). */
 MPL_STATIC_INLINE_PREFIX int MPIDI_NM_progress(int vci, int blocking)
 {
-    if (likely(MPIDI_LLC_global.poll != NULL) && !MPIDI_LLC_global.copied &&
-        llc_fast_poll_skip(MPIDI_LLC_global.poll))
-        return MPI_SUCCESS;
+    llc_fast_poll_t *poll = MPIDI_LLC_global.poll;
+
+    if (likely(poll != NULL)) {
+        if (unlikely(MPIDI_LLC_global.copied)) {
+            MPIDI_LLC_global.copied = 0;
+            poll->busy = 1;
+        }
+        if (llc_fast_poll_skip(poll))
+            return MPI_SUCCESS;
+    }
     return MPIDI_LLC_do_progress(vci, blocking);
 }
 
