@@ -54,6 +54,7 @@ struct Config {
     size_t udp_mtu = 16 * 1024;           // LLC_UDP_MTU: payload bytes per datagram (stream bytes)
     uint64_t udp_window = 64;             // LLC_UDP_WINDOW: unacknowledged datagrams per peer
     uint64_t udp_rto_us = 5000;           // LLC_UDP_RTO_US: minimum retransmission timeout
+    uint64_t udp_probe_us = 500;          // LLC_UDP_PROBE_US: loss probe before the retransmission timeout (0: off)
     uint64_t udp_peer_timeout_ms = 10000; // LLC_UDP_PEER_TIMEOUT_MS
     uint64_t udp_evict_idle_ms = 3200;    // LLC_UDP_EVICT_IDLE_MS: a udp peer idle this long may be evicted
     bool udp_shared_recv = false;         // LLC_UDP_SHARED_RECV: one udp socket per node (udp_node_socket.hpp)

@@ -431,6 +431,8 @@ typedef struct llc_stats {
     uint64_t rma_rejected;   /* records dropped: malformed, or naming no request of ours */
     uint64_t rma_regions;    /* regions registered now */
     uint64_t rma_in_place;   /* put records and get replies read by tcp straight into place (no staging copy) */
+    /* udp loss probe (LLC_UDP_PROBE_US); appended after the one-sided counters */
+    uint64_t udp_probe_retransmits; /* part of udp_retransmits: first resends by the loss probe */
 } llc_stats_t;
 /* Copy min(size, sizeof(llc_stats_t)) bytes of counters to out: a caller
  * built against an older header (a shorter struct) gets its own prefix. */

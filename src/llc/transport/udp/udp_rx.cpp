@@ -79,7 +79,8 @@ void UdpTransport::on_ack(Peer &p, uint64_t ack, uint64_t sack)
     uint64_t now = monotonic_us(), sample = 0;
     while (!t.unacked.empty() && t.unacked.front().psn < ack) {
         TxPacket &pkt = t.unacked.front();
-        if (pkt.retries == 0 && !pkt.fast_done && pkt.sent_us) // Karn: never time a retransmitted datagram
+        // Karn: never time a retransmitted datagram
+        if (pkt.retries == 0 && !pkt.fast_done && !pkt.probed && pkt.sent_us)
             sample = now - pkt.sent_us;
         put_buffer(std::move(pkt.buf));
         t.unacked.pop_front();

@@ -24,6 +24,23 @@ uint64_t UdpTransport::rto_for(const Peer &p, uint16_t retries) const
     return rto << std::min<unsigned>(retries, kMaxBackoffShift);
 }
 
+// Loss probe: a datagram's first resend comes after max(LLC_UDP_PROBE_US,
+// 2 srtt) rather than after the retransmission timeout.  The timeout's floor
+// must allow for a peer that is away from llc_progress for a while (its
+// acknowledgements wait for it); the probe costs at most one datagram per
+// datagram sent when the peer was only slow, and a lost datagram of a short
+// flight (a request, a reply: no later datagram can reveal the loss through
+// selective acknowledgements) is resent after a few round trips instead of
+// LLC_UDP_RTO_US.  Never later than the timeout; 0 when there is no probe.
+uint64_t UdpTransport::pto_for(const Peer &p) const
+{
+    const uint64_t floor = ctx_.config().udp_probe_us;
+    const uint64_t rto = rto_for(p, 0);
+    if (floor == 0 || p.srtt_us == 0 || floor >= rto)
+        return 0;
+    return std::min(rto, std::max<uint64_t>(floor, 2 * uint64_t(p.srtt_us)));
+}
+
 void UdpTransport::rtt_sample(Peer &p, uint64_t sample_us)
 {
     uint32_t s = uint32_t(std::min<uint64_t>(sample_us, kMaxRtoUs));
@@ -54,7 +71,21 @@ bool UdpTransport::check_timers(Peer &p, uint64_t now)
         // now was read before pump(p): a datagram pump sent in this call has
         // sent_us > now and must not look 2^64 us old (unsigned wrap).
         const uint64_t previous = pkt.sent_us;
-        if (previous != 0 && previous <= now && now - previous >= rto_for(p, pkt.retries) && transmit(p, pkt)) {
+        if (previous == 0 || previous > now)
+            break;
+        // The first resend of a datagram is the loss probe (pto_for); the
+        // timeout and its backoff run from the probe's transmission.
+        const uint64_t pto = pkt.retries == 0 && !pkt.probed ? pto_for(p) : 0;
+        if (pto != 0 && now - previous >= pto && now - previous < rto_for(p, 0)) {
+            if (transmit(p, pkt)) {
+                pkt.probed = true;
+                ctx_.counters().udp_retransmits++;
+                ctx_.counters().udp_probe_retransmits++;
+                did = true;
+            }
+            break;
+        }
+        if (now - previous >= rto_for(p, pkt.retries) && transmit(p, pkt)) {
             p.recover_psn = p.next_psn;
             if (pkt.retries < 0xffff)
                 pkt.retries++;

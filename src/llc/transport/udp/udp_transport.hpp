@@ -7,8 +7,8 @@
 // StreamDecoder, so a message larger than a datagram is simply spread over
 // several datagrams.  Reliability: cumulative + 64-bit selective
 // acknowledgements (piggybacked on data, or stand-alone), retransmission after
-// a timeout (exponential backoff) or after three later datagrams were
-// selectively acknowledged, duplicate suppression, and a window of
+// a timeout (exponential backoff, preceded by one early loss probe) or after
+// three later datagrams were selectively acknowledged, duplicate suppression, and a window of
 // unacknowledged datagrams per peer that is also the receiver's reordering
 // buffer limit (flow control).  Per-peer state is created on first contact
 // only (send or receive) and is small when idle: see doc/libllc-udp.md.
@@ -209,6 +209,7 @@ private:
         uint16_t retries = 0;
         bool sacked = false;
         bool fast_done = false;
+        bool probed = false; // resent by the loss probe (pto_for)
         bool ring = false; // DC RDMA: ring-addressed (at most one slot of bytes; its slot follows psn)
         std::unique_ptr<char[]> buf; // UdpHeader + len bytes
     };
@@ -369,6 +370,7 @@ private:
 
     // udp_timers.cpp: retransmission, liveness, idle peers.
     uint64_t rto_for(const Peer &p, uint16_t retries) const;
+    uint64_t pto_for(const Peer &p) const; // loss probe timeout, 0: none
     void rtt_sample(Peer &p, uint64_t sample_us);
     bool check_timers(Peer &p, uint64_t now);
     bool probe_stalled_senders(uint64_t now);
