@@ -224,16 +224,6 @@ size_t Tagged::place_results(TreqState &r, const TagEnvelope &env)
     return n;
 }
 
-bool Tagged::deliver(TreqState &r, const TagEnvelope &env, uint32_t flags, uint64_t sreq, const char *data, bool rndv,
-                     int32_t pid, uint64_t addr)
-{
-    if (!rndv) {
-        deliver_eager(r, env, flags, sreq, data);
-        return true;
-    }
-    return deliver_rendezvous(r, env, sreq, pid, addr);
-}
-
 void Tagged::deliver_eager(TreqState &r, const TagEnvelope &env, uint32_t flags, uint64_t sreq, const char *data)
 {
     if (size_t n = place_results(r, env))
@@ -371,12 +361,8 @@ void Tagged::arrived(int src, const TagWire &w, const void *data, size_t data_le
             stop_awaiting(*r);
             r->revoking = 0;
         }
-        if (!rndv) { // (most messages: no call with eight arguments)
-            deliver_eager(*r, env, w.flags, w.sreq, static_cast<const char *>(data));
+        if (deliver(*r, env, w.flags, w.sreq, static_cast<const char *>(data), rndv, w.pid, w.addr))
             finish(*r, request_of(r)->status, true);
-        } else if (deliver_rendezvous(*r, env, w.sreq, w.pid, w.addr)) {
-            finish(*r, request_of(r)->status, true);
-        }
         return;
     }
     Unexpected *u = matcher_.new_unexpected(rndv ? 0 : data_len);

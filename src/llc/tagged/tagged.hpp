@@ -303,8 +303,9 @@ private:
     static void on_am_send_done(llc_treq_t *req);
     static void on_am_recv_done(llc_treq_t *req);
 
-    // Offers (Morimoto et al.).  Whether receive r (about to be posted) may be
-    // offered to src_rank; then offer it (it is posted and holds a token).
+    // Offers (Morimoto et al.).  Whether receive r (about to be posted, larger
+    // than LLC_TAG_EAGER_BYTES: recv tests that first) may be offered to
+    // src_rank; then offer it (it is posted and holds a token).
     bool may_offer(const TreqState &r, int src_rank);
     void offer(TreqState &r, int src_rank);
     // A send that matched offer o: write it there.
@@ -333,8 +334,15 @@ private:
     void arrived(int src, const TagWire &w, const void *data, size_t data_len, bool rndv);
     // A receive matched message u (its envelope, eager data or rendezvous
     // address): place the bytes or start pulling them.  True when complete.
+    // (Inline: the common eager case makes no call with eight arguments.)
     bool deliver(TreqState &r, const TagEnvelope &env, uint32_t flags, uint64_t sreq, const char *data, bool rndv,
-                 int32_t pid, uint64_t addr);
+                 int32_t pid, uint64_t addr)
+    {
+        if (rndv)
+            return deliver_rendezvous(r, env, sreq, pid, addr);
+        deliver_eager(r, env, flags, sreq, data);
+        return true;
+    }
     void deliver_eager(TreqState &r, const TagEnvelope &env, uint32_t flags, uint64_t sreq, const char *data);
     bool deliver_rendezvous(TreqState &r, const TagEnvelope &env, uint64_t sreq, int32_t pid, uint64_t addr);
     // The receive's results for env (truncated to its capacity): the bytes to place.

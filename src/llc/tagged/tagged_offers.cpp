@@ -21,7 +21,7 @@ bool Tagged::may_offer(const TreqState &r, int src_rank)
 {
     const Config &cfg = ctx_.config();
     if (!cfg.tag_offer || r.source == LLC_ANY_SOURCE || src_rank < 0 || src_rank >= ctx_.size() ||
-        src_rank == ctx_.rank() || r.capacity <= cfg.tag_eager_bytes)
+        src_rank == ctx_.rank())
         return false;
     // Records of its that came before are held back (a large active message
     // being streamed): the offer's count would pass them by.
