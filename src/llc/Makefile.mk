@@ -176,7 +176,7 @@ src_llc_libllc_la_SOURCES += \
 # through the PLT: the compiler may inline across them (the tagged receive
 # path is a chain of member functions) and the linker binds them directly.
 src_llc_libllc_la_CXXFLAGS = $(AM_CXXFLAGS) -fno-semantic-interposition
-src_llc_libllc_la_LDFLAGS = -version-info 7:0:2 -Wl,-Bsymbolic-functions
+src_llc_libllc_la_LDFLAGS = -version-info 8:0:3 -Wl,-Bsymbolic-functions
 src_llc_libllc_la_LIBADD = $(VERBS_LIBS) $(CRYPTO_LIBS)
 
 ## memory accounting, hashed peer table and the capped tables' eviction

@@ -4,6 +4,8 @@
 #include "core/errors.hpp"
 #include "wire/am_protocol.hpp"
 
+#include <cstddef>
+#include <cstring>
 #include <string>
 
 namespace llc {
@@ -14,12 +16,25 @@ std::string range_text(int size) { return "0.." + std::to_string(size - 1); }
 
 } // namespace
 
+llc_init_params_t current_init_params(const llc_init_params_t &caller)
+{
+    if (caller.api_version == LLC_API_VERSION)
+        return caller;
+    llc_init_params_t p{};
+    std::memcpy(&p, &caller, offsetof(llc_init_params_t, endpoint));
+    return p;
+}
+
 void check_init_params(const llc_init_params_t &p)
 {
     auto invalid = [](const std::string &what) { throw Error(LLC_ERR_INVALID, "llc_init: " + what); };
-    if (p.api_version != LLC_API_VERSION)
+    if (p.api_version != LLC_API_VERSION && p.api_version != kOldestServedApiVersion)
         invalid("api_version is " + std::to_string(p.api_version) + " but this libllc implements " +
-                std::to_string(LLC_API_VERSION));
+                std::to_string(LLC_API_VERSION) + " (and serves callers of " + std::to_string(kOldestServedApiVersion) +
+                ")");
+    if (p.endpoint < 0 || p.endpoint >= LLC_MAX_ENDPOINTS)
+        invalid("endpoint " + std::to_string(p.endpoint) + " is out of range: valid endpoints are " +
+                range_text(LLC_MAX_ENDPOINTS));
     if (p.size < 1)
         invalid("size must be at least 1 (got " + std::to_string(p.size) + ")");
     if (p.rank < 0 || p.rank >= p.size)

@@ -9,7 +9,16 @@
 
 namespace llc {
 
-// llc_init's parameters, before anything is created.
+// The oldest LLC_API_VERSION llc_init still serves.
+constexpr int kOldestServedApiVersion = 2;
+
+// llc_init's parameters as this version reads them.  The struct of a caller
+// of another version may be shorter (version 2 had no `endpoint`): only the
+// fields every version has are read, and `endpoint` is 0.
+llc_init_params_t current_init_params(const llc_init_params_t &caller);
+
+// llc_init's parameters (as current_init_params gives them), before anything
+// is created.
 void check_init_params(const llc_init_params_t &params);
 
 // llc_am_send's, in a job of `size` processes.

@@ -10,16 +10,18 @@ constexpr size_t kMaxKeyBytes = 64;
 constexpr size_t kMaxValueBytes = 1024;
 } // namespace
 
-void Bootstrap::put(const std::string &key, const std::string &value)
+void Bootstrap::put(const std::string &name, const std::string &value)
 {
+    const std::string key = key_prefix_ + name;
     if (key.size() > kMaxKeyBytes || value.size() > kMaxValueBytes)
         throw Error(LLC_ERR_INVALID, "bootstrap put of key \"" + key + "\": key or value too long");
     if (ops_.put(ops_.arg, key.c_str(), value.data(), value.size()) != 0)
         throw Error(LLC_ERR_BOOTSTRAP, "bootstrap put of key \"" + key + "\" failed");
 }
 
-std::string Bootstrap::get(int src_rank, const std::string &key)
+std::string Bootstrap::get(int src_rank, const std::string &name)
 {
+    const std::string key = key_prefix_ + name;
     char value[kMaxValueBytes];
     size_t len = sizeof(value);
     if (ops_.get(ops_.arg, src_rank, key.c_str(), value, &len) != 0)

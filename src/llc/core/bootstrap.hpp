@@ -9,7 +9,12 @@ namespace llc {
 
 class Bootstrap {
 public:
-    explicit Bootstrap(const llc_bootstrap_ops_t &ops) : ops_(ops) {}
+    // The keys of endpoint e > 0 carry the prefix "e<e>-", so that the
+    // contexts of one process do not overwrite each other's values.
+    explicit Bootstrap(const llc_bootstrap_ops_t &ops, int endpoint = 0)
+        : ops_(ops), key_prefix_(endpoint > 0 ? "e" + std::to_string(endpoint) + "-" : std::string())
+    {
+    }
 
     // Each throws Error(LLC_ERR_BOOTSTRAP) naming the operation and key on failure.
     void put(const std::string &key, const std::string &value);
@@ -18,6 +23,7 @@ public:
 
 private:
     llc_bootstrap_ops_t ops_;
+    std::string key_prefix_;
 };
 
 } // namespace llc

@@ -1,5 +1,6 @@
 // c_api.cpp - the extern "C" functions of llc.h: argument checks, exception to
 // status conversion, and the llc_context handle.
+#include "core/api_checks.hpp"
 #include "core/context.hpp"
 #include "core/errors.hpp"
 #include "llc.h"
@@ -68,7 +69,7 @@ int llc_init(const llc_init_params_t *params, llc_context_t **ctx)
     return guarded(nullptr, [&]() -> int {
         if (!params || !ctx)
             throw llc::Error(LLC_ERR_INVALID, "llc_init: params and ctx must not be NULL");
-        *ctx = new llc_context(*params);
+        *ctx = new llc_context(llc::current_init_params(*params));
         return LLC_OK;
     });
 }

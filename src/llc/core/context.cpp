@@ -37,13 +37,16 @@ private:
 } // namespace
 
 Context::Context(const llc_init_params_t &params, llc_context_t *handle)
-    : handle_(handle), boot_(params.boot), backoff_(0, 0)
+    : handle_(handle), boot_(params.boot, params.endpoint), backoff_(0, 0)
 {
     check_init_params(params);
     config_ = Config::from_environment();
     rank_ = params.rank;
     size_ = params.size;
+    endpoint_ = params.endpoint;
     job_id_ = params.job_id;
+    if (endpoint_ > 0)
+        job_id_ += "/endpoint" + std::to_string(endpoint_);
     // Leader: creates the node's shared table now; the others map it in create_transports.
     node_map_ = NodeMap(params.node_of_rank, size_, rank_, job_id_, config_.node_shared);
     idle_ = idle_policy(config_, node_map_.processes_on_node(), online_cpus());

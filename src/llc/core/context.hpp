@@ -38,6 +38,7 @@ public:
     // --- the C API, one call each -------------------------------------
     int rank() const { return rank_; }
     int size() const { return size_; }
+    int endpoint() const { return endpoint_; }
     int node_of(int rank) const { return rank >= 0 && rank < size_ ? node_map_.node_of(rank) : -1; }
     void register_handler(unsigned id, llc_am_handler_t handler, void *arg);
     int am_send(int dest, unsigned id, const void *hdr, size_t hdr_len, const llc_iov_t *iov,
@@ -107,6 +108,8 @@ public:
 
     // --- services for the transports ----------------------------------
     const Config &config() const { return config_; }
+    // The caller's job id, with the endpoint appended for endpoints > 0: it
+    // names the shared segments, so each endpoint has its own.
     const std::string &job_id() const { return job_id_; }
     const NodeMap &node_map() const { return node_map_; }
     Bootstrap &bootstrap() { return boot_; }
@@ -156,6 +159,7 @@ private:
     llc_context_t *handle_;
     int rank_ = 0;
     int size_ = 0;
+    int endpoint_ = 0;
     NodeMap node_map_; // rank -> node, node-shared (node_map.hpp)
     std::string job_id_;
     Config config_;

@@ -30,7 +30,9 @@ extern "C" {
 
 /* 2: tagged point-to-point (llc_tsend ...), llc_get_stats takes the caller's
  *    struct size (a macro keeps the call spelled as before). */
-#define LLC_API_VERSION 2
+/* 3: llc_init_params_t.endpoint (appended): several contexts per process.
+ *    llc_init still serves callers of version 2, as endpoint 0. */
+#define LLC_API_VERSION 3
 
 /* Return codes.  Negative values are errors; llc_strerror() names them and
  * llc_last_error() gives the context's most recent detailed message. */
@@ -87,7 +89,18 @@ typedef struct llc_init_params {
      * shared-memory segments; at most 64 bytes. */
     const char *job_id;
     llc_bootstrap_ops_t boot;
+    /* (version 3) Which of this process's contexts this is, 0 for the first,
+     * below LLC_MAX_ENDPOINTS.  Contexts of equal endpoint in the processes of
+     * a job form one endpoint of the job: they talk only to each other (a
+     * message sent on endpoint e is received by endpoint e of its
+     * destination), each with its own rings, sockets, matching and progress,
+     * so that threads may drive different endpoints of a process at once
+     * without sharing a lock.  llc_init is collective per endpoint: every
+     * process creates the same endpoints, in the same order. */
+    int endpoint;
 } llc_init_params_t;
+
+#define LLC_MAX_ENDPOINTS 64
 
 /* Create a context.  Collective over all `size` processes (it uses the
  * bootstrap's fence).  On failure returns an error and *ctx is NULL;

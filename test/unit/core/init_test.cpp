@@ -37,6 +37,42 @@ TEST(Init, SingleProcessInitAndQueries)
     EXPECT_EQ(llc_finalize(ctx), LLC_OK);
 }
 
+// A caller of LLC_API_VERSION 2 passed a struct without `endpoint`: whatever
+// lies where it would be is not read, and the context is endpoint 0.
+TEST(Init, CallerOfVersion2IsServedAsEndpointZero)
+{
+    int nodes[1] = {0};
+    llc_init_params_t p = solo_params(nodes);
+    p.api_version = 2;
+    p.endpoint = 12345; // beyond a version-2 struct: garbage to this libllc
+    llc_context_t *ctx = nullptr;
+    ASSERT_EQ(llc_init(&p, &ctx), LLC_OK) << llc_last_error(nullptr);
+    EXPECT_EQ(llc_rank(ctx), 0);
+    EXPECT_EQ(llc_finalize(ctx), LLC_OK);
+}
+
+// Two endpoints of one process are two contexts with their own shared
+// segments and bootstrap keys: both come up, a message to itself on each
+// arrives on that one only.
+TEST(Init, TwoEndpointsInOneProcess)
+{
+    int nodes[1] = {0};
+    llc_context_t *ctx[2] = {nullptr, nullptr};
+    int got[2] = {0, 0};
+    for (int e = 0; e < 2; e++) {
+        llc_init_params_t p = solo_params(nodes, "two-endpoints");
+        p.endpoint = e;
+        ASSERT_EQ(llc_init(&p, &ctx[e]), LLC_OK) << "endpoint " << e << ": " << llc_last_error(nullptr);
+        ASSERT_EQ(llc_am_register(ctx[e], 3, count_message, &got[e]), LLC_OK);
+    }
+    ASSERT_EQ(llc_am_send(ctx[1], 0, 3, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
+    ASSERT_TRUE(progress_until(ctx[1], [&] { return got[1] == 1; }));
+    ASSERT_EQ(llc_progress(ctx[0], nullptr), LLC_OK);
+    EXPECT_EQ(got[0], 0);
+    EXPECT_EQ(llc_finalize(ctx[1]), LLC_OK);
+    EXPECT_EQ(llc_finalize(ctx[0]), LLC_OK);
+}
+
 TEST(Init, RejectsBadParameters)
 {
     int nodes[2] = {0, 0};
@@ -49,6 +85,14 @@ TEST(Init, RejectsBadParameters)
     q = p;
     q.rank = 1;
     expect_invalid(q, "valid ranks are 0..0");
+
+    q = p;
+    q.endpoint = LLC_MAX_ENDPOINTS;
+    expect_invalid(q, "endpoint " + std::to_string(LLC_MAX_ENDPOINTS) + " is out of range: valid endpoints are 0..");
+
+    q = p;
+    q.endpoint = -1;
+    expect_invalid(q, "endpoint -1 is out of range");
 
     q = p;
     q.size = 0;

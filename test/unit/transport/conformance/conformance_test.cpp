@@ -3,7 +3,8 @@
 // and content of mixed sizes around every protocol threshold through active
 // messages and tagged messages, 16 MiB messages both ways at once, the same
 // traffic under injected loss, a peer dying in the middle of a stream, and
-// the traffic of more peers than a per-peer cap.  A check is instantiated
+// the traffic of more peers than a per-peer cap, and two endpoints per
+// process driven by two threads at once.  A check is instantiated
 // for the rows that promise what it tests.
 #include "transport/conformance/transport_rows.hpp"
 
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <list>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace llctest;
@@ -79,6 +81,14 @@ constexpr unsigned kHandler = 9;
 constexpr MessageShape kMixed{kHandler, mixed_size, conformance_seed};
 constexpr MessageShape kLarge{kHandler, large_size, conformance_seed};
 
+// Check 1's sizes with other bytes: the messages of a second endpoint, which
+// would not pass as the first endpoint's.
+uint64_t second_endpoint_seed(uint32_t src, uint32_t dst, uint32_t seq)
+{
+    return conformance_seed(src, dst, seq) ^ 0xe2d9'0b57'a4c3'1f68ull;
+}
+constexpr MessageShape kMixedOnSecondEndpoint{kHandler, mixed_size, second_endpoint_seed};
+
 // ------------------------------------------------------------ who sends what
 
 // Each sender sends per_pair messages to each of its destinations, `burst`
@@ -104,6 +114,12 @@ std::vector<int> to_all_others(int rank, int size)
     for (int k = 1; k < size; k++)
         out.push_back((rank + k) % size);
     return out;
+}
+
+// Every other rank, or itself in a job of one.
+std::vector<int> to_all_others_or_self(int rank, int size)
+{
+    return size == 1 ? std::vector<int>{0} : to_all_others(rank, size);
 }
 
 int destination(const Plan &plan, const std::vector<int> &dests, uint32_t k)
@@ -513,3 +529,40 @@ TEST_P(TransportCap, TaggedAllToAllInTurns) { run_cap(GetParam(), Api::Tagged); 
 INSTANTIATE_TEST_SUITE_P(Conformance, TransportCap,
                          ::testing::ValuesIn(rows_where([](const TransportRow &r) { return r.cap.has_value(); })),
                          row_name);
+
+// ------------------------------------------------------------ 6. endpoints
+
+// Two endpoints per process (llc_init_params_t.endpoint 0 and 1), each
+// driven by its own thread at once, as MPI's per-VCI threads do: every rank
+// sends 300 tagged messages of check 1's sizes to each other rank on both
+// endpoints.  Each endpoint receives exactly its own messages (the other's
+// bytes differ), every one, in order; the row's transport carried the
+// second endpoint's; both finalize, the second first.
+class TransportEndpoints : public ::testing::TestWithParam<TransportRow> {};
+
+TEST_P(TransportEndpoints, TwoEndpointsDrivenByTwoThreadsAtOnce)
+{
+    const TransportRow &row = GetParam();
+    LLC_EXPECT_JOB_OK(row_job(row, row.nodes, {}), [&](TestProcess &p) {
+        const MessageShape *shapes[2] = {&kMixed, &kMixedOnSecondEndpoint};
+        llc_context_t *ctx[2] = {nullptr, nullptr};
+        for (int e = 0; e < 2; e++) { // llc_init is collective: one endpoint after the other
+            llc_init_params_t params = p.params();
+            params.endpoint = e;
+            ASSERT_EQ(llc_init(&params, &ctx[e]), LLC_OK) << "endpoint " << e << ": " << llc_last_error(nullptr);
+            EXPECT_EQ(llc_rank(ctx[e]), p.rank);
+        }
+        const Plan plan{300, 4, to_all_others_or_self};
+        std::vector<std::thread> drivers;
+        for (int e = 0; e < 2; e++)
+            drivers.emplace_back([&, e] { TaggedExchange(ctx[e], p.rank, p.size, *shapes[e]).run(plan); });
+        for (std::thread &t : drivers)
+            t.join();
+        const llc_stats_t st = stats_of(ctx[1]);
+        finalize_ok(ctx[1]);
+        finalize_ok(ctx[0]);
+        expect_counted(p, st, row, row.path);
+    });
+}
+
+INSTANTIATE_TEST_SUITE_P(Conformance, TransportEndpoints, ::testing::ValuesIn(transport_rows()), row_name);
