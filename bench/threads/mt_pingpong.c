@@ -2,10 +2,12 @@
  * between two processes (MPI_THREAD_MULTIPLE), in the manner of the OSU
  * multi-threaded tests: thread t of rank 0 pairs with thread t of rank 1 on
  * tag t of MPI_COMM_WORLD (one communicator shared by all threads, as most
- * hybrid codes do).
+ * hybrid codes do), or with --comm-per-thread on tag t of its own duplicate
+ * of MPI_COMM_WORLD (what an MPI with per-VCI critical sections needs to
+ * put the threads on different VCIs).
  *
  *   mt_pingpong --threads T [--sizes 8,1024] [--iters N] [--window W] [--target S]
- *               [--waiter] [--compute US]
+ *               [--waiter] [--compute US] [--comm-per-thread]
  *
  * latency: each pair ping-pongs; the one-way latency is half the mean round
  *   trip of a pair, averaged over the pairs (the figure OSU's latency_mt
@@ -29,11 +31,12 @@
 
 static int rank, nthreads = 1, window = 64;
 static double target = 0.3, compute_us = 0;
-static int with_waiter = 0;
+static int with_waiter = 0, comm_per_thread = 0;
 static pthread_barrier_t barrier;
 
 typedef struct {
     int t;
+    MPI_Comm comm; /* MPI_COMM_WORLD, or the thread's own duplicate */
     size_t size;
     long iters;
     int mode; /* 0 latency, 1 rate */
@@ -57,11 +60,11 @@ static void latency_loop(job_t *j)
                 ;
         }
         if (rank == 0) {
-            MPI_Send(j->buf, (int) j->size, MPI_CHAR, peer, j->t, MPI_COMM_WORLD);
-            MPI_Recv(j->buf, (int) j->size, MPI_CHAR, peer, j->t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(j->buf, (int) j->size, MPI_CHAR, peer, j->t, j->comm);
+            MPI_Recv(j->buf, (int) j->size, MPI_CHAR, peer, j->t, j->comm, MPI_STATUS_IGNORE);
         } else {
-            MPI_Recv(j->buf, (int) j->size, MPI_CHAR, peer, j->t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(j->buf, (int) j->size, MPI_CHAR, peer, j->t, MPI_COMM_WORLD);
+            MPI_Recv(j->buf, (int) j->size, MPI_CHAR, peer, j->t, j->comm, MPI_STATUS_IGNORE);
+            MPI_Send(j->buf, (int) j->size, MPI_CHAR, peer, j->t, j->comm);
         }
     }
 }
@@ -75,15 +78,15 @@ static void rate_loop(job_t *j)
         for (int w = 0; w < window; w++) {
             char *b = j->buf + (size_t) w * j->size;
             if (rank == 0)
-                MPI_Isend(b, (int) j->size, MPI_CHAR, peer, j->t, MPI_COMM_WORLD, &req[w]);
+                MPI_Isend(b, (int) j->size, MPI_CHAR, peer, j->t, j->comm, &req[w]);
             else
-                MPI_Irecv(b, (int) j->size, MPI_CHAR, peer, j->t, MPI_COMM_WORLD, &req[w]);
+                MPI_Irecv(b, (int) j->size, MPI_CHAR, peer, j->t, j->comm, &req[w]);
         }
         MPI_Waitall(window, req, MPI_STATUSES_IGNORE);
         if (rank == 0)
-            MPI_Recv(&ack, 1, MPI_CHAR, peer, 100 + j->t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(&ack, 1, MPI_CHAR, peer, 100 + j->t, j->comm, MPI_STATUS_IGNORE);
         else
-            MPI_Send(&ack, 1, MPI_CHAR, peer, 100 + j->t, MPI_COMM_WORLD);
+            MPI_Send(&ack, 1, MPI_CHAR, peer, 100 + j->t, j->comm);
     }
 }
 
@@ -158,11 +161,13 @@ int main(int argc, char **argv)
             target = atof(argv[++i]);
         else if (i + 1 < argc && strcmp(argv[i], "--compute") == 0)
             compute_us = atof(argv[++i]);
+        else if (strcmp(argv[i], "--comm-per-thread") == 0)
+            comm_per_thread = 1;
         else if (strcmp(argv[i], "--waiter") == 0)
             with_waiter = 1;
         else
             die("usage: mt_pingpong --threads T [--sizes 8,1024] [--iters N] [--window W] [--target S] [--waiter] "
-                "[--compute US]");
+                "[--compute US] [--comm-per-thread]");
     }
     if (nthreads < 1 || nthreads > 64 || window < 1 || window > 1024)
         die("--threads 1..64, --window 1..1024");
@@ -171,6 +176,11 @@ int main(int argc, char **argv)
     if (with_waiter && pthread_create(&waiter, NULL, waiter_main, NULL) != 0)
         die("pthread_create failed");
     job_t jobs[64];
+    for (int t = 0; t < nthreads; t++) {
+        jobs[t].comm = MPI_COMM_WORLD;
+        if (comm_per_thread)
+            MPI_Comm_dup(MPI_COMM_WORLD, &jobs[t].comm);
+    }
     for (char *tok = strtok(sizes_arg, ","); tok; tok = strtok(NULL, ",")) {
         size_t sz = (size_t) atol(tok);
         for (int t = 0; t < nthreads; t++) {
@@ -205,6 +215,9 @@ int main(int argc, char **argv)
         MPI_Send(&v, 1, MPI_INT, 1 - rank, TAG_WAITER, MPI_COMM_WORLD);
         pthread_join(waiter, NULL);
     }
+    for (int t = 0; t < nthreads; t++)
+        if (jobs[t].comm != MPI_COMM_WORLD)
+            MPI_Comm_free(&jobs[t].comm);
     pthread_barrier_destroy(&barrier);
     MPI_Finalize();
     return 0;

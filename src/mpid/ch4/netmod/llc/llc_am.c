@@ -23,12 +23,30 @@ static int comm_rank_to_world(MPIR_Comm * comm, int rank, int *world_rank)
     goto fn_exit;
 }
 
-int MPIDI_LLC_error(int rc)
+int MPIDI_LLC_error(llc_context_t * ctx, int rc)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_ERR_SET1(mpi_errno, rc == LLC_ERR_PEER ? MPIX_ERR_PROC_FAILED : MPI_ERR_OTHER,
-                  "**fail", "**fail %s", llc_last_error(MPIDI_LLC_global.ctx));
+                  "**fail", "**fail %s", llc_last_error(ctx));
     return mpi_errno;
+}
+
+/* The endpoint of an active message: MPIDIG holds the lock of src_vci, and
+ * the target's handler must run under the lock of dst_vci, so both must be
+ * one endpoint (true of MPICH's "communicator" VCI method, the one
+ * configure accepts with ch4:llc). */
+static int am_endpoint(int src_vci, int dst_vci, MPIDI_LLC_vci_t ** ep)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_ERR_CHKANDJUMP2(MPIDI_LLC_vci_index(src_vci) != MPIDI_LLC_vci_index(dst_vci), mpi_errno,
+                         MPI_ERR_OTHER, "**fail", "**fail %s %d",
+                         "ch4:llc carries an active message on one VCI from end to end, "
+                         "but MPIDIG sent one to another VCI from VCI", src_vci);
+    *ep = MPIDI_LLC_VCI(src_vci);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
 
 /* Assemble [netmod header | MPIDIG header] in `buf` (size MPIDI_LLC_STACK_HDR)
@@ -62,11 +80,12 @@ static void am_isend_done(void *cb_arg, int status)
 {
     MPIR_Request *sreq = cb_arg;
     int handler_id = MPIDI_LLC_AMREQ(sreq).handler_id;
+    MPIDI_LLC_vci_t *ep = MPIDI_LLC_VCI(MPIDI_Request_get_vci(sreq));
 
     MPL_free(MPIDI_LLC_AMREQ(sreq).pack_buffer);
     MPIDI_LLC_AMREQ(sreq).pack_buffer = NULL;
-    if (status != LLC_OK && MPIDI_LLC_global.deferred_errno == MPI_SUCCESS)
-        MPIDI_LLC_global.deferred_errno = MPIDI_LLC_error(status);
+    if (status != LLC_OK && ep->deferred_errno == MPI_SUCCESS)
+        ep->deferred_errno = MPIDI_LLC_error(ep->ctx, status);
     MPIDIG_global.origin_cbs[handler_id] (sreq);
 }
 
@@ -84,10 +103,13 @@ int MPIDI_LLC_do_am_isend(int rank, MPIR_Comm * comm, int handler_id,
     void *heap_hdr;
     void *hdr;
     llc_iov_t iov;
+    MPIDI_LLC_vci_t *ep;
 
     MPIR_FUNC_ENTER;
 
     mpi_errno = comm_rank_to_world(comm, rank, &dest);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = am_endpoint(src_vci, dst_vci, &ep);
     MPIR_ERR_CHECK(mpi_errno);
 
     MPIDI_Datatype_get_info(count, datatype, dt_contig, data_sz, dt_ptr, dt_true_lb);
@@ -116,7 +138,7 @@ int MPIDI_LLC_do_am_isend(int rank, MPIR_Comm * comm, int handler_id,
                     &hdr_sz);
     MPIR_ERR_CHKANDJUMP1(hdr == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %s",
                          "ch4:llc header");
-    rc = llc_am_send(MPIDI_LLC_global.ctx, dest, MPIDI_LLC_AM_ID, hdr, hdr_sz, &iov, 1,
+    rc = llc_am_send(ep->ctx, dest, MPIDI_LLC_AM_ID, hdr, hdr_sz, &iov, 1,
                      am_isend_done, sreq);
     MPL_free(heap_hdr);
     if (rc == LLC_OK) {
@@ -127,7 +149,7 @@ int MPIDI_LLC_do_am_isend(int rank, MPIR_Comm * comm, int handler_id,
     } else if (rc != LLC_INPROGRESS) {
         MPL_free(MPIDI_LLC_AMREQ(sreq).pack_buffer);
         MPIDI_LLC_AMREQ(sreq).pack_buffer = NULL;
-        mpi_errno = MPIDI_LLC_error(rc);
+        mpi_errno = MPIDI_LLC_error(ep->ctx, rc);
         goto fn_fail;
     }
 
@@ -147,10 +169,13 @@ int MPIDI_LLC_do_am_send_hdr(int rank, MPIR_Comm * comm, int handler_id,
     char stack_hdr[MPIDI_LLC_STACK_HDR];
     void *heap_hdr;
     void *hdr;
+    MPIDI_LLC_vci_t *ep;
 
     MPIR_FUNC_ENTER;
 
     mpi_errno = comm_rank_to_world(comm, rank, &dest);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = am_endpoint(src_vci, dst_vci, &ep);
     MPIR_ERR_CHECK(mpi_errno);
 
     hdr = build_hdr(stack_hdr, &heap_hdr, handler_id, am_hdr, am_hdr_sz, src_vci, dst_vci,
@@ -158,11 +183,10 @@ int MPIDI_LLC_do_am_send_hdr(int rank, MPIR_Comm * comm, int handler_id,
     MPIR_ERR_CHKANDJUMP1(hdr == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %s",
                          "ch4:llc header");
     /* no payload: libllc copies the header, so the send is complete on return */
-    rc = llc_am_send(MPIDI_LLC_global.ctx, dest, MPIDI_LLC_AM_ID, hdr, hdr_sz, NULL, 0,
-                     NULL, NULL);
+    rc = llc_am_send(ep->ctx, dest, MPIDI_LLC_AM_ID, hdr, hdr_sz, NULL, 0, NULL, NULL);
     MPL_free(heap_hdr);
     MPIR_ERR_CHKANDJUMP1(rc < 0, mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
-                         llc_last_error(MPIDI_LLC_global.ctx));
+                         llc_last_error(ep->ctx));
     MPIR_Assert(rc == LLC_OK);
 
   fn_exit:
@@ -172,19 +196,22 @@ int MPIDI_LLC_do_am_send_hdr(int rank, MPIR_Comm * comm, int handler_id,
     goto fn_exit;
 }
 
-/* libllc delivers a whole message: hand it to the MPIDIG handler it names. */
+/* libllc delivers a whole message: hand it to the MPIDIG handler it names.
+ * arg: the endpoint's MPIDI_LLC_vci_t, whose VCI's lock the caller holds. */
 void MPIDI_LLC_am_recv_handler(llc_context_t * ctx, void *arg, int src,
                                const void *hdr, size_t hdr_len, const void *data,
                                size_t data_len)
 {
     const MPIDI_LLC_am_hdr_t *h = hdr;
+    MPIDI_LLC_vci_t *ep = arg;
     uint32_t attr = 0;
     int mpi_errno;
 
     if (hdr_len < sizeof(*h) || h->handler_id >= MPIDI_AM_HANDLERS_MAX ||
-        MPIDIG_global.target_msg_cbs[h->handler_id] == NULL) {
-        if (MPIDI_LLC_global.deferred_errno == MPI_SUCCESS) {
-            MPIR_ERR_SET2(MPIDI_LLC_global.deferred_errno, MPI_ERR_INTERN, "**fail",
+        MPIDIG_global.target_msg_cbs[h->handler_id] == NULL ||
+        MPIDI_LLC_VCI(h->dst_vci) != ep) {
+        if (ep->deferred_errno == MPI_SUCCESS) {
+            MPIR_ERR_SET2(ep->deferred_errno, MPI_ERR_INTERN, "**fail",
                           "**fail %s %d",
                           "ch4:llc received a malformed active message from rank", src);
         }
@@ -193,8 +220,8 @@ void MPIDI_LLC_am_recv_handler(llc_context_t * ctx, void *arg, int src,
     MPIDIG_AM_ATTR_SET_VCIS(attr, h->src_vci, h->dst_vci);
     mpi_errno = MPIDIG_global.target_msg_cbs[h->handler_id] ((char *) hdr + sizeof(*h),
                                                             (void *) data, data_len, attr, NULL);
-    if (mpi_errno && MPIDI_LLC_global.deferred_errno == MPI_SUCCESS)
-        MPIDI_LLC_global.deferred_errno = mpi_errno;
+    if (mpi_errno && ep->deferred_errno == MPI_SUCCESS)
+        ep->deferred_errno = mpi_errno;
 }
 
 /* MPI_THREAD_MULTIPLE: MPI_Finalize does not take MPICH's global lock, and
@@ -236,23 +263,37 @@ static int peer_failure_error(void)
     return mpi_errno;
 }
 
+/* Keep the first peer failure for every VCI's later progress calls: the
+ * first thread to see one writes the text (peer_failed 0 -> 2 -> 1). */
+static void keep_peer_failure(llc_context_t * ctx)
+{
+    if (MPL_atomic_cas_int(&MPIDI_LLC_global.peer_failed, 0, 2) != 0)
+        return;
+    snprintf(MPIDI_LLC_global.peer_failure, sizeof(MPIDI_LLC_global.peer_failure),
+             "%s (reported earlier, to another call)", llc_last_error(ctx));
+    MPL_atomic_release_store_int(&MPIDI_LLC_global.peer_failed, 1);
+}
+
+/* One poll of the endpoint of `vci`, whose lock MPICH holds. */
 int MPIDI_LLC_do_progress(int vci, int blocking)
 {
     int mpi_errno = MPI_SUCCESS;
     int progressed = 0;
     int rc;
+    MPIDI_LLC_vci_t *ep;
 
     abort_if_finalize_elsewhere();
-    if (vci != 0 || MPIDI_LLC_global.ctx == NULL)
-        return MPI_SUCCESS;
-    if (unlikely(MPIDI_LLC_global.peer_failed))
+    if (unlikely(vci >= MPIDI_LLC_global.nvcis))
+        return MPI_SUCCESS;     /* none (before init, after finalize) */
+    ep = &MPIDI_LLC_global.vci[vci];
+    if (unlikely(MPL_atomic_acquire_load_int(&MPIDI_LLC_global.peer_failed) == 1))
         return peer_failure_error();
 
     /* A loop of copied puts and flushes is not a wait: without this its
      * polls would go on to yield and sleep (llc_note_activity). */
-    if (unlikely(MPIDI_LLC_global.copied)) {
-        MPIDI_LLC_global.copied = 0;
-        llc_note_activity(MPIDI_LLC_global.ctx);
+    if (unlikely(ep->copied)) {
+        ep->copied = 0;
+        llc_note_activity(ep->ctx);
     }
     /* counted for the finalize hook when other threads may be in MPI (two
      * atomic adds per progress call cost a single-threaded process ~40
@@ -260,22 +301,19 @@ int MPIDI_LLC_do_progress(int vci, int blocking)
     const int counted = MPIR_ThreadInfo.thread_provided == MPI_THREAD_MULTIPLE;
     if (counted)
         MPL_atomic_fetch_add_int(&MPIDI_LLC_global.in_progress, 1);
-    rc = llc_progress(MPIDI_LLC_global.ctx, &progressed);
+    rc = llc_progress(ep->ctx, &progressed);
     if (counted)
         MPL_atomic_fetch_sub_int(&MPIDI_LLC_global.in_progress, 1);
-    if (rc == LLC_ERR_PEER && !MPIDI_LLC_global.peer_failed) {
-        /* a rank is gone: the receives posted for it in other threads
-         * (libllc does not complete them) wait in vain; their progress
-         * calls fail from now on with this error */
-        snprintf(MPIDI_LLC_global.peer_failure, sizeof(MPIDI_LLC_global.peer_failure),
-                 "%s (reported earlier, to another call)", llc_last_error(MPIDI_LLC_global.ctx));
-        MPIDI_LLC_global.peer_failed = 1;
-    }
+    /* a rank is gone: the receives posted for it in other threads (libllc
+     * does not complete them) wait in vain; their progress calls fail from
+     * now on with this error */
+    if (rc == LLC_ERR_PEER)
+        keep_peer_failure(ep->ctx);
     if (rc < 0)
-        return MPIDI_LLC_error(rc);
-    if (MPIDI_LLC_global.deferred_errno != MPI_SUCCESS) {
-        mpi_errno = MPIDI_LLC_global.deferred_errno;
-        MPIDI_LLC_global.deferred_errno = MPI_SUCCESS;
+        return MPIDI_LLC_error(ep->ctx, rc);
+    if (ep->deferred_errno != MPI_SUCCESS) {
+        mpi_errno = ep->deferred_errno;
+        ep->deferred_errno = MPI_SUCCESS;
     }
     return mpi_errno;
 }

@@ -90,11 +90,12 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_NM_am_request_finalize(MPIR_Request * req)
  * go on to yield and sleep). */
 MPL_STATIC_INLINE_PREFIX int MPIDI_NM_progress(int vci, int blocking)
 {
-    llc_fast_poll_t *poll = MPIDI_LLC_global.poll;
+    MPIDI_LLC_vci_t *ep = &MPIDI_LLC_global.vci[MPIDI_LLC_vci_index(vci)];
+    llc_fast_poll_t *poll = ep->poll;
 
     if (likely(poll != NULL)) {
-        if (unlikely(MPIDI_LLC_global.copied)) {
-            MPIDI_LLC_global.copied = 0;
+        if (unlikely(ep->copied)) {
+            ep->copied = 0;
             poll->busy = 1;
         }
         if (llc_fast_poll_skip(poll))

@@ -35,24 +35,57 @@ typedef struct MPIDI_LLC_am_hdr {
     uint32_t reserved;
 } MPIDI_LLC_am_hdr_t;
 
-typedef struct {
+/* One VCI's libllc endpoint (doc/threads.md): its own context, rings and
+ * matching, used under that VCI's lock only.  With MPICH's global critical
+ * section (the default build) there is one. */
+typedef struct MPIDI_LLC_vci {
     llc_context_t *ctx;
     int deferred_errno;         /* error seen inside a callback, reported by progress */
     llc_fast_peer_t **fast;     /* the inline paths to the processes on this node (llc_fast.h) */
-    int nfast;
     llc_fast_poll_t *poll;      /* the inline look at this process's rings (llc_fast.h), or NULL */
     int copied;                 /* puts/gets copied by llc_rma.h since the last progress call */
+} MPL_ATTR_ALIGNED(64) MPIDI_LLC_vci_t;
+
+typedef struct {
+    MPIDI_LLC_vci_t vci[MPIDI_CH4_MAX_VCIS];
+    int nvcis;                  /* endpoints made at init: MPIDI_global.n_vcis */
+    int nfast;                  /* entries of each endpoint's fast[] (the same peers in each) */
     /* MPI_THREAD_MULTIPLE (doc/threads.md): threads inside MPIDI_LLC_do_progress
      * (atomic; the finalize hook refuses to finalize under a thread still
      * waiting in MPI), and the first peer failure llc_progress reported: every
      * later progress call of any thread fails with it, so that no thread
-     * waits on for a rank that is gone (MPIX_ERR_PROC_FAILED) */
+     * waits on for a rank that is gone (MPIX_ERR_PROC_FAILED).  peer_failed:
+     * 0, then 2 while one thread writes peer_failure, then 1. */
     MPL_atomic_int_t in_progress;
-    int peer_failed;
+    MPL_atomic_int_t peer_failed;
     char peer_failure[512];
 } MPIDI_LLC_global_t;
 
 extern MPIDI_LLC_global_t MPIDI_LLC_global;
+
+/* The endpoint of MPICH's VCI `vci`.  VCIs are below MPIDI_global.n_vcis,
+ * the number of endpoints; one beyond (a VCI taken from a communicator's
+ * sequence number without the modulo) shares an endpoint, as MPICH's ucx
+ * netmod does. */
+#if MPIDI_CH4_MAX_VCIS == 1
+#define MPIDI_LLC_vci_index(vci_) 0
+#else
+MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_vci_index(int vci)
+{
+    return vci < MPIDI_LLC_global.nvcis ? vci : vci % MPIDI_LLC_global.nvcis;
+}
+#endif
+#define MPIDI_LLC_VCI(vci_) (&MPIDI_LLC_global.vci[MPIDI_LLC_vci_index(vci_)])
+#define MPIDI_LLC_CTX(vci_) (MPIDI_LLC_VCI(vci_)->ctx)
+
+/* The VCI of a communicator's point-to-point messages: the same at the
+ * sender and the receiver (MPICH's "communicator" VCI method; configure
+ * refuses the others), and for any source. */
+#define MPIDI_LLC_comm_vci(comm) \
+    MPIDI_LLC_vci_index(MPIDI_get_vci(SRC_VCI_FROM_SENDER, (comm), 0, 0, 0))
+
+/* The VCI of a window's operations and MPIDIG's active messages for it. */
+#define MPIDI_LLC_win_vci(win) MPIDI_LLC_comm_vci((win)->comm_ptr)
 
 #define MPIDI_LLC_AMREQ(req) ((req)->dev.ch4.am.netmod_am.llc)
 #define MPIDI_LLC_WIN(win) ((win)->dev.netmod.llc)
@@ -90,7 +123,8 @@ int MPIDI_LLC_win_net_expose(MPIR_Win * win);
 void MPIDI_LLC_win_net_free(MPIR_Win * win);
 
 int MPIDI_LLC_do_progress(int vci, int blocking);
-int MPIDI_LLC_error(int rc);     /* an MPI error code for a libllc status */
+/* an MPI error code for a libllc status, with the endpoint's last error */
+int MPIDI_LLC_error(llc_context_t * ctx, int rc);
 int MPIDI_LLC_do_am_isend(int rank, MPIR_Comm * comm, int handler_id,
                           const void *am_hdr, MPI_Aint am_hdr_sz,
                           const void *data, MPI_Aint count, MPI_Datatype datatype,

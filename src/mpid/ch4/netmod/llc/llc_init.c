@@ -13,7 +13,7 @@
 
 /* MPI_THREAD_MULTIPLE: libllc hands an idle progress call's sleep to this
  * hook after it has left its context, and the sleep is taken with MPICH's
- * global critical section released (as MPIDU_Thread_yield releases it for a
+ * global critical section (or the VCI's lock, in a per-VCI build) released (as MPIDU_Thread_yield releases it for a
  * yield, whatever its recursion count), so that a thread waiting in MPI never
  * keeps another from sending.  Returns 0 (libllc waits itself, with its
  * wake-on-arrival sleep) for a yield, when the process is not threaded, or
@@ -49,6 +49,20 @@ static int idle_outside_lock(void *arg, unsigned sleep_us)
     MPIR_Assert(m->count == 0);
     m->owner = self;
     m->count = count;
+    return 1;
+#elif defined(MPICH_IS_THREADED) && MPICH_THREAD_GRANULARITY == MPICH_THREAD_GRANULARITY__VCI
+    /* per-VCI critical sections: arg is the VCI, whose lock the progress
+     * call holds (once: MPIDI_progress_test and MPIDI_progress_test_vci) */
+    int vci = (int) (intptr_t) arg;
+
+    if (!MPIR_ThreadInfo.isThreaded || sleep_us == 0)
+        return 0;
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vci).lock);
+    {
+        struct timespec ts = { (time_t) (sleep_us / 1000000), (long) (sleep_us % 1000000) * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vci).lock);
     return 1;
 #else
     (void) arg;
@@ -151,8 +165,9 @@ int MPIDI_LLC_init_local(int *tag_bits)
 {
     *tag_bits = MPIR_TAG_BITS_DEFAULT;
     select_llc_collectives();
-    MPIDI_LLC_global.ctx = NULL;
-    MPIDI_LLC_global.deferred_errno = MPI_SUCCESS;
+    memset(MPIDI_LLC_global.vci, 0, sizeof(MPIDI_LLC_global.vci));
+    MPIDI_LLC_global.nvcis = 0;
+    MPIDI_LLC_global.nfast = 0;
     return MPI_SUCCESS;
 }
 
@@ -206,15 +221,22 @@ static int pvars_registered;
 static int pvars_final_valid;
 static uint64_t pvars_final[MPIDI_LLC_PVARS_MAX];
 
-/* addr: libllc's counter index + 1. */
+/* addr: libllc's counter index + 1.  The sum over the VCIs' endpoints (each
+ * read under its VCI's lock). */
 static void read_pvar(void *addr, void *obj_handle, int count, void *buf)
 {
     int index = (int) ((intptr_t) addr - 1);
     uint64_t value = 0;
     MPID_THREAD_CS_ENTER(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
-    if (MPIDI_LLC_global.ctx)
-        llc_counter_read(MPIDI_LLC_global.ctx, index, 1, &value);
-    else if (pvars_final_valid)
+    if (MPIDI_LLC_global.nvcis > 0) {
+        for (int v = 0; v < MPIDI_LLC_global.nvcis; v++) {
+            uint64_t one = 0;
+            MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(v).lock);
+            llc_counter_read(MPIDI_LLC_global.vci[v].ctx, index, 1, &one);
+            MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(v).lock);
+            value += one;
+        }
+    } else if (pvars_final_valid)
         value = pvars_final[index];
     MPID_THREAD_CS_EXIT(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
     *(unsigned long long *) buf = value;
@@ -280,19 +302,88 @@ static void register_pvars(void)
     register_coll_pvars();
 }
 
-/* Called before llc_finalize: the values a read after MPI_Finalize gives. */
+/* Called before llc_finalize: the values a read after MPI_Finalize gives
+ * (summed over the endpoints, as read_pvar). */
 static void keep_final_pvars(void)
 {
+    uint64_t one[MPIDI_LLC_PVARS_MAX];
     int n = llc_counter_count();
     if (n > MPIDI_LLC_PVARS_MAX)
         n = MPIDI_LLC_PVARS_MAX;
-    pvars_final_valid = llc_counter_read(MPIDI_LLC_global.ctx, 0, n, pvars_final) == LLC_OK;
+    memset(pvars_final, 0, sizeof(pvars_final));
+    pvars_final_valid = 1;
+    for (int v = 0; v < MPIDI_LLC_global.nvcis; v++) {
+        if (llc_counter_read(MPIDI_LLC_global.vci[v].ctx, 0, n, one) != LLC_OK) {
+            pvars_final_valid = 0;
+            return;
+        }
+        for (int i = 0; i < n; i++)
+            pvars_final[i] += one[i];
+    }
+}
+
+/* The endpoint of VCI v, collectively (doc/threads.md): its context (libllc
+ * endpoint v), the idle hook, the handler of MPIDIG's active messages, its
+ * fast paths to the node's processes (fast[j] for the peer whose address
+ * entry has fast_plus1 j + 1, set while making endpoint 0) and its poll. */
+static int open_endpoint(llc_init_params_t * p, int v)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int rc;
+    MPIDI_LLC_vci_t *ep = &MPIDI_LLC_global.vci[v];
+
+    p->endpoint = v;
+    rc = llc_init(p, &ep->ctx);
+    if (rc != LLC_OK) {
+        char why[600];
+        snprintf(why, sizeof(why), "endpoint %d of %d (one per VCI): %s", v,
+                 MPIDI_global.n_vcis, llc_last_error(NULL));
+        report_init_failure(v == 0 ? llc_last_error(NULL) : why);
+        MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
+                             v == 0 ? llc_last_error(NULL) : why);
+    }
+    MPIDI_LLC_global.nvcis = v + 1;
+    ep->deferred_errno = MPI_SUCCESS;
+    MPIR_ERR_CHKANDJUMP1(!(llc_caps(ep->ctx) & LLC_CAP_TAGGED), mpi_errno,
+                         MPI_ERR_OTHER, "**fail", "**fail %s",
+                         "libllc has no tagged messages (LLC_CAP_TAGGED): mismatched libllc?");
+    llc_set_idle_hook(ep->ctx, idle_outside_lock, (void *) (intptr_t) v);
+    ep->fast = MPL_calloc(MPIR_Process.local_size, sizeof(llc_fast_peer_t *), MPL_MEM_ADDRESS);
+    MPIR_ERR_CHKANDJUMP(ep->fast == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    for (int i = 0; i < MPIR_Process.size; i++) {
+        MPIDI_av_entry_t *av = &MPIDIU_get_av(0, i);
+        llc_fast_peer_t *fast = NULL;
+        if (v == 0) {
+            av->netmod.llc.dest_plus1 = i + 1;
+            av->netmod.llc.fast_plus1 = 0;
+            if (MPIR_Process.node_map[i] == MPIR_Process.node_map[MPIR_Process.rank])
+                fast = llc_fast_peer(ep->ctx, i, LLC_FAST_LAYOUT);
+            if (fast && MPIDI_LLC_global.nfast < MPIR_Process.local_size) {
+                ep->fast[MPIDI_LLC_global.nfast++] = fast;
+                av->netmod.llc.fast_plus1 = MPIDI_LLC_global.nfast;
+            }
+        } else if (av->netmod.llc.fast_plus1) {
+            /* every endpoint has the fast path to a peer, or none uses it */
+            fast = llc_fast_peer(ep->ctx, i, LLC_FAST_LAYOUT);
+            if (fast)
+                ep->fast[av->netmod.llc.fast_plus1 - 1] = fast;
+            else
+                av->netmod.llc.fast_plus1 = 0;
+        }
+    }
+    ep->poll = llc_fast_poll(ep->ctx, LLC_FAST_LAYOUT);
+    rc = llc_am_register(ep->ctx, MPIDI_LLC_AM_ID, MPIDI_LLC_am_recv_handler, ep);
+    MPIR_ERR_CHKANDJUMP1(rc != LLC_OK, mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
+                         llc_last_error(ep->ctx));
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
 
 int MPIDI_LLC_init_world(void)
 {
     int mpi_errno = MPI_SUCCESS;
-    int rc;
     llc_init_params_t p;
 
     MPIR_FUNC_ENTER;
@@ -315,41 +406,16 @@ int MPIDI_LLC_init_world(void)
     p.boot.fence = boot_fence;
     p.boot.allgather = NULL;
 
-    rc = llc_init(&p, &MPIDI_LLC_global.ctx);
-    if (rc != LLC_OK) {
-        report_init_failure(llc_last_error(NULL));
-        MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
-                             llc_last_error(NULL));
+    /* one endpoint per VCI, in the same order in every process */
+    for (int v = 0; v < MPIDI_global.n_vcis; v++) {
+        mpi_errno = open_endpoint(&p, v);
+        MPIR_ERR_CHECK(mpi_errno);
     }
-    MPIR_ERR_CHKANDJUMP1(!(llc_caps(MPIDI_LLC_global.ctx) & LLC_CAP_TAGGED), mpi_errno,
-                         MPI_ERR_OTHER, "**fail", "**fail %s",
-                         "libllc has no tagged messages (LLC_CAP_TAGGED): mismatched libllc?");
-    llc_set_idle_hook(MPIDI_LLC_global.ctx, idle_outside_lock, NULL);
-    MPIDI_LLC_global.fast = MPL_malloc(sizeof(llc_fast_peer_t *) * MPIR_Process.local_size,
-                                       MPL_MEM_ADDRESS);
-    MPIR_ERR_CHKANDJUMP(MPIDI_LLC_global.fast == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
-    MPIDI_LLC_global.nfast = 0;
-    for (int i = 0; i < MPIR_Process.size; i++) {
-        MPIDI_av_entry_t *av = &MPIDIU_get_av(0, i);
-        llc_fast_peer_t *fast = NULL;
-        av->netmod.llc.dest_plus1 = i + 1;
-        av->netmod.llc.fast_plus1 = 0;
-        if (MPIR_Process.node_map[i] == MPIR_Process.node_map[MPIR_Process.rank])
-            fast = llc_fast_peer(MPIDI_LLC_global.ctx, i, LLC_FAST_LAYOUT);
-        if (fast && MPIDI_LLC_global.nfast < MPIR_Process.local_size) {
-            MPIDI_LLC_global.fast[MPIDI_LLC_global.nfast++] = fast;
-            av->netmod.llc.fast_plus1 = MPIDI_LLC_global.nfast;
-        }
-    }
-    MPIDI_LLC_global.poll = llc_fast_poll(MPIDI_LLC_global.ctx, LLC_FAST_LAYOUT);
-    rc = llc_am_register(MPIDI_LLC_global.ctx, MPIDI_LLC_AM_ID, MPIDI_LLC_am_recv_handler,
-                         NULL);
-    MPIR_ERR_CHKANDJUMP1(rc != LLC_OK, mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
-                         llc_last_error(MPIDI_LLC_global.ctx));
     register_pvars();
 
     if (MPIR_CVAR_DEBUG_SUMMARY && MPIR_Process.rank == 0) {
         printf("==== LLC netmod ====\n");
+        printf("endpoints (one per VCI): %d\n", MPIDI_LLC_global.nvcis);
         printf("eager buffer limit: %d\n", MPIDI_LLC_EAGER_BUF_LIMIT);
         printf("max am header: %d\n", (int) (LLC_AM_HDR_MAX - sizeof(MPIDI_LLC_am_hdr_t)));
         printf("====================\n");
@@ -370,9 +436,9 @@ int MPIDI_LLC_post_init(void)
 int MPIDI_LLC_mpi_finalize_hook(void)
 {
     int mpi_errno = MPI_SUCCESS;
+    int n = MPIDI_LLC_global.nvcis;
 
-    if (MPIDI_LLC_global.ctx) {
-        int rc;
+    if (n > 0) {
         /* MPI_THREAD_MULTIPLE: another thread still inside progress (its idle
          * sleep, or stopped on MPICH's lock that this thread keeps through
          * MPI_Finalize) would use libllc during or after llc_finalize */
@@ -384,18 +450,22 @@ int MPIDI_LLC_mpi_finalize_hook(void)
                      "left MPI before MPI_Finalize)", others, others == 1 ? " was" : "s were");
             MPID_Abort(NULL, MPI_SUCCESS, 1, msg);
         }
-        MPL_free(MPIDI_LLC_global.fast);
-        MPIDI_LLC_global.fast = NULL;
-        MPIDI_LLC_global.nfast = 0;
-        MPIDI_LLC_global.poll = NULL;
         keep_final_pvars();
-        rc = llc_finalize(MPIDI_LLC_global.ctx);
-        MPIDI_LLC_global.ctx = NULL;
-        MPIR_ERR_CHKANDJUMP1(rc != LLC_OK, mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
-                             llc_last_error(NULL));
+        MPIDI_LLC_global.nvcis = 0;
+        MPIDI_LLC_global.nfast = 0;
+        /* collective, in the reverse order of their making; the first error is reported */
+        for (int v = n - 1; v >= 0; v--) {
+            MPIDI_LLC_vci_t *ep = &MPIDI_LLC_global.vci[v];
+            int rc;
+            MPL_free(ep->fast);
+            ep->fast = NULL;
+            ep->poll = NULL;
+            rc = llc_finalize(ep->ctx);
+            ep->ctx = NULL;
+            if (rc != LLC_OK && mpi_errno == MPI_SUCCESS)
+                MPIR_ERR_SET1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
+                              llc_last_error(NULL));
+        }
     }
-  fn_exit:
     return mpi_errno;
-  fn_fail:
-    goto fn_exit;
 }

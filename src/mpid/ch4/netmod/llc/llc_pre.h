@@ -57,8 +57,9 @@ typedef struct {
 } MPIDI_LLC_win_t;
 
 /* Address-vector entry: the job rank + 1 (0: not a process of MPI_COMM_WORLD),
- * and the index + 1 of its inline fast path in MPIDI_LLC_global.fast (0:
- * none: not on this node, this process, or LLC_FAST_PATH=0). */
+ * and the index + 1 of its inline fast path in every endpoint's fast[]
+ * (MPIDI_LLC_vci_t; 0: none: not on this node, this process, or
+ * LLC_FAST_PATH=0). */
 typedef struct {
     int dest_plus1;
     int fast_plus1;

@@ -12,7 +12,8 @@ void MPIDI_LLC_send_done(llc_treq_t * treq)
     MPIR_Request *sreq = treq->user;
 
     if (treq->status != LLC_OK)
-        sreq->status.MPI_ERROR = MPIDI_LLC_error(treq->status);
+        sreq->status.MPI_ERROR =
+            MPIDI_LLC_error(MPIDI_LLC_CTX(MPIDI_Request_get_vci(sreq)), treq->status);
     MPL_free(MPIDI_LLC_REQ(sreq).pack_buf);
     MPIDI_LLC_REQ(sreq).pack_buf = NULL;
     MPIDIU_request_complete(sreq);
@@ -49,7 +50,8 @@ void MPIDI_LLC_recv_done(llc_treq_t * treq)
                                      (int) received, (int) treq->length);
             break;
         default:
-            rreq->status.MPI_ERROR = MPIDI_LLC_error(treq->status);
+            rreq->status.MPI_ERROR =
+                MPIDI_LLC_error(MPIDI_LLC_CTX(MPIDI_Request_get_vci(rreq)), treq->status);
             received = 0;
     }
     MPIR_STATUS_SET_COUNT(rreq->status, received);
@@ -68,7 +70,7 @@ void MPIDI_LLC_recv_done(llc_treq_t * treq)
     MPIDIU_request_complete(rreq);
 }
 
-int MPIDI_LLC_isend_noncontig(const void *buf, MPI_Aint count, MPI_Datatype datatype,
+int MPIDI_LLC_isend_noncontig(llc_context_t * ctx, const void *buf, MPI_Aint count, MPI_Datatype datatype,
                               size_t data_sz, int dest, uint32_t source, uint64_t bits,
                               unsigned flags, MPIR_Request * req)
 {
@@ -87,7 +89,7 @@ int MPIDI_LLC_isend_noncontig(const void *buf, MPI_Aint count, MPI_Datatype data
     MPIDI_LLC_REQ(req).pack_buf = pack;
     MPIDI_LLC_REQ(req).treq.cb = MPIDI_LLC_send_done;
     MPIDI_LLC_REQ(req).treq.user = req;
-    rc = llc_tsend(MPIDI_LLC_global.ctx, dest, source, bits, pack, data_sz, flags,
+    rc = llc_tsend(ctx, dest, source, bits, pack, data_sz, flags,
                    &MPIDI_LLC_REQ(req).treq);
     if (rc == LLC_OK) {
         MPIDI_LLC_REQ(req).treq.status = LLC_OK;
@@ -95,7 +97,7 @@ int MPIDI_LLC_isend_noncontig(const void *buf, MPI_Aint count, MPI_Datatype data
     } else if (rc != LLC_INPROGRESS) {
         MPL_free(pack);
         MPIDI_LLC_REQ(req).pack_buf = NULL;
-        mpi_errno = MPIDI_LLC_error(rc);
+        mpi_errno = MPIDI_LLC_error(ctx, rc);
         goto fn_fail;
     }
   fn_exit:
@@ -104,7 +106,7 @@ int MPIDI_LLC_isend_noncontig(const void *buf, MPI_Aint count, MPI_Datatype data
     goto fn_exit;
 }
 
-int MPIDI_LLC_irecv_noncontig(void *buf, MPI_Aint count, MPI_Datatype datatype, size_t data_sz,
+int MPIDI_LLC_irecv_noncontig(llc_context_t * ctx, void *buf, MPI_Aint count, MPI_Datatype datatype, size_t data_sz,
                               int source, int src_rank, uint64_t bits, uint64_t ignore,
                               llc_tmsg_t * msg, MPIR_Request * req)
 {
@@ -121,9 +123,9 @@ int MPIDI_LLC_irecv_noncontig(void *buf, MPI_Aint count, MPI_Datatype datatype, 
     MPIDI_LLC_REQ(req).treq.cb = MPIDI_LLC_recv_done;
     MPIDI_LLC_REQ(req).treq.user = req;
     if (msg)
-        rc = llc_tmrecv(MPIDI_LLC_global.ctx, msg, pack, data_sz, &MPIDI_LLC_REQ(req).treq);
+        rc = llc_tmrecv(ctx, msg, pack, data_sz, &MPIDI_LLC_REQ(req).treq);
     else
-        rc = llc_trecv_from(MPIDI_LLC_global.ctx, source, src_rank, bits, ignore, pack, data_sz,
+        rc = llc_trecv_from(ctx, source, src_rank, bits, ignore, pack, data_sz,
                             &MPIDI_LLC_REQ(req).treq);
     if (rc == LLC_OK) {
         MPIDI_LLC_recv_done(&MPIDI_LLC_REQ(req).treq);
@@ -131,7 +133,7 @@ int MPIDI_LLC_irecv_noncontig(void *buf, MPI_Aint count, MPI_Datatype datatype, 
         MPL_free(pack);
         MPIDI_LLC_REQ(req).pack_buf = NULL;
         MPIR_Datatype_release_if_not_builtin(datatype);
-        mpi_errno = MPIDI_LLC_error(rc);
+        mpi_errno = MPIDI_LLC_error(ctx, rc);
         goto fn_fail;
     }
   fn_exit:

@@ -46,13 +46,12 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_dest(MPIDI_av_entry_t * addr, int *dest)
     return MPI_SUCCESS;
 }
 
-int MPIDI_LLC_error(int rc);
 void MPIDI_LLC_send_done(llc_treq_t * treq);
 void MPIDI_LLC_recv_done(llc_treq_t * treq);
-int MPIDI_LLC_isend_noncontig(const void *buf, MPI_Aint count, MPI_Datatype datatype,
+int MPIDI_LLC_isend_noncontig(llc_context_t * ctx, const void *buf, MPI_Aint count, MPI_Datatype datatype,
                               size_t data_sz, int dest, uint32_t source, uint64_t bits,
                               unsigned flags, MPIR_Request * req);
-int MPIDI_LLC_irecv_noncontig(void *buf, MPI_Aint count, MPI_Datatype datatype, size_t data_sz,
+int MPIDI_LLC_irecv_noncontig(llc_context_t * ctx, void *buf, MPI_Aint count, MPI_Datatype datatype, size_t data_sz,
                               int source, int src_rank, uint64_t bits, uint64_t ignore,
                               llc_tmsg_t * msg, MPIR_Request * req);
 void MPIDI_LLC_recv_status(MPIR_Request * rreq);
@@ -68,39 +67,46 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_isend(const void *buf, MPI_Aint count, MP
     MPIR_Datatype *dt_ptr;
     MPIR_Request *req;
     uint64_t bits = MPIDI_LLC_match_bits(comm->context_id + context_offset, tag);
+    const int vci = MPIDI_LLC_comm_vci(comm);
+    MPIDI_LLC_vci_t *ep = &MPIDI_LLC_global.vci[vci];
 
     mpi_errno = MPIDI_LLC_dest(addr, &dest);
     if (unlikely(mpi_errno))
         return mpi_errno;
     MPIDI_Datatype_get_info(count, datatype, dt_contig, data_sz, dt_ptr, dt_true_lb);
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vci).lock);
     /* The fast path: a small contiguous message to a process on this node
      * goes straight into its ring (llc_fast.h) and is complete, so the
      * request is MPICH's pre-completed one, as the ucx netmod does. */
     if (likely(addr->netmod.llc.fast_plus1 && dt_contig && flags == 0) &&
-        llc_fast_tsend(MPIDI_LLC_global.fast[addr->netmod.llc.fast_plus1 - 1],
+        llc_fast_tsend(ep->fast[addr->netmod.llc.fast_plus1 - 1],
                        (uint32_t) comm->rank, bits, MPIR_get_contig_ptr(buf, dt_true_lb),
                        data_sz)) {
+        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vci).lock);
         *request = MPIR_Request_create_complete(MPIR_REQUEST_KIND__SEND);
         return MPI_SUCCESS;
     }
-    req = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__SEND, 0, 2);
+    req = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__SEND, vci, 2);
     MPIR_ERR_CHKANDJUMP(req == NULL, mpi_errno, MPIX_ERR_NOREQ, "**nomemreq");
     *request = req;
-    if (unlikely(!dt_contig))
-        return MPIDI_LLC_isend_noncontig(buf, count, datatype, data_sz, dest, comm->rank, bits,
-                                         flags, req);
+    if (unlikely(!dt_contig)) {
+        mpi_errno = MPIDI_LLC_isend_noncontig(ep->ctx, buf, count, datatype, data_sz, dest,
+                                              comm->rank, bits, flags, req);
+        goto fn_exit;
+    }
     MPIDI_LLC_REQ(req).pack_buf = NULL;
     MPIDI_LLC_REQ(req).treq.cb = MPIDI_LLC_send_done;
     MPIDI_LLC_REQ(req).treq.user = req;
-    rc = llc_tsend(MPIDI_LLC_global.ctx, dest, (uint32_t) comm->rank, bits,
+    rc = llc_tsend(ep->ctx, dest, (uint32_t) comm->rank, bits,
                    MPIR_get_contig_ptr(buf, dt_true_lb), data_sz, flags, &MPIDI_LLC_REQ(req).treq);
     if (rc == LLC_OK)
         MPIDIU_request_complete(req);
     else if (unlikely(rc != LLC_INPROGRESS)) {
-        mpi_errno = MPIDI_LLC_error(rc);
+        mpi_errno = MPIDI_LLC_error(ep->ctx, rc);
         goto fn_fail;
     }
   fn_exit:
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vci).lock);
     return mpi_errno;
   fn_fail:
     goto fn_exit;
@@ -147,10 +153,10 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_cancel_send(MPIR_Request * sreq)
     return MPI_SUCCESS;
 }
 
-/* Post a receive into req (msg: a message taken by MPI_Improbe, else NULL).
- * src_rank: the job rank behind source (libllc may offer the receive to it,
- * an offer), or -1. */
-MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_irecv(void *buf, MPI_Aint count, MPI_Datatype datatype,
+/* Post a receive into req on the endpoint ctx, under its VCI's lock (msg: a
+ * message taken by MPI_Improbe, else NULL).  src_rank: the job rank behind
+ * source (libllc may offer the receive to it, an offer), or -1. */
+MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_irecv(llc_context_t * ctx, void *buf, MPI_Aint count, MPI_Datatype datatype,
                                              int source, int src_rank, uint64_t bits,
                                              uint64_t ignore, llc_tmsg_t * msg,
                                              MPIR_Request * req)
@@ -163,21 +169,21 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_irecv(void *buf, MPI_Aint count, MPI_Data
 
     MPIDI_Datatype_get_info(count, datatype, dt_contig, data_sz, dt_ptr, dt_true_lb);
     if (unlikely(!dt_contig))
-        return MPIDI_LLC_irecv_noncontig(buf, count, datatype, data_sz, source, src_rank, bits,
-                                         ignore, msg, req);
+        return MPIDI_LLC_irecv_noncontig(ctx, buf, count, datatype, data_sz, source, src_rank,
+                                         bits, ignore, msg, req);
     MPIDI_LLC_REQ(req).pack_buf = NULL;
     MPIDI_LLC_REQ(req).treq.cb = MPIDI_LLC_recv_done;
     MPIDI_LLC_REQ(req).treq.user = req;
     recv_buf = MPIR_get_contig_ptr(buf, dt_true_lb);
     if (msg)
-        rc = llc_tmrecv(MPIDI_LLC_global.ctx, msg, recv_buf, data_sz, &MPIDI_LLC_REQ(req).treq);
+        rc = llc_tmrecv(ctx, msg, recv_buf, data_sz, &MPIDI_LLC_REQ(req).treq);
     else
-        rc = llc_trecv_from(MPIDI_LLC_global.ctx, source, src_rank, bits, ignore, recv_buf,
+        rc = llc_trecv_from(ctx, source, src_rank, bits, ignore, recv_buf,
                             data_sz, &MPIDI_LLC_REQ(req).treq);
     if (rc == LLC_OK)
         MPIDI_LLC_recv_done(&MPIDI_LLC_REQ(req).treq);
     else if (unlikely(rc != LLC_INPROGRESS))
-        mpi_errno = MPIDI_LLC_error(rc);
+        mpi_errno = MPIDI_LLC_error(ctx, rc);
     return mpi_errno;
 }
 
@@ -188,15 +194,17 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_irecv(void *buf, MPI_Aint count, MPI_D
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Request *req = *request;
+    const int vci = MPIDI_LLC_comm_vci(comm);
 
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vci).lock);
     if (req == NULL) {
-        req = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__RECV, 0, 2);
+        req = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__RECV, vci, 2);
         MPIR_ERR_CHKANDJUMP(req == NULL, mpi_errno, MPIX_ERR_NOREQ, "**nomemreq");
     } else {
         MPIR_Request_add_ref(req);
     }
     *request = req;
-    mpi_errno = MPIDI_LLC_irecv(buf, count, datatype,
+    mpi_errno = MPIDI_LLC_irecv(MPIDI_LLC_global.vci[vci].ctx, buf, count, datatype,
                                 rank == MPI_ANY_SOURCE ? LLC_ANY_SOURCE : rank,
                                 rank == MPI_ANY_SOURCE ||
                                 !addr ? -1 : addr->netmod.llc.dest_plus1 - 1,
@@ -205,6 +213,7 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_irecv(void *buf, MPI_Aint count, MPI_D
                                 MPIDI_LLC_ignore_bits(tag), NULL, req);
     MPIDI_REQUEST_SET_LOCAL(req, 0, partner);
   fn_exit:
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vci).lock);
     return mpi_errno;
   fn_fail:
     goto fn_exit;
@@ -213,20 +222,30 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_irecv(void *buf, MPI_Aint count, MPI_D
 MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_imrecv(void *buf, MPI_Aint count, MPI_Datatype datatype,
                                                  MPIR_Request * message)
 {
+    /* the message's endpoint: MPI_Improbe made its request in the VCI's pool */
+    const int vci = MPIDI_Request_get_vci(message);
+    int mpi_errno;
     llc_tmsg_t *msg = MPIDI_LLC_REQ(message).msg;
+
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vci).lock);
     MPIDI_LLC_REQ(message).msg = NULL;
-    return MPIDI_LLC_irecv(buf, count, datatype, 0, -1, 0, 0, msg, message);
+    mpi_errno = MPIDI_LLC_irecv(MPIDI_LLC_CTX(vci), buf, count, datatype, 0, -1, 0, 0, msg,
+                                message);
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vci).lock);
+    return mpi_errno;
 }
 
 /* An offered receive is not cancelled at once: llc_tcancel
  * returns LLC_INPROGRESS and MPIDI_LLC_recv_done later completes it,
- * cancelled or with the message its sender had already written. */
+ * cancelled or with the message its sender had already written.  ch4
+ * holds the lock of the request's VCI (MPIDI_cancel_recv_safe). */
 MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_cancel_recv(MPIR_Request * rreq)
 {
     int cancelled = 0;
 
     if (!MPIR_Request_is_complete(rreq) &&
-        llc_tcancel(MPIDI_LLC_global.ctx, &MPIDI_LLC_REQ(rreq).treq, &cancelled) == LLC_OK &&
+        llc_tcancel(MPIDI_LLC_CTX(MPIDI_Request_get_vci(rreq)), &MPIDI_LLC_REQ(rreq).treq,
+                    &cancelled) == LLC_OK &&
         cancelled) {
         MPIR_STATUS_SET_CANCEL_BIT(rreq->status, TRUE);
         MPIR_STATUS_SET_COUNT(rreq->status, 0);
@@ -252,15 +271,21 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_iprobe(int source, int tag, MPIR_Comm 
                                                  int *flag, MPI_Status * status)
 {
     llc_treq_t info;
-    int rc = llc_tprobe(MPIDI_LLC_global.ctx, source == MPI_ANY_SOURCE ? LLC_ANY_SOURCE : source,
+    const int vci = MPIDI_LLC_comm_vci(comm);
+    int mpi_errno = MPI_SUCCESS;
+
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vci).lock);
+    int rc = llc_tprobe(MPIDI_LLC_global.vci[vci].ctx,
+                        source == MPI_ANY_SOURCE ? LLC_ANY_SOURCE : source,
                         MPIDI_LLC_match_bits(comm->recvcontext_id + context_offset,
                                              tag == MPI_ANY_TAG ? 0 : tag),
                         MPIDI_LLC_ignore_bits(tag), flag, &info);
     if (unlikely(rc != LLC_OK))
-        return MPIDI_LLC_error(rc);
-    if (*flag)
+        mpi_errno = MPIDI_LLC_error(MPIDI_LLC_global.vci[vci].ctx, rc);
+    else if (*flag)
         MPIDI_LLC_probe_status(&info, status);
-    return MPI_SUCCESS;
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vci).lock);
+    return mpi_errno;
 }
 
 MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_improbe(int source, int tag, MPIR_Comm * comm,
@@ -272,20 +297,28 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_improbe(int source, int tag, MPIR_Comm
     llc_treq_t info;
     llc_tmsg_t *msg = NULL;
     MPIR_Request *req = NULL;
-    int rc = llc_tmprobe(MPIDI_LLC_global.ctx, source == MPI_ANY_SOURCE ? LLC_ANY_SOURCE : source,
+    const int vci = MPIDI_LLC_comm_vci(comm);
+
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vci).lock);
+    int rc = llc_tmprobe(MPIDI_LLC_global.vci[vci].ctx,
+                         source == MPI_ANY_SOURCE ? LLC_ANY_SOURCE : source,
                          MPIDI_LLC_match_bits(comm->recvcontext_id + context_offset,
                                               tag == MPI_ANY_TAG ? 0 : tag),
                          MPIDI_LLC_ignore_bits(tag), flag, &msg, &info);
-    if (unlikely(rc != LLC_OK))
-        return MPIDI_LLC_error(rc);
+    if (unlikely(rc != LLC_OK)) {
+        mpi_errno = MPIDI_LLC_error(MPIDI_LLC_global.vci[vci].ctx, rc);
+        goto fn_fail;
+    }
     if (*flag) {
-        req = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__MPROBE, 0, 2);
+        /* in the VCI's pool: MPIDI_NM_mpi_imrecv finds the endpoint from it */
+        req = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__MPROBE, vci, 2);
         MPIR_ERR_CHKANDJUMP(req == NULL, mpi_errno, MPIX_ERR_NOREQ, "**nomemreq");
         MPIDI_LLC_REQ(req).msg = msg;
         MPIDI_LLC_probe_status(&info, status);
     }
     *message = req;
   fn_exit:
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vci).lock);
     return mpi_errno;
   fn_fail:
     goto fn_exit;

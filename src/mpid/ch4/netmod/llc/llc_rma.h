@@ -261,7 +261,7 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_rma_local(int is_put, void *origin_addr, 
                                        origin_count, origin_datatype, target_data_sz,
                                        origin_data_sz);
     MPIR_ERR_CHECK(mpi_errno);
-    MPIDI_LLC_global.copied = 1;
+    MPIDI_LLC_VCI(MPIDI_LLC_win_vci(win))->copied = 1;
 
   fn_exit:
     return mpi_errno;

@@ -159,7 +159,7 @@ int MPIDI_LLC_rma_get_accumulate(const char *opname, const void *origin_addr, in
             mpi_errno = unlock_errno;
     }
     MPIR_ERR_CHECK(mpi_errno);
-    MPIDI_LLC_global.copied = 1;
+    MPIDI_LLC_VCI(MPIDI_LLC_win_vci(win))->copied = 1;
 
   fn_exit:
     MPL_free(packed);
@@ -249,7 +249,7 @@ int MPIDI_LLC_rma_fetch_and_op(const char *opname, const void *origin_addr,
             mpi_errno = unlock_errno;
     }
     MPIR_ERR_CHECK(mpi_errno);
-    MPIDI_LLC_global.copied = 1;
+    MPIDI_LLC_VCI(MPIDI_LLC_win_vci(win))->copied = 1;
 
   fn_exit:
     return mpi_errno;
@@ -310,7 +310,7 @@ int MPIDI_LLC_rma_cma(int is_put, void *origin_addr, int origin_count,
     moved = is_put ? process_vm_writev(peer->pid, &local, 1, &remote, 1, 0)
         : process_vm_readv(peer->pid, &local, 1, &remote, 1, 0);
     if (moved == (ssize_t) origin_sz) {
-        MPIDI_LLC_global.copied = 1;
+        MPIDI_LLC_VCI(MPIDI_LLC_win_vci(win))->copied = 1;
         goto fn_exit;
     }
     if (moved < 0 && (errno == EPERM || errno == ENOSYS || errno == EACCES)) {

@@ -51,14 +51,15 @@ int MPIDI_LLC_win_net_expose(MPIR_Win * win)
     MPIDI_LLC_win_net_t *net = NULL;
     net_entry_t mine, *all = NULL;
     llc_region_t *region = NULL;
+    llc_context_t *ctx = MPIDI_LLC_CTX(MPIDI_LLC_win_vci(win));
 
     MPIDI_LLC_WIN(win).net = NULL;
     /* every process decides alike: the communicator's placement */
-    if (comm->local_size < 2 || !(llc_caps(MPIDI_LLC_global.ctx) & LLC_CAP_RMA) ||
+    if (comm->local_size < 2 || !(llc_caps(ctx) & LLC_CAP_RMA) ||
         (comm->node_comm != NULL && comm->node_comm->local_size == comm->local_size))
         goto fn_exit;
     memset(&mine, 0, sizeof(mine));
-    rc = llc_mem_register(MPIDI_LLC_global.ctx, win->base, (size_t) win->size, 0, &region);
+    rc = llc_mem_register(ctx, win->base, (size_t) win->size, 0, &region);
     if (rc == LLC_OK && llc_region_key(region, mine.key, sizeof(mine.key), NULL) == LLC_OK) {
         mine.size = (uint64_t) win->size;
         mine.disp_unit = win->disp_unit;
@@ -90,7 +91,7 @@ int MPIDI_LLC_win_net_expose(MPIR_Win * win)
     return mpi_errno;
   fn_fail:
     if (region)
-        llc_mem_deregister(MPIDI_LLC_global.ctx, region);
+        llc_mem_deregister(ctx, region);
     MPL_free(net);
     goto fn_exit;
 }
@@ -103,7 +104,7 @@ void MPIDI_LLC_win_net_free(MPIR_Win * win)
     if (net == NULL)
         return;
     if (net->region)
-        llc_mem_deregister(MPIDI_LLC_global.ctx, net->region);
+        llc_mem_deregister(MPIDI_LLC_CTX(MPIDI_LLC_win_vci(win)), net->region);
     MPL_free(net);
     MPIDI_LLC_WIN(win).net = NULL;
 }
@@ -114,7 +115,7 @@ static int op_error(const net_op_t * op, int status)
     char what[320];
     snprintf(what, sizeof(what), "%s to rank %d of the window: bytes %ld to %ld of its part: %s",
              op->is_put ? "MPI_Put" : "MPI_Get", op->target_rank, (long) op->lo,
-             (long) (op->hi - 1), llc_last_error(MPIDI_LLC_global.ctx));
+             (long) (op->hi - 1), llc_last_error(MPIDI_LLC_CTX(MPIDI_LLC_win_vci(op->win))));
     MPIR_ERR_SET1(mpi_errno, status == LLC_ERR_PEER ? MPIX_ERR_PROC_FAILED :
                   status == LLC_ERR_RANGE ? MPI_ERR_RMA_RANGE : MPI_ERR_OTHER,
                   "**fail", "**fail %s", what);
@@ -159,6 +160,7 @@ int MPIDI_LLC_rma_net(int is_put, void *origin_addr, int origin_count,
     MPIDI_LLC_win_net_t *net = MPIDI_LLC_WIN(win).net;
     MPIDI_LLC_win_target_t *t = &net->targets[target_rank];
     net_op_t *op;
+    const int vci = MPIDI_LLC_win_vci(win);
 
     *done = 0;
     if (!t->valid)
@@ -189,9 +191,12 @@ int MPIDI_LLC_rma_net(int is_put, void *origin_addr, int origin_count,
     op->hi = hi;
     op->treq.cb = op_callback;
     op->treq.user = op;
+    /* the window's endpoint, whose progress completes the operation */
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vci).lock);
     if (request) {
-        op->req = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__RMA, 0, 2);
+        op->req = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__RMA, vci, 2);
         if (op->req == NULL) {
+            MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vci).lock);
             MPL_free(op);
             MPIR_ERR_SETANDJUMP(mpi_errno, MPIX_ERR_NOREQ, "**nomemreq");
         }
@@ -201,15 +206,16 @@ int MPIDI_LLC_rma_net(int is_put, void *origin_addr, int origin_count,
     net->pending++;
     /* the target's bytes start at target_disp * disp_unit + the datatype's true lower bound */
     if (is_put)
-        rc = llc_put(MPIDI_LLC_global.ctx, dest, (char *) origin_addr + origin_lb, origin_sz,
+        rc = llc_put(MPIDI_LLC_global.vci[vci].ctx, dest, (char *) origin_addr + origin_lb, origin_sz,
                      t->key, (uint64_t) (target_disp * t->disp_unit + target_lb), &op->treq);
     else
-        rc = llc_get(MPIDI_LLC_global.ctx, dest, (char *) origin_addr + origin_lb, origin_sz,
+        rc = llc_get(MPIDI_LLC_global.vci[vci].ctx, dest, (char *) origin_addr + origin_lb, origin_sz,
                      t->key, (uint64_t) (target_disp * t->disp_unit + target_lb), &op->treq);
     if (rc == LLC_OK)   /* complete at once: the callback is not called */
         op_finish(op, LLC_OK, 0);
     else if (rc < 0)    /* refused at the call: the error is this call's (or its request's) */
         mpi_errno = request ? (op_finish(op, rc, 0), MPI_SUCCESS) : op_finish(op, rc, 0);
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vci).lock);
 
   fn_exit:
     return mpi_errno;
@@ -223,15 +229,19 @@ int MPIDI_LLC_win_net_wait(MPIR_Win * win, int target_rank)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_LLC_win_net_t *net = MPIDI_LLC_WIN(win).net;
+    int vci;
 
     if (net == NULL || MPIDI_LLC_WIN(win).owner != win)
         return MPI_SUCCESS;
+    vci = MPIDI_LLC_win_vci(win);
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vci).lock);
     MPIDIU_PROGRESS_WHILE(target_rank < 0 ? net->pending > 0 :
-                          net->targets[target_rank].pending > 0, 0);
+                          net->targets[target_rank].pending > 0, vci);
     mpi_errno = net->first_error;
     net->first_error = MPI_SUCCESS;
 
   fn_exit:
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vci).lock);
     return mpi_errno;
   fn_fail:
     goto fn_exit;
