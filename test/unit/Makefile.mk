@@ -71,6 +71,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/common/stranger_util.hpp \
 	test/unit/tagged/tagged_am_hostile_test.cpp \
 	test/unit/tagged/tagged_am_keyed_test.cpp \
+	test/unit/tagged/tagged_am_buffer_test.cpp \
 	test/unit/coll/coll_args_test.cpp \
 	test/unit/common/job_secret_util.hpp \
 	test/unit/mem/mem_test.cpp \
