@@ -70,9 +70,12 @@ extern MPIDI_LLC_global_t MPIDI_LLC_global;
 #if MPIDI_CH4_MAX_VCIS == 1
 #define MPIDI_LLC_vci_index(vci_) 0
 #else
+/* (nvcis is 0 before the first endpoint is open and after finalize: a
+ * progress call then polls nothing, through endpoint 0's NULL context) */
 MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_vci_index(int vci)
 {
-    return vci < MPIDI_LLC_global.nvcis ? vci : vci % MPIDI_LLC_global.nvcis;
+    int n = MPIDI_LLC_global.nvcis;
+    return vci < n ? vci : n > 0 ? vci % n : 0;
 }
 #endif
 #define MPIDI_LLC_VCI(vci_) (&MPIDI_LLC_global.vci[MPIDI_LLC_vci_index(vci_)])
