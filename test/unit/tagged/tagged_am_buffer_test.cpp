@@ -99,12 +99,14 @@ TEST(TaggedAmBuffer, SteadyLargeActiveMessagesTouchNoNewMemory)
                 int rc = llc_am_send(ctx, 0, kHandler, nullptr, 0, &iov, 1, on_done, &status);
                 ASSERT_TRUE(rc == LLC_OK || rc == LLC_INPROGRESS) << llc_last_error(ctx);
                 if (rc == LLC_INPROGRESS) {
-                    ASSERT_TRUE(progress_until(ctx, [&] { return status != 1; }, 30));
+                    ASSERT_TRUE(progress_until(
+                        ctx, [&] { return status != 1; }, 30));
                 }
                 ASSERT_TRUE(rc == LLC_OK || status == LLC_OK) << llc_strerror(status);
             }
         } else {
-            ASSERT_TRUE(progress_until(ctx, [&] { return in.n == kWarm + kSteady; }, 60));
+            ASSERT_TRUE(progress_until(
+                ctx, [&] { return in.n == kWarm + kSteady; }, 60));
             const long faults = in.faults_at_last - in.faults_after_warm;
             EXPECT_EQ(in.bad, 0);
             EXPECT_LT(faults, long(kLen / 4096)) << "minor page faults on the receiver in " << kSteady
