@@ -4,10 +4,10 @@
 // per message, so a steady stream of 2 MiB accumulates (as MPIDIG sends for
 // one-sided operations) touches no new memory on the receiver: a page fault
 // per 4 KiB of a fresh buffer costs 10-15 us on some virtual machines.
+#include "common/cma_probe.hpp"
 #include "common/test_util.hpp"
 
 #include <sys/resource.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <malloc.h>
@@ -20,14 +20,6 @@ namespace {
 
 constexpr unsigned kHandler = 4;
 constexpr size_t kLen = size_t(2) << 20;
-
-bool cma_across_processes()
-{
-    static char probe[8] = "probe";
-    char buf[8] = {};
-    iovec local{buf, sizeof(buf)}, remote{probe, sizeof(probe)};
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == ssize_t(sizeof(buf));
-}
 
 long minor_faults()
 {
@@ -74,7 +66,7 @@ void on_done(void *arg, int status) { *static_cast<int *>(arg) = status; }
 // large_acc_flush_local: 400,000 faults in 20 of its 500 iterations).
 TEST(TaggedAmBuffer, SteadyLargeActiveMessagesTouchNoNewMemory)
 {
-    if (!cma_across_processes())
+    if (!cma_permitted())
         GTEST_SKIP() << "process_vm_readv is not permitted here";
     LLC_EXPECT_JOB_OK(job({0, 0}), [](TestProcess &p) {
         constexpr int kWarm = 10, kSteady = 30;

@@ -13,6 +13,7 @@
 // The records are forged by a real second process through libllc's own
 // record path (Context::send_am to the internal handler), so they reach
 // the receiver through its ring like real ones.
+#include "common/cma_probe.hpp"
 #include "common/test_util.hpp"
 
 #include "core/context.hpp"
@@ -45,14 +46,6 @@ llc_stats_t stats(llc_context_t *ctx)
     llc_stats_t s{};
     EXPECT_EQ(llc_get_stats(ctx, &s), LLC_OK);
     return s;
-}
-
-bool cma_across_processes()
-{
-    static char probe[8] = "probe";
-    char buf[8] = {};
-    iovec local{buf, sizeof(buf)}, remote{probe, sizeof(probe)};
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == ssize_t(sizeof(buf));
 }
 
 struct Inbox {
@@ -134,7 +127,7 @@ void put_pid(TestProcess &p)
 // from each arrives intact.
 TEST(TaggedAmHostile, UnreadableSpansFailOnlyTheirMessage)
 {
-    if (!cma_across_processes())
+    if (!cma_permitted())
         GTEST_SKIP() << "process_vm_readv is not permitted here";
     LLC_EXPECT_JOB_OK(job({0, 0, 0}), [](TestProcess &p) {
         fill_pattern(g_bait, sizeof(g_bait), 99);
@@ -235,7 +228,7 @@ class TaggedAmMalformed : public ::testing::TestWithParam<Malformed> {};
 // real large message from rank 1 afterwards arrives intact.
 TEST_P(TaggedAmMalformed, IsDroppedAndCounted)
 {
-    if (!cma_across_processes())
+    if (!cma_permitted())
         GTEST_SKIP() << "process_vm_readv is not permitted here";
     const Malformed m = GetParam();
     LLC_EXPECT_JOB_OK(job({0, 0}), [&](TestProcess &p) {

@@ -8,6 +8,7 @@
 //
 // The records are forged with libllc's own send path (llc::context_of), so
 // they reach the tagged handlers through a transport like real ones.
+#include "common/cma_probe.hpp"
 #include "common/test_util.hpp"
 
 #include "core/context.hpp"
@@ -77,14 +78,6 @@ void send_one_intact(llc_context_t *ctx, int to, size_t len, uint64_t seed)
     EXPECT_EQ(s.status, LLC_OK);
     EXPECT_EQ(r.received, len);
     EXPECT_TRUE(check_pattern(in.data(), len, seed));
-}
-
-bool cma_on_self()
-{
-    static char probe[8] = "probe";
-    char buf[8] = {};
-    iovec local{buf, sizeof(buf)}, remote{probe, sizeof(probe)};
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == ssize_t(sizeof(buf));
 }
 
 JobOptions one_rank(bool cma)
@@ -319,7 +312,7 @@ TEST(TaggedHostile, RepeatedOrMisplacedAcknowledgementsAreDropped)
 
 TEST(TaggedHostile, UnreadableRendezvousBufferFailsOnlyThatReceive)
 {
-    if (!cma_on_self())
+    if (!cma_permitted())
         GTEST_SKIP() << "process_vm_readv is not permitted here";
     LLC_EXPECT_JOB_OK(one_rank(true), [](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
@@ -361,7 +354,7 @@ TEST(TaggedHostile, UnreadableRendezvousBufferFailsOnlyThatReceive)
 // (the receiver's failure notice), not never.
 TEST(TaggedHostile, SenderLearnsOfAFailedRead)
 {
-    if (!cma_on_self())
+    if (!cma_permitted())
         GTEST_SKIP() << "process_vm_readv is not permitted here";
     LLC_EXPECT_JOB_OK(one_rank(true), [](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
