@@ -44,7 +44,7 @@ bool TcpTransport::read_proof(OutConn &c)
         if (n == 0 || errno == ECONNRESET)
             fail_out(c, LLC_ERR_PEER, unproven_close_message(who));
         else if (errno == ETIMEDOUT)
-            fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who, peer_timeout_.ms()));
+            fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who));
         else
             fail_out(c, LLC_ERR_PEER,
                      errno_message("the connection to " + who + " broke", errno) + "; the process probably died");

@@ -7,21 +7,20 @@
 
 namespace llc {
 
-// Part of the timeout messages for a peer that read nothing (the
-// application-level check) or whose kernel acknowledged nothing
-// (TCP_USER_TIMEOUT, ETIMEDOUT).
+// Part of the timeout message for a peer that read nothing (the
+// application-level check).
 inline std::string timeout_advice(uint64_t timeout_ms)
 {
     return "(LLC_TCP_PEER_TIMEOUT_MS=" + std::to_string(timeout_ms) +
-           "; raise it if processes may spend longer without calling into MPI/llc_progress)";
+           "; raise it if the network may hold acknowledgements back longer)";
 }
 
-// ETIMEDOUT on a socket with TCP_USER_TIMEOUT: "<who>: ... ; the host ...".
-inline std::string kernel_timeout_message(const std::string &who, uint64_t timeout_ms)
+// ETIMEDOUT: the kernel's retransmissions went unanswered (its own limit,
+// net.ipv4.tcp_retries2; the sockets carry no TCP_USER_TIMEOUT).
+inline std::string kernel_timeout_message(const std::string &who)
 {
-    return "the kernel gave up on the connection with " + who + ": nothing acknowledged for " +
-           std::to_string(timeout_ms) + " ms " + timeout_advice(timeout_ms) +
-           "; the host is unreachable, or the process stopped or died";
+    return "the kernel gave up on the connection with " + who +
+           ": its retransmissions went unanswered; the host is unreachable or down";
 }
 
 // A connection closed by its acceptor before it proved itself (our Hello was

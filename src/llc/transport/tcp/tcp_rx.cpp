@@ -57,10 +57,8 @@ void TcpTransport::on_stream_ack(InConn &c, const WireHeader &w)
         throw Error(LLC_ERR_PEER, "protocol error: " + describe(c) + " sent an invalid stream acknowledgement (" +
                                       std::to_string(w.seq) + " bytes; " + std::to_string(o.bytes_written) +
                                       " written)");
-    if (w.seq > o.bytes_acked) {
-        o.bytes_acked = w.seq;
-        o.waiting_since_us = monotonic_us();
-    }
+    o.bytes_acked = w.seq;
+    o.waiting_since_us = monotonic_us(); // advancing or not: the peer is alive (computing receivers)
 }
 
 bool TcpTransport::accept_all()
@@ -79,7 +77,6 @@ bool TcpTransport::accept_all()
         }
         auto c = std::make_unique<InConn>();
         c->fd.reset(fd);
-        set_user_timeout(fd);
         c->from = format_ip_port(sa);
         c->auth = std::make_unique<InConn::Auth>(); // the decoder comes with the authenticated Hello
         c->auth->accepted_us = monotonic_us();
@@ -246,7 +243,7 @@ bool TcpTransport::read_in(InConn &c)
         if (c.goodbye)
             close_in(c, LLC_OK, "");
         else if (err == ETIMEDOUT)
-            close_in(c, LLC_ERR_PEER, kernel_timeout_message(describe(c), peer_timeout_.ms()));
+            close_in(c, LLC_ERR_PEER, kernel_timeout_message(describe(c)));
         else if (err == 0)
             close_in(c, LLC_ERR_PEER, describe(c) + " closed the connection unexpectedly; the process probably died");
         else
@@ -276,7 +273,7 @@ void TcpTransport::close_evicted(InConn &c)
 
 // Prepare c.ack_out unless an acknowledgement is partly written already;
 // true if there are acknowledgement bytes to write.
-bool TcpTransport::stage_ack(InConn &c)
+bool TcpTransport::stage_ack(InConn &c, bool repeat)
 {
     if (c.ack_unsent > 0)
         return true;
@@ -289,17 +286,18 @@ bool TcpTransport::stage_ack(InConn &c)
                                                       : c.decoder->header_bytes_pending());
     if (upto <= c.bytes_acked) {
         c.ack_held_since_us = 0; // nothing decoded to acknowledge
-        return false;
+        if (!repeat)
+            return false;
     }
-    c.ack_out = make_wire_header(Kind::StreamAck, ctx_.rank(), 0, upto);
+    c.bytes_acked = std::max(c.bytes_acked, upto);
+    c.ack_out = make_wire_header(Kind::StreamAck, ctx_.rank(), 0, c.bytes_acked);
     c.ack_unsent = sizeof(WireHeader);
-    c.bytes_acked = upto;
     c.ack_held_since_us = 0;
     return true;
 }
 
 // Tell the sender how much of its stream has been read (see tcp_transport.hpp).
-void TcpTransport::send_ack(InConn &c, bool prompt)
+void TcpTransport::send_ack(InConn &c, bool prompt, bool repeat)
 {
     if (c.feeding)
         return; // called from a handler's send: at the end of the progress call instead (or with it, flush)
@@ -308,7 +306,7 @@ void TcpTransport::send_ack(InConn &c, bool prompt)
     if ((c.ack_unsent == 0 || c.ack_unsent == sizeof(WireHeader)) && c.pair_out && !c.pair_out->queue.empty() &&
         c.pair_out->queue.front()->started())
         return;
-    if (!stage_ack(c))
+    if (!stage_ack(c, repeat))
         return;
     const char *p = reinterpret_cast<const char *>(&c.ack_out) + (sizeof(WireHeader) - c.ack_unsent);
     for (;;) {

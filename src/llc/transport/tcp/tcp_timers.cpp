@@ -1,6 +1,7 @@
 // tcp_timers.cpp - TcpTransport's time-driven work: when StreamAcks are
 // read and written (held, mid-record), the liveness check of peers that owe
-// acknowledgements (PeerTimeout), and TCP_USER_TIMEOUT.
+// acknowledgements (PeerTimeout), and the alive acknowledgements of a
+// process that computes (keep_alive).
 #include "transport/tcp/tcp_transport.hpp"
 
 #include "transport/tcp/tcp_messages.hpp"
@@ -10,6 +11,7 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -110,14 +112,6 @@ bool TcpTransport::check_liveness(OutConn &c, uint64_t now)
     return true;
 }
 
-void TcpTransport::set_user_timeout(int fd) const
-{
-    // The kernel aborts the connection when data it sent stays
-    // unacknowledged (host down, network partitioned) this long.
-    unsigned int ms = unsigned(peer_timeout_.ms());
-    ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
-}
-
 // Held acknowledgements (tcp_transport.hpp): from the AckFlusher's thread,
 // with mu_ held, while the process is outside the transport.
 bool TcpTransport::flush_held_acks(uint64_t older_than_us)
@@ -133,6 +127,30 @@ bool TcpTransport::flush_held_acks(uint64_t older_than_us)
         still |= c.ack_held_since_us != 0 || c.ack_unsent > 0;
     }
     return still;
+}
+
+// Computing receivers (tcp_transport.hpp): from the AckFlusher's thread,
+// with mu_ held, every alive period.  Connections a peer opened meanwhile
+// are accepted and authenticated (the Hello only: exact-size reads, no
+// record is decoded here).  A connection whose socket holds bytes we have
+// not read, or whose read bytes are not all acknowledged, gets a StreamAck
+// (the last count again if nothing new was decoded).
+void TcpTransport::keep_alive()
+{
+    accept_all();
+    for (size_t i = 0; i < in_.size(); i++) // (read_auth may not add or remove any)
+        if (in_[i]->auth && !in_[i]->closed)
+            read_auth(*in_[i]);
+    for (auto &p : in_) {
+        InConn &c = *p;
+        if (c.closed || c.auth || c.ack_broken || c.rank < 0)
+            continue;
+        int unread = 0;
+        if (::ioctl(sock(c), FIONREAD, &unread) != 0)
+            unread = 0;
+        if (unread > 0 || c.bytes_read > c.bytes_acked || c.ack_unsent > 0)
+            send_ack(c, true, true);
+    }
 }
 
 } // namespace llc

@@ -20,6 +20,10 @@ namespace llc {
 
 namespace {
 constexpr uint64_t kAckFlushPeriodUs = 10000;
+// Computing receivers (tcp_transport.hpp): the flusher tells senders of
+// unread bytes that this process is alive every LLC_TCP_PEER_TIMEOUT_MS /
+// this much (2.5 s by default), well inside their timeout.
+constexpr uint64_t kAlivePerTimeout = 4;
 // incoming_quiet: an unauthenticated connection younger than this may be a
 // peer of the job that is about to send (its Goodbye too); older ones are
 // strangers as far as finalize is concerned.
@@ -47,6 +51,23 @@ TcpTransport::TcpTransport(Context &ctx)
     if (::getsockname(listener_.get(), reinterpret_cast<sockaddr *>(&sa), &len) != 0)
         throw_errno(LLC_ERR_SYSTEM, "getsockname() of the tcp listener", errno);
     my_addr_ = choose_publish_address(ctx_.config().tcp_addr) + ":" + std::to_string(ntohs(sa.sin_port));
+    start_flusher(alive_period_us());
+}
+
+uint64_t TcpTransport::alive_period_us() const
+{
+    return std::max<uint64_t>(1000, peer_timeout_.us() / kAlivePerTimeout);
+}
+
+// The flusher's thread wakes every period_us: the alive period alone, or
+// the held acknowledgements' period on connections that carry both
+// directions (enable_bidirectional).
+void TcpTransport::start_flusher(uint64_t period_us)
+{
+    flusher_.reset(); // joins the thread of the period before
+    flusher_ = std::make_unique<AckFlusher>(
+        mu_, period_us, alive_period_us(), [this] { return flush_held_acks(flusher_->period_us()); },
+        [this] { keep_alive(); });
 }
 
 TcpTransport::~TcpTransport() = default;
@@ -66,10 +87,8 @@ void TcpTransport::publish_address() { ctx_.addresses().publish(AddrKind::Tcp, m
 void TcpTransport::enable_bidirectional()
 {
     bidi_ = ctx_.config().tcp_bidi && (ctx_.size() < 2 || ctx_.config().max_contexts >= size_t(ctx_.size() - 1));
-    if (bidi_ && !flusher_) {
-        const uint64_t period = std::min(kAckFlushPeriodUs, peer_timeout_.ms() * 1000 / 8);
-        flusher_ = std::make_unique<AckFlusher>(mu_, period, [this] { return flush_held_acks(flusher_->period_us()); });
-    }
+    if (bidi_ && flusher_->period_us() == alive_period_us())
+        start_flusher(std::min(kAckFlushPeriodUs, peer_timeout_.ms() * 1000 / 8));
 }
 
 // --------------------------------------------------------------- progress

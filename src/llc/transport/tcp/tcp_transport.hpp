@@ -75,6 +75,18 @@
 // then computes still acknowledges in time.  The flusher runs only when the
 // transport's lock (mu_, taken by every entry point, enter()) is free.
 //
+// Computing receivers: a process that computes before it reads what was
+// sent to it (an MPI rank between a peer's send and its own receive) is
+// alive, but its sender sees its bytes unacknowledged.  Every
+// LLC_TCP_PEER_TIMEOUT_MS / 4 the flusher thread (on every connection, both
+// directions or not) finds the connections whose socket holds bytes the
+// process has not read, or whose read bytes are not acknowledged, and
+// writes a StreamAck on each (the last count again when nothing new was
+// decoded: keep_alive).  Every valid StreamAck restarts the sender's
+// silence (waiting_since_us), advancing or not.  So the peer timeout fires
+// only when every thread of the receiver has stopped (SIGSTOP, a
+// debugger) or its host is gone.
+//
 // The sender does not poll for them on
 // every call: it reads them at most once a millisecond while it has
 // unacknowledged bytes (and always before declaring a peer dead), so a
@@ -83,10 +95,11 @@
 // not advanced for LLC_TCP_PEER_TIMEOUT_MS fails the connection with
 // LLC_ERR_PEER.  The Goodbye record itself is not counted: a peer that
 // enters finalize late has read everything before it, and finalize has its
-// own bound (LLC_FINALIZE_TIMEOUT_MS).  Both sockets also carry TCP_USER_TIMEOUT =
-// LLC_TCP_PEER_TIMEOUT_MS once connected, so that a host that stopped
-// answering at the TCP level (powered off, partitioned) is noticed in the
-// same time instead of after the kernel's retransmission limit.
+// own bound (LLC_FINALIZE_TIMEOUT_MS).  The same check notices a host that
+// stopped answering (powered off, partitioned): no acknowledgement, alive or
+// not, comes from it.  The sockets carry no TCP_USER_TIMEOUT: the kernel
+// applies it to a receiver's zero window too, and would close the
+// connection to a peer that computes while its receive buffer is full.
 //
 // The cap (LLC_MAX_CONTEXTS, under every capped table's policy, PeerCap in
 // support/peer_cap.hpp): at most that many outgoing connections are
@@ -320,12 +333,9 @@ private:
     }
     // Bytes written that the peer has not acknowledged yet (the Goodbye excepted).
     static bool owes_ack(const OutConn &c) { return std::min(c.bytes_written, c.owed_limit) > c.bytes_acked; }
-    // With an AckFlusher, every entry point from the process holds mu_ (the
-    // flusher writes held acknowledgements only while it is free).
-    std::unique_lock<std::recursive_mutex> enter() const
-    {
-        return flusher_ ? std::unique_lock<std::recursive_mutex>(mu_) : std::unique_lock<std::recursive_mutex>();
-    }
+    // Every entry point from the process holds mu_ (the flusher writes held
+    // acknowledgements and alive ones only while it is free).
+    std::unique_lock<std::recursive_mutex> enter() const { return std::unique_lock<std::recursive_mutex>(mu_); }
 
     // tcp_transport.cpp: the progress loop.
     void build_pollset(uint64_t &now); // now: 0, or set when the clock is read
@@ -363,8 +373,10 @@ private:
     void close_in(InConn &c, int status, const std::string &message);
     void close_evicted(InConn &c);
     std::string describe(const InConn &c) const;
-    bool stage_ack(InConn &c);
-    void send_ack(InConn &c, bool prompt = false); // prompt: not corked
+    // repeat: stage the last count again when nothing new was decoded (an
+    // alive acknowledgement, keep_alive)
+    bool stage_ack(InConn &c, bool repeat = false);
+    void send_ack(InConn &c, bool prompt = false, bool repeat = false); // prompt: not corked
 
     // tcp_timers.cpp: acknowledgements due, held acknowledgements, liveness.
     bool acks_due(const OutConn &c, uint64_t &now) const;
@@ -374,7 +386,9 @@ private:
     // Held acknowledgements (see the comment at the top): write those held
     // at least `older_than_us`; true if some are still held.
     bool flush_held_acks(uint64_t older_than_us);
-    void set_user_timeout(int fd) const;
+    void keep_alive();
+    uint64_t alive_period_us() const;
+    void start_flusher(uint64_t period_us);
 
     // tcp_auth.cpp: authentication (see the comment at the top).
     bool read_proof(OutConn &c);

@@ -68,7 +68,6 @@ void TcpTransport::start_connect(OutConn &c)
     c.connect_deadline_us = monotonic_us() + ctx_.config().connect_timeout_ms * 1000;
     if (::connect(c.fd.get(), reinterpret_cast<sockaddr *>(&sa), sizeof(sa)) == 0) {
         c.state = OutConn::State::Connected;
-        set_user_timeout(c.fd.get());
     } else if (errno == EINPROGRESS || errno == EINTR) {
         c.state = OutConn::State::Connecting;
     } else {
@@ -146,7 +145,7 @@ bool TcpTransport::write_out(OutConn &c)
             if (c.auth && (errno == ECONNRESET || errno == EPIPE))
                 fail_out(c, LLC_ERR_PEER, unproven_close_message(who));
             else if (errno == ETIMEDOUT)
-                fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who, peer_timeout_.ms()));
+                fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who));
             else
                 fail_out(c, LLC_ERR_PEER,
                          errno_message("connection to " + who + " broke while sending", errno) +
@@ -226,7 +225,6 @@ bool TcpTransport::check_out(OutConn &c, short revents)
                 return true;
             }
             c.state = OutConn::State::Connected;
-            set_user_timeout(c.fd.get());
             write_out(c);
             return true;
         }
@@ -280,7 +278,7 @@ bool TcpTransport::read_acks(OutConn &c)
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return did;
             if (errno == ETIMEDOUT)
-                fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who(), peer_timeout_.ms()));
+                fail_out(c, LLC_ERR_PEER, kernel_timeout_message(who()));
             else
                 fail_out(c, LLC_ERR_PEER,
                          errno_message("connection to " + who() + " broke", errno) + "; the process probably died");
@@ -317,10 +315,8 @@ bool TcpTransport::read_acks(OutConn &c)
                              " sent something other than a valid stream acknowledgement on a send-only connection");
                 return true;
             }
-            if (w.seq > c.bytes_acked) {
-                c.bytes_acked = w.seq;
-                c.waiting_since_us = c.last_drain_us;
-            }
+            c.bytes_acked = w.seq;
+            c.waiting_since_us = c.last_drain_us; // advancing or not: alive (computing receivers)
         }
         c.ack_have = uint32_t(total - off);
         std::memcpy(c.ack_buf, buf + off, c.ack_have);

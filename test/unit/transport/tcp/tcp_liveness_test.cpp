@@ -279,6 +279,42 @@ TEST_P(TcpLiveness, ReceiverComputingAfterReadingIsNotReported)
     });
 }
 
+// Rank 1 computes (no llc_progress) for 4 timeouts before it reads what
+// rank 0 sends meanwhile: 16 MiB of 8 KiB messages, more than the sockets
+// hold, so rank 0's sends wait on a full receive buffer all that time.  In
+// round 0 rank 1 has not even accepted the connection yet; in round 1 it
+// has.  Rank 1's alive acknowledgements (written by its own thread while
+// it computes) keep rank 0 from reporting it, and the kernel does not give
+// up on the zero window either; every message arrives, in order, intact.
+TEST_P(TcpLiveness, ReceiverComputingBeforeReadingIsNotReported)
+{
+    const unsigned timeout_ms = GetParam();
+    run_liveness(timeout_ms, [timeout_ms](TestProcess &p, llc_context_t *ctx, Inbox &in) {
+        constexpr int kCount = 2048;
+        constexpr size_t kSize = 8 * 1024;
+        for (int round = 0; round < 2 && !::testing::Test::HasFailure(); round++) {
+            if (p.rank == 0) {
+                const double start = now_s();
+                for (int i = 0; i < kCount && !::testing::Test::HasFailure(); i++)
+                    send_checked(ctx, 1, round * kCount + i, kSize);
+                EXPECT_TRUE(progress_until(
+                    ctx, [&] { return in.n == round + 1; }, 60)) // the reply
+                    << llc_last_error(ctx);
+                EXPECT_GT(now_s() - start, 4.0 * timeout_ms / 1000);
+            } else {
+                usleep(4 * timeout_ms * 1000); // "compute" before reading
+                EXPECT_TRUE(progress_until(
+                    ctx, [&] { return in.n == (round + 1) * kCount; }, 60))
+                    << llc_last_error(ctx);
+                EXPECT_EQ(in.bytes, size_t(round + 1) * kCount * kSize);
+                EXPECT_FALSE(in.bad);
+                ASSERT_EQ(llc_am_send(ctx, 0, 0, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
+            }
+        }
+        finalize_ok(ctx);
+    });
+}
+
 // Rank 1 reaches llc_finalize 4 timeouts after rank 0, without calling
 // llc_progress in between: rank 0's Goodbye waits unread all that time,
 // which is not a failure (finalize has its own bound).
