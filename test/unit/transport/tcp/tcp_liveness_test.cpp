@@ -315,6 +315,43 @@ TEST_P(TcpLiveness, ReceiverComputingBeforeReadingIsNotReported)
     });
 }
 
+// Both ranks start 16 MiB of 8 KiB messages to each other (one connection
+// carries both directions), then leave the library before their sends are
+// done: rank 0 computes 1 timeout, rank 1 four.  While rank 1 computes,
+// rank 0 reads what rank 1 wrote and waits for rank 1 to read its bytes;
+// rank 1's thread must answer for it although rank 1's own record on the
+// connection may be half written.  Everything arrives; nobody is reported.
+TEST_P(TcpLiveness, BothSendingThenComputingAreNotReported)
+{
+    const unsigned timeout_ms = GetParam();
+    run_liveness(timeout_ms, [timeout_ms](TestProcess &p, llc_context_t *ctx, Inbox &in) {
+        constexpr int kCount = 2048;
+        constexpr size_t kSize = 8 * 1024;
+        std::vector<std::vector<char>> bufs(kCount);
+        int done = 0;
+        auto on_done = [](void *arg, int status) {
+            EXPECT_EQ(status, LLC_OK);
+            ++*static_cast<int *>(arg);
+        };
+        for (int i = 0; i < kCount; i++) {
+            bufs[size_t(i)].resize(kSize);
+            fill_pattern(bufs[size_t(i)].data(), kSize, uint64_t(i));
+            llc_iov_t iov{bufs[size_t(i)].data(), kSize};
+            const int rc = llc_am_send(ctx, 1 - p.rank, 0, nullptr, 0, &iov, 1, on_done, &done);
+            ASSERT_TRUE(rc == LLC_OK || rc == LLC_INPROGRESS) << llc_last_error(ctx);
+            if (rc == LLC_OK)
+                done++;
+        }
+        usleep((p.rank == 0 ? 1 : 4) * timeout_ms * 1000); // "compute", sends in progress
+        EXPECT_TRUE(progress_until(
+            ctx, [&] { return in.n == kCount && done == kCount; }, 60))
+            << llc_last_error(ctx) << " (" << in.n << " received, " << done << " sent)";
+        EXPECT_EQ(in.bytes, size_t(kCount) * kSize);
+        EXPECT_FALSE(in.bad);
+        finalize_ok(ctx);
+    });
+}
+
 // Rank 1 reaches llc_finalize 4 timeouts after rank 0, without calling
 // llc_progress in between: rank 0's Goodbye waits unread all that time,
 // which is not a failure (finalize has its own bound).
