@@ -251,67 +251,74 @@ TEST_P(TcpLiveness, SlowButProgressingReceiverIsNotReported)
     });
 }
 
-// Rank 1 reads two messages that arrive back to back, then computes (no
-// llc_progress) for 4 timeouts before replying, while rank 0 waits in
-// llc_progress.  Rank 1 acknowledged what it read before leaving
-// llc_progress, so rank 0 has nothing outstanding: no false alarm.  (With
-// acknowledgements sent only now and then, the second message would be
-// unacknowledged and rank 0 would report rank 1 dead.)
+// Two rounds: rank 0 sends rank 1 `per_round` messages (send_round(round))
+// and waits in llc_progress for its reply; rank 1 computes (no llc_progress)
+// for 4 timeouts before it reads them (compute_first) or after, then
+// replies.  Nobody is reported, every byte arrives, rank 0 waited for the
+// computing.
+template <class SendRound> void two_rounds_with_a_computing_receiver(TestProcess &p, llc_context_t *ctx, Inbox &in,
+                                                                     unsigned timeout_ms, int per_round,
+                                                                     bool compute_first, SendRound send_round)
+{
+    for (int round = 0; round < 2 && !::testing::Test::HasFailure(); round++) {
+        if (p.rank == 0) {
+            const double start = now_s();
+            send_round(round);
+            EXPECT_TRUE(progress_until(
+                ctx, [&] { return in.n == round + 1; }, 60))
+                << llc_last_error(ctx);
+            EXPECT_GT(now_s() - start, 4.0 * timeout_ms / 1000);
+        } else {
+            if (compute_first)
+                usleep(4 * timeout_ms * 1000); // "compute" before reading
+            EXPECT_TRUE(progress_until(
+                ctx, [&] { return in.n == (round + 1) * per_round; }, 60))
+                << llc_last_error(ctx);
+            EXPECT_FALSE(in.bad);
+            if (!compute_first)
+                usleep(4 * timeout_ms * 1000); // "compute" after reading
+            ASSERT_EQ(llc_am_send(ctx, 0, 0, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
+        }
+    }
+    finalize_ok(ctx);
+}
+
+// Rank 1 reads two messages that arrive back to back, then computes before
+// replying.  It acknowledged what it read before leaving llc_progress, so
+// rank 0 has nothing outstanding: no false alarm.  (With acknowledgements
+// sent only now and then, the second message would be unacknowledged and
+// rank 0 would report rank 1 dead.)
 TEST_P(TcpLiveness, ReceiverComputingAfterReadingIsNotReported)
 {
     const unsigned timeout_ms = GetParam();
     run_liveness(timeout_ms, [timeout_ms](TestProcess &p, llc_context_t *ctx, Inbox &in) {
-        for (int round = 0; round < 2; round++) {
-            if (p.rank == 0) {
-                send_checked(ctx, 1, 2 * round, 100);
-                send_checked(ctx, 1, 2 * round + 1, 1u << 20);
-                double start = now_s();
-                progress_until(ctx, [&] { return in.n == round + 1; }); // the reply
-                EXPECT_GT(now_s() - start, 4.0 * timeout_ms / 1000);
-            } else {
-                progress_until(ctx, [&] { return in.n == 2 * round + 2; });
-                EXPECT_FALSE(in.bad);
-                usleep(4 * timeout_ms * 1000); // "compute"
-                ASSERT_EQ(llc_am_send(ctx, 0, 0, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
-            }
-        }
-        finalize_ok(ctx);
+        two_rounds_with_a_computing_receiver(p, ctx, in, timeout_ms, 2, false, [&](int round) {
+            send_checked(ctx, 1, 2 * round, 100);
+            send_checked(ctx, 1, 2 * round + 1, 1u << 20);
+        });
     });
 }
 
-// Rank 1 computes (no llc_progress) for 4 timeouts before it reads what
-// rank 0 sends meanwhile: 16 MiB of 8 KiB messages, more than the sockets
-// hold, so rank 0's sends wait on a full receive buffer all that time.  In
-// round 0 rank 1 has not even accepted the connection yet; in round 1 it
-// has.  Rank 1's alive acknowledgements (written by its own thread while
-// it computes) keep rank 0 from reporting it, and the kernel does not give
-// up on the zero window either; every message arrives, in order, intact.
+// Rank 1 computes before it reads what rank 0 sends meanwhile: 16 MiB of
+// 8 KiB messages, more than the sockets hold, so rank 0's sends wait on a
+// full receive buffer all that time.  In round 0 rank 1 has not even
+// accepted the connection yet; in round 1 it has.  Rank 1's alive
+// acknowledgements (written by its own thread while it computes) keep rank
+// 0 from reporting it, and the kernel does not give up on the zero window
+// either; every message arrives, in order, intact.
 TEST_P(TcpLiveness, ReceiverComputingBeforeReadingIsNotReported)
 {
     const unsigned timeout_ms = GetParam();
     run_liveness(timeout_ms, [timeout_ms](TestProcess &p, llc_context_t *ctx, Inbox &in) {
         constexpr int kCount = 2048;
         constexpr size_t kSize = 8 * 1024;
-        for (int round = 0; round < 2 && !::testing::Test::HasFailure(); round++) {
-            if (p.rank == 0) {
-                const double start = now_s();
-                for (int i = 0; i < kCount && !::testing::Test::HasFailure(); i++)
-                    send_checked(ctx, 1, round * kCount + i, kSize);
-                EXPECT_TRUE(progress_until(
-                    ctx, [&] { return in.n == round + 1; }, 60)) // the reply
-                    << llc_last_error(ctx);
-                EXPECT_GT(now_s() - start, 4.0 * timeout_ms / 1000);
-            } else {
-                usleep(4 * timeout_ms * 1000); // "compute" before reading
-                EXPECT_TRUE(progress_until(
-                    ctx, [&] { return in.n == (round + 1) * kCount; }, 60))
-                    << llc_last_error(ctx);
-                EXPECT_EQ(in.bytes, size_t(round + 1) * kCount * kSize);
-                EXPECT_FALSE(in.bad);
-                ASSERT_EQ(llc_am_send(ctx, 0, 0, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
-            }
+        two_rounds_with_a_computing_receiver(p, ctx, in, timeout_ms, kCount, true, [&](int round) {
+            for (int i = 0; i < kCount && !::testing::Test::HasFailure(); i++)
+                send_checked(ctx, 1, round * kCount + i, kSize);
+        });
+        if (p.rank == 1) {
+            EXPECT_EQ(in.bytes, 2 * kCount * kSize);
         }
-        finalize_ok(ctx);
     });
 }
 
