@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """bench/threads/report.py OUT MPI... - the table of bench/threads/run.sh:
 median of the repeats per (MPI, mode, threads, size), llc over Debian MPICH
-and over the better peer (latency: lower is better; rate: higher is)."""
+and over the better peer (latency: lower is better; rate: higher is); with
+an llc-vci column (the per-VCI build), its figures over Debian MPICH's and
+its rates with several threads over llc's with one."""
 import glob
 import os
 import statistics
@@ -20,9 +22,12 @@ for m in mpis:
                     vals.setdefault((m, p[0], int(p[1]), int(p[2])), []).append(float(p[3]))
 
 keys = sorted({(k[1], k[2], k[3]) for k in vals})
-peers = [m for m in mpis if m != "llc"]
-print("| mode | threads | size | " + " | ".join(mpis) + (" | llc / mpich | llc / best |" if "llc" in mpis and peers else " |"))
-print("|---|---:|---:|" + "---:|" * len(mpis) + ("---:|---:|" if "llc" in mpis and peers else ""))
+peers = [m for m in mpis if m not in ("llc", "llc-vci")]
+vci = "llc-vci" in mpis
+print("| mode | threads | size | " + " | ".join(mpis) + (" | llc / mpich | llc / best |" if "llc" in mpis and peers else " |")
+      + (" llc-vci / mpich |" if vci and "mpich" in mpis else ""))
+print("|---|---:|---:|" + "---:|" * len(mpis) + ("---:|---:|" if "llc" in mpis and peers else "")
+      + ("---:|" if vci and "mpich" in mpis else ""))
 med = {}
 for mode, t, s in keys:
     row = []
@@ -40,6 +45,9 @@ for mode, t, s in keys:
         r1 = f"{llc / mp:.2f}" if llc and mp else "-"
         r2 = f"{llc / best:.2f}" if llc and best else "-"
         extra = f" | {r1} | {r2}"
+    if vci and "mpich" in mpis:
+        v, mp = med[("llc-vci", mode, t, s)], med.get(("mpich", mode, t, s))
+        extra += f" | {v / mp:.2f}" if v and mp else " | -"
     print(f"| {mode} | {t} | {s} | " + " | ".join(row) + extra + " |")
 if "llc" in mpis:
     print()
@@ -49,3 +57,6 @@ if "llc" in mpis:
             many = med.get(("llc", "rate", t, s))
             if one and many:
                 print(f"llc message rate, {s} B: {t} threads / 1 thread = {many / one:.2f}")
+            v = med.get(("llc-vci", "rate", t, s))
+            if one and v:
+                print(f"llc-vci message rate, {s} B: {t} threads / llc with 1 thread = {v / one:.2f}")
