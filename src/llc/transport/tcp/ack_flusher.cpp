@@ -62,7 +62,6 @@ void AckFlusher::run()
         if (alive_due) {
             since_alive_us = 0;
             keep_alive_();
-            alive_checks_.fetch_add(1, std::memory_order_relaxed);
         }
     }
 }

@@ -42,7 +42,6 @@ public:
     void note_held() { held_.store(true, std::memory_order_relaxed); }
     uint64_t period_us() const { return period_us_; }
     uint64_t flushes() const { return flushes_.load(std::memory_order_relaxed); }
-    uint64_t alive_checks() const { return alive_checks_.load(std::memory_order_relaxed); }
 
 private:
     void run();
@@ -54,7 +53,6 @@ private:
     std::function<void()> keep_alive_;
     std::atomic<bool> held_{false};
     std::atomic<uint64_t> flushes_{0};
-    std::atomic<uint64_t> alive_checks_{0};
     std::mutex stop_mu_;
     std::condition_variable stop_cv_;
     bool stop_ = false;

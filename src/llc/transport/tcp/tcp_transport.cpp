@@ -87,8 +87,9 @@ void TcpTransport::publish_address() { ctx_.addresses().publish(AddrKind::Tcp, m
 void TcpTransport::enable_bidirectional()
 {
     bidi_ = ctx_.config().tcp_bidi && (ctx_.size() < 2 || ctx_.config().max_contexts >= size_t(ctx_.size() - 1));
-    if (bidi_ && flusher_->period_us() == alive_period_us())
-        start_flusher(std::min(kAckFlushPeriodUs, peer_timeout_.ms() * 1000 / 8));
+    const uint64_t held_period_us = std::min(kAckFlushPeriodUs, peer_timeout_.ms() * 1000 / 8);
+    if (bidi_ && flusher_->period_us() != held_period_us)
+        start_flusher(held_period_us);
 }
 
 // --------------------------------------------------------------- progress

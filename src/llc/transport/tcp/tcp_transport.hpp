@@ -91,8 +91,8 @@
 // every call: it reads them at most once a millisecond while it has
 // unacknowledged bytes (and always before declaring a peer dead), so a
 // ping-pong does not pay for them on its critical path.  A sender whose
-// bytes written are not all acknowledged and whose acknowledged count has
-// not advanced for LLC_TCP_PEER_TIMEOUT_MS fails the connection with
+// bytes written are not all acknowledged and that has read no
+// acknowledgement (advancing or not) for LLC_TCP_PEER_TIMEOUT_MS fails the connection with
 // LLC_ERR_PEER.  The Goodbye record itself is not counted: a peer that
 // enters finalize late has read everything before it, and finalize has its
 // own bound (LLC_FINALIZE_TIMEOUT_MS).  The same check notices a host that
