@@ -121,6 +121,17 @@ bool StreamRun::drain(double timeout_s)
     return progress_until(ctx, [&] { s.reap(); return s.inflight.empty(); }, timeout_s);
 }
 
+bool StreamRun::fence()
+{
+    bool ok = true;
+    int rc = TestProcess::fence_polling(&p, [&] {
+        if (ok)
+            ok = progress();
+    });
+    EXPECT_EQ(rc, 0) << "the job's barrier timed out";
+    return ok && rc == 0;
+}
+
 void StreamRun::finish()
 {
     finalize_ok(ctx);

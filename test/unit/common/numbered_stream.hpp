@@ -106,6 +106,9 @@ struct StreamRun {
     bool progress();
     // Progress until every send is done (at most timeout_s).
     bool drain(double timeout_s = 60);
+    // The job's barrier, progressing while it waits (a process that has
+    // drained still answers the peers draining towards it).
+    bool fence();
     // llc_finalize (it must succeed), then check_counts_after_finalize.
     void finish();
 

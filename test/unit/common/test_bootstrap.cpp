@@ -114,7 +114,9 @@ int TestProcess::get(void *arg, int src_rank, const char *key, void *value, size
     return rc;
 }
 
-int TestProcess::fence(void *arg)
+int TestProcess::fence(void *arg) { return fence_polling(arg, {}); }
+
+int TestProcess::fence_polling(void *arg, const std::function<void()> &poll)
 {
     Shared *s = static_cast<TestProcess *>(arg)->shared;
     pthread_mutex_lock(&s->lock);
@@ -138,7 +140,10 @@ int TestProcess::fence(void *arg)
         pthread_mutex_unlock(&s->lock);
         if (now_ms() > deadline)
             return -1;
-        usleep(50);
+        if (poll)
+            poll();
+        else
+            usleep(50);
     }
 }
 

@@ -54,6 +54,11 @@ public:
     static int put(void *arg, const char *key, const void *value, size_t len);
     static int get(void *arg, int src_rank, const char *key, void *value, size_t *len);
     static int fence(void *arg);
+    // The same barrier, calling poll() while it waits: a test body that has
+    // a context passes its llc_progress, so that a peer still waiting on
+    // this process (for an acknowledgement over udp, say) is answered
+    // instead of timing out while both wait for each other.
+    static int fence_polling(void *arg, const std::function<void()> &poll);
 
     struct Shared;
     Shared *shared = nullptr;
