@@ -63,6 +63,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/hybrid/ring_pool_test.cpp \
 	test/unit/hybrid/hybrid_receiver_test.cpp \
 	test/unit/transport/udp/udp_cap_test.cpp \
+	test/unit/transport/udp/udp_liveness_test.cpp \
 	test/unit/transport/udp/udp_shared_recv_test.cpp \
 	test/unit/transport/tcp/tcp_liveness_test.cpp \
 	test/unit/transport/tcp/tcp_evict_test.cpp \
