@@ -70,6 +70,7 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/transport/tcp/tcp_bidi_test.cpp \
 	test/unit/auth/auth_test.cpp \
 	test/unit/common/stranger_util.hpp \
+	test/unit/common/liveness_util.hpp \
 	test/unit/common/cma_probe.hpp \
 	test/unit/tagged/tagged_am_hostile_test.cpp \
 	test/unit/tagged/tagged_am_keyed_test.cpp \

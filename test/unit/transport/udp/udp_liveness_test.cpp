@@ -5,6 +5,7 @@
 // reported; a rank whose threads are all stopped still is; the alive socket
 // answers no stranger.  Over udp and over the hybrid (udp until promoted).
 #include "common/job_secret_util.hpp"
+#include "common/liveness_util.hpp"
 #include "common/stranger_util.hpp"
 #include "common/test_util.hpp"
 #include "common/traffic.hpp"
@@ -36,24 +37,6 @@ JobOptions liveness_job(const std::string &net, unsigned timeout_s = 60)
     return o;
 }
 
-struct Inbox {
-    int n = 0;
-    size_t bytes = 0;
-    uint64_t word = 0; // the first 8 bytes of the last header
-    bool bad = false;
-};
-
-void on_msg(llc_context_t *, void *arg, int, const void *hdr, size_t hdr_len, const void *data, size_t len)
-{
-    auto *in = static_cast<Inbox *>(arg);
-    if (hdr_len >= sizeof(uint64_t))
-        std::memcpy(&in->word, hdr, sizeof(uint64_t));
-    if (len > 0 && !check_pattern(data, len, uint64_t(in->n)))
-        in->bad = true;
-    in->n++;
-    in->bytes += len;
-}
-
 // Sends keep their buffers until their callbacks.
 struct Sends {
     std::vector<std::vector<char>> bufs;
@@ -81,14 +64,6 @@ llc_stats_t stats(llc_context_t *ctx)
     llc_stats_t st{};
     llc_get_stats(ctx, &st);
     return st;
-}
-
-std::string bootstrap_value(TestProcess &p, int rank, const std::string &key)
-{
-    char buf[1024];
-    size_t len = sizeof(buf);
-    EXPECT_EQ(TestProcess::get(&p, rank, key.c_str(), buf, &len), 0) << key;
-    return std::string(buf, len);
 }
 
 // An AliveProbe from src to dst as a process of the job would make it.
@@ -122,7 +97,7 @@ TEST_P(UdpLiveness, ReceiverComputingBeforeReadingIsNotReported)
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
         Inbox in;
-        ASSERT_EQ(llc_am_register(ctx, 0, on_msg, &in), LLC_OK);
+        ASSERT_EQ(llc_am_register(ctx, 0, on_inbox_msg, &in), LLC_OK);
         constexpr int kSmall = 64;
         constexpr size_t kSmallSize = 8 * 1024, kLargeSize = 1u << 20;
         if (p.rank == 0) {
@@ -164,7 +139,7 @@ TEST_P(UdpLiveness, SenderComputingMidMessageIsNotReported)
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
         Inbox in;
-        ASSERT_EQ(llc_am_register(ctx, 0, on_msg, &in), LLC_OK);
+        ASSERT_EQ(llc_am_register(ctx, 0, on_inbox_msg, &in), LLC_OK);
         constexpr size_t kSize = 4u << 20;
         ASSERT_EQ(TestProcess::fence(&p), 0);
         if (p.rank == 0) {
@@ -202,7 +177,7 @@ TEST_P(UdpLiveness, StoppedPeerIsStillReported)
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
         Inbox in;
-        ASSERT_EQ(llc_am_register(ctx, 0, on_msg, &in), LLC_OK);
+        ASSERT_EQ(llc_am_register(ctx, 0, on_inbox_msg, &in), LLC_OK);
         if (p.rank == 1) {
             uint64_t pid = uint64_t(getpid());
             ASSERT_EQ(llc_am_send(ctx, 0, 0, &pid, sizeof(pid), nullptr, 0, nullptr, nullptr), LLC_OK);
@@ -224,22 +199,11 @@ TEST_P(UdpLiveness, StoppedPeerIsStillReported)
         } cont{peer};
         ASSERT_EQ(llc_am_send(ctx, 1, 0, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
         const double wait_end = now_s() + 10;
-        while (now_s() < wait_end) {
+        while (process_state(peer) != 'T' && now_s() < wait_end) {
             ASSERT_EQ(llc_progress(ctx, nullptr), LLC_OK) << llc_last_error(ctx);
-            char state = 0;
-            FILE *f = std::fopen(("/proc/" + std::to_string(peer) + "/stat").c_str(), "r");
-            if (f) {
-                char line[512] = {0};
-                if (std::fgets(line, sizeof(line), f)) {
-                    const char *paren = std::strrchr(line, ')');
-                    state = paren && paren[1] && paren[2] ? paren[2] : 0;
-                }
-                std::fclose(f);
-            }
-            if (state == 'T')
-                break;
             usleep(1000);
         }
+        ASSERT_EQ(process_state(peer), 'T') << "rank 1 did not stop";
         const double start = now_s();
         std::vector<char> buf(100, 's');
         llc_iov_t iov{buf.data(), buf.size()};
