@@ -131,8 +131,6 @@ src_llc_libllc_la_SOURCES = \
 	src/llc/transport/udp/udp_tx.cpp \
 	src/llc/transport/udp/udp_rx.cpp \
 	src/llc/transport/udp/udp_timers.cpp \
-	src/llc/transport/udp/udp_alive.cpp \
-	src/llc/transport/udp/udp_alive.hpp \
 	src/llc/transport/udp/udp_switch_channel.cpp \
 	src/llc/transport/udp/udp_constants.hpp \
 	src/llc/transport/udp/udp_account.cpp \

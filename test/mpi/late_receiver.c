@@ -6,7 +6,7 @@
  * between them hold) and waits for them; the odd rank first computes
  * SECONDS outside MPI, then receives them all and checks every byte, then
  * answers.  Run with SECONDS several times the peer timeout
- * (LLC_TCP_PEER_TIMEOUT_MS, LLC_UDP_PEER_TIMEOUT_MS): the job must finish, and the sender must have
+ * (LLC_TCP_PEER_TIMEOUT_MS): the job must finish, and the sender must have
  * waited at least SECONDS.
  *
  *   late_receiver SECONDS [COUNT SIZE]     (default 2048 x 8192 B)

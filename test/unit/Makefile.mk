@@ -63,14 +63,12 @@ test_unit_llc_unit_tests_SOURCES = \
 	test/unit/hybrid/ring_pool_test.cpp \
 	test/unit/hybrid/hybrid_receiver_test.cpp \
 	test/unit/transport/udp/udp_cap_test.cpp \
-	test/unit/transport/udp/udp_liveness_test.cpp \
 	test/unit/transport/udp/udp_shared_recv_test.cpp \
 	test/unit/transport/tcp/tcp_liveness_test.cpp \
 	test/unit/transport/tcp/tcp_evict_test.cpp \
 	test/unit/transport/tcp/tcp_bidi_test.cpp \
 	test/unit/auth/auth_test.cpp \
 	test/unit/common/stranger_util.hpp \
-	test/unit/common/liveness_util.hpp \
 	test/unit/common/cma_probe.hpp \
 	test/unit/tagged/tagged_am_hostile_test.cpp \
 	test/unit/tagged/tagged_am_keyed_test.cpp \

@@ -446,10 +446,6 @@ typedef struct llc_stats {
     uint64_t rma_in_place;   /* put records and get replies read by tcp straight into place (no staging copy) */
     /* udp loss probe (LLC_UDP_PROBE_US); appended after the one-sided counters */
     uint64_t udp_probe_retransmits; /* part of udp_retransmits: first resends by the loss probe */
-    /* udp computing peers (alive sockets); appended after the loss probe */
-    uint64_t udp_alive_probes;   /* AliveProbes sent to silent peers' alive sockets */
-    uint64_t udp_alive_heard;    /* Alive answers received: the silent peer was alive */
-    uint64_t udp_alive_answered; /* AliveProbes this process's alive socket answered */
 } llc_stats_t;
 /* Copy min(size, sizeof(llc_stats_t)) bytes of counters to out: a caller
  * built against an older header (a shorter struct) gets its own prefix. */

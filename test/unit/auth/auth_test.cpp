@@ -36,6 +36,14 @@ JobOptions auth_job(std::vector<int> nodes, const char *auth_timeout_ms = "30000
     return o;
 }
 
+std::string bootstrap_value(TestProcess &p, int rank, const std::string &key)
+{
+    char buf[1024];
+    size_t len = sizeof(buf);
+    EXPECT_EQ(TestProcess::get(&p, rank, key.c_str(), buf, &len), 0) << key;
+    return std::string(buf, len);
+}
+
 std::string test_nonce()
 {
     std::string n(llc::kNonceBytes, '\0');

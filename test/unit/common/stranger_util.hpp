@@ -1,9 +1,7 @@
 // stranger_util.hpp - raw tcp connections for tests that play a stranger at
 // a port of the job (auth_test.cpp: a rank's tcp port; kvs_test.cpp: a node
-// leader's KVS server; udp_liveness_test.cpp: a rank's alive socket).
+// leader's KVS server).
 #pragma once
-
-#include "common/test_bootstrap.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -17,16 +15,6 @@
 #include <string>
 
 namespace llctest {
-
-// What `rank` put under `key` through the test bootstrap (with LLC_KVS=pmi a
-// transport's address: "llc-tcp-<rank>", "llc-udp-<rank>").
-inline std::string bootstrap_value(TestProcess &p, int rank, const std::string &key)
-{
-    char buf[1024];
-    size_t len = sizeof(buf);
-    EXPECT_EQ(TestProcess::get(&p, rank, key.c_str(), buf, &len), 0) << key;
-    return std::string(buf, len);
-}
 
 // "ip:port" as a socket address.
 inline sockaddr_in sockaddr_of(const std::string &addr)

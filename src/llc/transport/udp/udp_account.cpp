@@ -2,7 +2,6 @@
 // (mem/mem_accounting.hpp).
 #include "transport/udp/udp_transport.hpp"
 
-#include "transport/udp/udp_alive.hpp"
 #include "mem/mem_accounting.hpp"
 
 namespace llc {
@@ -13,7 +12,7 @@ void UdpTransport::account(MemRegistry &r) const
     // Every datagram buffer comes from get_buffer(): header + a full MTU.
     const uint64_t datagram = sizeof(UdpHeader) + mtu_;
 
-    r.add(M::Context, sizeof(UdpTransport) + heap_bytes(my_addr_) + heap_bytes(my_ip_) + sizeof(UdpAliveResponder));
+    r.add(M::Context, sizeof(UdpTransport) + heap_bytes(my_addr_));
     if (node_) {
         r.add(M::Context, sizeof(UdpNodeSocket) + node_->heap_bytes());
         // The node's receive buffers: counted by the leader that created them.

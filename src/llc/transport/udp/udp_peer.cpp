@@ -3,7 +3,6 @@
 // incarnations, and failing a peer.
 #include "transport/udp/udp_transport.hpp"
 
-#include "transport/udp/udp_alive.hpp"
 #include "transport/udp/udp_constants.hpp"
 #include "core/clock.hpp"
 #include "core/context.hpp"
@@ -19,22 +18,6 @@ namespace llc {
 
 namespace {
 constexpr uint64_t kForgetWaitUs = 8 * kMaxRtoUs; // a peer's Forget takes a few of its retransmissions at most
-
-// A published udp address, "ip:port,alive_port" (published_address): the
-// data socket's address and the alive socket's port (0 without one).
-bool parse_udp_address(const std::string &text, sockaddr_in &data, uint16_t &alive_port)
-{
-    const size_t comma = text.find(',');
-    alive_port = 0;
-    if (comma != std::string::npos) {
-        const std::string port = text.substr(comma + 1);
-        if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-            std::stoul(port) > 65535)
-            return false;
-        alive_port = uint16_t(std::stoul(port));
-    }
-    return parse_ip_port(text.substr(0, comma), data);
-}
 } // namespace
 
 // ------------------------------------------------------------- peer state
@@ -62,8 +45,7 @@ UdpTransport::Peer &UdpTransport::add_peer(int rank, const sockaddr_in *from)
             p->addr = *from; // the datagram's source: no bootstrap lookup needed
         } else {
             std::string text = ctx_.addresses().lookup(udp_address_rank(rank), AddrKind::Udp); // first contact only
-            uint16_t alive_port = 0;
-            if (!parse_udp_address(text, p->addr, alive_port))
+            if (!parse_ip_port(text, p->addr))
                 throw Error(LLC_ERR_BOOTSTRAP,
                             "rank " + std::to_string(rank) + " published a malformed udp address \"" + text + "\"");
         }
@@ -169,40 +151,6 @@ void UdpTransport::add_stats(llc_stats_t &st) const
 {
     st.udp_evictions = peers_.evictions();
     st.udp_cap_overflows = peers_.overflows();
-    st.udp_alive_answered = alive_->answered();
-    st.udp_auth_dropped += alive_->dropped();
-}
-
-// ------------------------------------------------------- computing peers
-
-void UdpTransport::probe_alive(Peer &p)
-{
-    if (!p.alive_looked_up) {
-        p.alive_looked_up = true;
-        sockaddr_in data{};
-        // its own entry (with a shared node socket, the data address is the leader's)
-        const std::string text = ctx_.addresses().lookup(p.rank, AddrKind::Udp);
-        if (!parse_udp_address(text, data, p.alive_port))
-            throw Error(LLC_ERR_BOOTSTRAP,
-                        "rank " + std::to_string(p.rank) + " published a malformed udp address \"" + text + "\"");
-    }
-    if (p.alive_port == 0)
-        return;
-    sockaddr_in to = p.addr; // its host
-    to.sin_port = htons(p.alive_port);
-    UdpHeader h = header_to(UdpType::AliveProbe, p);
-    h.psn = ++alive_probes_;
-    if (raw_send(reinterpret_cast<const char *>(&h), sizeof(h), to))
-        ctx_.counters().udp_alive_probes++;
-}
-
-void UdpTransport::on_alive(const UdpHeader &h)
-{
-    Peer *p = find(h.src);
-    if (!p || p->failed || h.psn == 0 || h.psn > alive_probes_)
-        return;                        // not an answer to a probe of ours
-    p->last_heard_us = monotonic_us(); // its silence restarts (check_timers, probe_stalled_senders)
-    ctx_.counters().udp_alive_heard++;
 }
 
 void UdpTransport::on_evict(Peer &p)

@@ -212,12 +212,6 @@ void UdpTransport::on_datagram(const char *buf, size_t len, const sockaddr_in &f
         on_switch_ask(h, from);
         return;
     }
-    if (h.type == uint8_t(UdpType::Alive)) {
-        on_alive(h);
-        return;
-    }
-    if (h.type == uint8_t(UdpType::AliveProbe))
-        return; // belongs on the alive socket, not here
     if (h.type == uint8_t(UdpType::SwitchAnswer)) {
         uint64_t want = 0;
         if (asks_.answered(h.src, h.psn, &want))
@@ -461,14 +455,10 @@ void UdpTransport::on_unreachable(const sockaddr_in &addr)
                                   }),
                    forgets_.end());
     for (Peer *p : live_) {
-        if (p->failed || p->addr.sin_addr.s_addr != addr.sin_addr.s_addr)
+        if (p->failed || p->addr.sin_addr.s_addr != addr.sin_addr.s_addr || p->addr.sin_port != addr.sin_port)
             continue;
-        // its data socket, or its alive socket (Computing peers): either is closed when the process is gone
-        const bool data = p->addr.sin_port == addr.sin_port;
-        if (!data && (p->alive_port == 0 || htons(p->alive_port) != addr.sin_port))
-            continue;
-        on_rank_gone(*p, describe(*p) + " is unreachable (ICMP port unreachable: its " + (data ? "data" : "alive") +
-                             " socket is closed); the process probably died");
+        on_rank_gone(*p, describe(*p) + " is unreachable (ICMP port unreachable: its socket is closed); the process "
+                                        "probably died");
     }
 }
 

@@ -114,13 +114,10 @@ bool UdpTransport::check_timers(Peer &p, uint64_t now)
             did = true;
         }
     }
-    // Silent since its last acknowledgement or datagram, or its alive
-    // socket's last answer (on_alive: a peer that computes before it receives).
     if (peer_timeout_.expired(std::max(p.oldest_unacked_since_us, p.last_heard_us), now)) {
         fail_peer(p, LLC_ERR_PEER,
                   describe(p) + " acknowledged nothing for " + std::to_string(peer_timeout_.ms()) +
-                      " ms (LLC_UDP_PEER_TIMEOUT_MS) while data to it was outstanding, and its alive socket did not "
-                      "answer either; the process probably died, or all its threads are stopped");
+                      " ms (LLC_UDP_PEER_TIMEOUT_MS) while data to it was outstanding; the process probably died");
         did = true;
     }
     return did;
@@ -142,37 +139,17 @@ bool UdpTransport::probe_stalled_senders(uint64_t now)
             continue;
         if (!p.mid_message() || now <= p.last_heard_us || now - p.last_heard_us < kStallProbeUs)
             continue;
-        if (peer_timeout_.expired(p.last_heard_us, now)) { // (an Alive counts: a sender computing mid-message)
+        if (peer_timeout_.expired(p.last_heard_us, now)) {
             fail_peer(p, LLC_ERR_PEER,
                       describe(p) + " sent part of a message and then nothing for " +
                           std::to_string(peer_timeout_.ms()) +
-                          " ms (LLC_UDP_PEER_TIMEOUT_MS), and its alive socket did not answer either; the process "
-                          "probably died, or all its threads are stopped");
+                          " ms (LLC_UDP_PEER_TIMEOUT_MS); the process probably died");
             did = true;
         } else if (!p.ack_pending) {
             send_ack(p, true);
         }
     }
     return did;
-}
-
-// Computing peers (udp_transport.hpp): a peer that owes us the
-// acknowledgement of our data, or the rest of a message it began, and has
-// been silent for a quarter of the timeout is probed at its alive socket.
-void UdpTransport::probe_silent_peers(uint64_t now)
-{
-    const uint64_t quarter = std::max<uint64_t>(peer_timeout_.us() / 4, 1000);
-    for (size_t i = 0; i < live_.size(); i++) {
-        Peer &p = *live_[i];
-        if (p.failed)
-            continue;
-        const bool owes_ack = p.tx && !p.tx->unacked.empty();
-        if (!owes_ack && !(p.mid_message() && !p.goodbye_rx))
-            continue;
-        const uint64_t since = owes_ack ? std::max(p.oldest_unacked_since_us, p.last_heard_us) : p.last_heard_us;
-        if (now > since && now - since >= quarter)
-            probe_alive(p);
-    }
 }
 
 void UdpTransport::release_idle(uint64_t now)

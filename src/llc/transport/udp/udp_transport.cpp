@@ -4,7 +4,6 @@
 // and udp_switch_channel.cpp.
 #include "transport/udp/udp_transport.hpp"
 
-#include "transport/udp/udp_alive.hpp"
 #include "transport/udp/udp_constants.hpp"
 #include "transport/goodbye_book.hpp"
 #include "core/clock.hpp"
@@ -60,9 +59,6 @@ UdpTransport::UdpTransport(Context &ctx, const std::vector<int> &local_ranks)
     while (free_bufs_.size() < kKeepFreeBuffers)
         free_bufs_.emplace_back(new char[sizeof(UdpHeader) + mtu_]);
     rng_ = (uint64_t(ctx.rank()) << 32) ^ uint64_t(::getpid()) ^ monotonic_us() ^ 0x9e3779b97f4a7c15ull;
-    my_ip_ = !cfg.udp_addr.empty() ? choose_publish_address(cfg.udp_addr, "LLC_UDP_ADDR")
-                                   : choose_publish_address(cfg.tcp_addr, "LLC_TCP_ADDR");
-    alive_ = std::make_unique<UdpAliveResponder>();
     if (node_ && !node_->is_leader())
         return; // takes the leader's socket over in attach()
     sock_.reset(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -83,7 +79,9 @@ UdpTransport::UdpTransport(Context &ctx, const std::vector<int> &local_ranks)
     socklen_t len = sizeof(sa);
     if (::getsockname(sock_.get(), reinterpret_cast<sockaddr *>(&sa), &len) != 0)
         throw_errno(LLC_ERR_SYSTEM, "getsockname() of the udp socket", errno);
-    my_addr_ = my_ip_ + ":" + std::to_string(ntohs(sa.sin_port));
+    std::string ip = !cfg.udp_addr.empty() ? choose_publish_address(cfg.udp_addr, "LLC_UDP_ADDR")
+                                           : choose_publish_address(cfg.tcp_addr, "LLC_TCP_ADDR");
+    my_addr_ = ip + ":" + std::to_string(ntohs(sa.sin_port));
 }
 
 UdpTransport::~UdpTransport() = default;
@@ -107,24 +105,16 @@ void UdpTransport::idle_wait(uint64_t us)
     finish_sleep();
 }
 
-std::string UdpTransport::published_address() const
-{
-    const std::string data = my_addr_.empty() ? my_ip_ + ":0" : my_addr_;
-    return data + "," + std::to_string(alive_->port());
-}
-
 void UdpTransport::publish_address()
 {
-    // With a shared socket only the node leader has a data address before
-    // the first fence; the others' is the leader's (udp_address_rank), and
-    // they publish their alive socket's port only.
-    ctx_.addresses().publish(AddrKind::Udp, published_address());
+    // With a shared socket only the node leader has an address before the
+    // first fence; the others' udp address is the leader's (udp_address_rank).
+    if (!node_ || node_->is_leader())
+        ctx_.addresses().publish(AddrKind::Udp, my_addr_);
 }
 
 void UdpTransport::attach()
 {
-    // The job secret is known after the first fence: the alive socket answers from now on.
-    alive_->start(ctx_.rank(), ctx_.size(), job_tag_, secret_.secret());
     if (!node_)
         return;
     const uint64_t timeout_ms = ctx_.config().kvs_timeout_ms;
@@ -193,10 +183,6 @@ bool UdpTransport::progress_after_poll(bool socket_ready)
     if (now >= next_stall_probe_us_) {
         next_stall_probe_us_ = now + kStallProbeUs;
         did |= probe_stalled_senders(now);
-    }
-    if (now >= next_alive_round_us_) {
-        next_alive_round_us_ = now + std::max<uint64_t>(peer_timeout_.us() / 8, 500);
-        probe_silent_peers(now);
     }
     for (Peer *p : live_)
         if (p->ack_pending && !p->failed)

@@ -92,33 +92,7 @@ static_assert(sizeof(UdpHeader) == 64, "udp header layout");
 // sack the answering sender's next psn to the asker when it answered: with
 // an accepted UdpRing ask, the first ring-addressed datagram (the change
 // point; with an accepted Udp or Tcp ask, the first one no longer ring-addressed).
-// AliveProbe / Alive (udp_alive.hpp, "Computing peers" below): a probe goes
-// to the peer's alive socket, which answers Alive to the probe's source;
-// psn: the probe's number, echoed.
-enum class UdpType : uint8_t {
-    Data = 1,
-    Ack = 2,
-    Forget = 3,
-    ForgetAck = 4,
-    Gone = 5,
-    SwitchAsk = 6,
-    SwitchAnswer = 7,
-    AliveProbe = 8,
-    Alive = 9
-};
-
-// Computing peers.  A process reads its udp socket and acknowledges only
-// inside llc_progress, and a peer owed an acknowledgement (or the rest of a
-// message) for LLC_UDP_PEER_TIMEOUT_MS takes it for dead.  A rank that
-// computes for longer than that before it receives is alive, though: after
-// a quarter of the timeout without a word from it, the waiting peer sends an
-// AliveProbe to its alive socket (UdpAliveResponder, a thread of its own
-// that answers whatever the application thread does), and its Alive answer
-// restarts the silence.  Only a process whose threads are all stopped, or
-// whose host is gone, is failed; a closed alive socket (ICMP port
-// unreachable) fails it at once, as a closed data socket does.
-
-class UdpAliveResponder;
+enum class UdpType : uint8_t { Data = 1, Ack = 2, Forget = 3, ForgetAck = 4, Gone = 5, SwitchAsk = 6, SwitchAnswer = 7 };
 
 class UdpTransport final : public Transport {
 public:
@@ -300,9 +274,6 @@ private:
         bool goodbye_rx = false;
         // failure (the message is in failures_, which outlives eviction)
         bool failed = false;
-        // Computing peers (in the padding before the tokens: an idle Peer stays this size)
-        bool alive_looked_up = false;
-        uint16_t alive_port = 0; // its alive socket's port, host order (0: none published)
         // pair tokens (see UdpHeader::token): of our datagrams to it, of its to us
         uint64_t tx_token = 0, rx_token = 0;
     };
@@ -331,9 +302,6 @@ private:
 
     // udp_transport.cpp: setup and what every file uses.
     int udp_address_rank(int rank) const;
-    // The published udp address: "ip:port,alive_port" (port 0: a process of
-    // a shared node socket, whose data go to its node leader's).
-    std::string published_address() const;
     std::string describe(const Peer &p) const;
     uint32_t random();
 
@@ -407,11 +375,6 @@ private:
     bool check_timers(Peer &p, uint64_t now);
     bool probe_stalled_senders(uint64_t now);
     void release_idle(uint64_t now);
-    // Computing peers: every eighth of the timeout, an AliveProbe to each
-    // peer that owes us something and has been silent for a quarter of it.
-    void probe_silent_peers(uint64_t now);
-    void probe_alive(Peer &p);
-    void on_alive(const UdpHeader &h);
 
     // udp_transport.cpp: finalize.
     void queue_goodbye(Peer &p);
@@ -423,9 +386,6 @@ private:
     std::unique_ptr<UdpNodeSocket> node_; // LLC_UDP_SHARED_RECV=1 with other processes on the node
     UniqueFd sock_;
     std::string my_addr_;
-    std::string my_ip_;
-    std::unique_ptr<UdpAliveResponder> alive_; // Computing peers
-    uint64_t alive_probes_ = 0;                // AliveProbes sent (their numbers)
     uint32_t job_tag_ = 0;
     mutable JobSecret secret_; // fetched lazily (const paths build headers)
     RejectLog rejects_{"udp datagrams that did not come from this job were", "udp_auth_dropped"};
@@ -450,7 +410,6 @@ private:
     uint64_t finalize_us_ = 0;
     uint64_t next_probe_us_ = 0; // finalize: next "still waiting" acknowledgement round
     uint64_t next_stall_probe_us_ = 0; // next look for peers silent in the middle of a message
-    uint64_t next_alive_round_us_ = 0; // next look for silent peers to probe (Computing peers)
     bool errors_pending_ = false; // an ICMP error was reported: read the error queue
     uint64_t next_sweep_us_ = 0;
     // loss injection (LLC_UDP_DROP_PERMILLE / LLC_UDP_REORDER)

@@ -3,7 +3,6 @@
 // acknowledgements.
 #include "transport/udp/udp_transport.hpp"
 
-#include "transport/udp/udp_alive.hpp"
 #include "transport/udp/udp_constants.hpp"
 #include "core/clock.hpp"
 #include "core/context.hpp"
@@ -72,7 +71,13 @@ UdpHeader UdpTransport::header_to(UdpType type, const Peer &p) const
     return h;
 }
 
-uint64_t UdpTransport::pair_token(int src, int dst) const { return udp_pair_token(secret_.secret(), src, dst); }
+uint64_t UdpTransport::pair_token(int src, int dst) const
+{
+    Mac m = secret_.mac(MacInput("llc-udp-pair-1").add_int(src).add_int(dst));
+    uint64_t t;
+    std::memcpy(&t, m.data(), sizeof(t));
+    return t;
+}
 
 void UdpTransport::stamp(const Peer &p, UdpHeader &h) const
 {

@@ -3,7 +3,6 @@
 // LLC_ERR_PEER in bounded time; receivers that are slow, that compute after
 // reading, or that reach finalize late are not; finalize works while stream
 // acknowledgements flow in all directions (tcp and hybrid).
-#include "common/liveness_util.hpp"
 #include "common/test_util.hpp"
 #include "common/traffic.hpp"
 
@@ -26,6 +25,17 @@ JobOptions tcp_job(std::vector<int> nodes, const char *peer_timeout_ms, unsigned
     return o;
 }
 
+// State letter of /proc/<pid>/stat ('T': stopped), or 0.
+char process_state(pid_t pid)
+{
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(f, line))
+        return 0;
+    size_t paren = line.rfind(')');
+    return paren == std::string::npos || paren + 2 >= line.size() ? 0 : line[paren + 2];
+}
+
 // The largest value of /proc/sys/net/ipv4/<name> (tcp_rmem, tcp_wmem: "min
 // default max"), or `fallback` when it cannot be read.
 size_t tcp_buffer_max(const char *name, size_t fallback)
@@ -43,6 +53,23 @@ size_t more_than_socket_buffers()
 {
     size_t sum = tcp_buffer_max("tcp_rmem", 6u << 20) + tcp_buffer_max("tcp_wmem", 4u << 20);
     return std::max<size_t>(size_t(4) << 20, 2 * sum);
+}
+
+struct Inbox {
+    int n = 0;
+    size_t bytes = 0;
+    uint64_t word = 0; // first 8 bytes of the last header
+    bool bad = false;
+};
+void on_msg(llc_context_t *, void *arg, int, const void *hdr, size_t hdr_len, const void *data, size_t len)
+{
+    auto *in = static_cast<Inbox *>(arg);
+    if (hdr_len >= sizeof(uint64_t))
+        std::memcpy(&in->word, hdr, sizeof(uint64_t));
+    if (len > 0 && !check_pattern(data, len, uint64_t(in->n)))
+        in->bad = true;
+    in->n++;
+    in->bytes += len;
 }
 
 // Send message number `index` (payload pattern seeded by it) and wait until
@@ -88,7 +115,7 @@ TEST_P(TcpStoppedPeer, IsReportedAfterTheTimeout)
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
         Inbox in;
-        ASSERT_EQ(llc_am_register(ctx, 0, on_inbox_msg, &in), LLC_OK);
+        ASSERT_EQ(llc_am_register(ctx, 0, on_msg, &in), LLC_OK);
         if (p.rank == 1) {
             uint64_t pid = uint64_t(getpid());
             ASSERT_EQ(llc_am_send(ctx, 0, 0, &pid, sizeof(pid), nullptr, 0, nullptr, nullptr), LLC_OK);
@@ -182,7 +209,7 @@ template <class Body> void run_liveness(unsigned timeout_ms, Body body)
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
         Inbox in;
-        ASSERT_EQ(llc_am_register(ctx, 0, on_inbox_msg, &in), LLC_OK);
+        ASSERT_EQ(llc_am_register(ctx, 0, on_msg, &in), LLC_OK);
         body(p, ctx, in);
     });
 }

@@ -245,9 +245,8 @@ TEST(UdpCapLimits, GoodbyeIsRememberedAcrossEviction)
     });
 }
 
-// The port of this process's udp data socket, found among its open
-// descriptors: the udp socket with IP_RECVERR (the transport's alive socket,
-// the other udp socket of LLC_NET=udp, has not); 0 if none.
+// The port of this process's udp socket (the udp transport's: the only one
+// with LLC_NET=udp), found among its open descriptors; 0 if none.
 uint16_t own_udp_port()
 {
     DIR *d = opendir("/proc/self/fd");
@@ -262,10 +261,7 @@ uint16_t own_udp_port()
         socklen_t tl = sizeof(type);
         sockaddr_in sa{};
         socklen_t sl = sizeof(sa);
-        int recverr = 0;
-        socklen_t rl = sizeof(recverr);
         if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && type == SOCK_DGRAM &&
-            getsockopt(fd, IPPROTO_IP, IP_RECVERR, &recverr, &rl) == 0 && recverr != 0 &&
             getsockname(fd, reinterpret_cast<sockaddr *>(&sa), &sl) == 0 && sa.sin_family == AF_INET) {
             port = ntohs(sa.sin_port);
             break;
