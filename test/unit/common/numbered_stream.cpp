@@ -4,6 +4,8 @@
 #include "common/checked_messages.hpp"
 #include "common/test_util.hpp"
 
+#include <unistd.h>
+
 namespace llctest {
 
 namespace {
@@ -127,6 +129,8 @@ bool StreamRun::fence()
     int rc = TestProcess::fence_polling(&p, [&] {
         if (ok)
             ok = progress();
+        else
+            usleep(50); // after a failed progress call, wait as the plain barrier does
     });
     EXPECT_EQ(rc, 0) << "the job's barrier timed out";
     return ok && rc == 0;
