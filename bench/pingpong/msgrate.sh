@@ -23,7 +23,9 @@
 #   auto       perf when msgrate.c reports counts, else callgrind when
 #              valgrind is installed, else none.
 # Output under --out (default bench-out/msgrate/<date-time>): commands.txt,
-# raw/, results.md (the table).  See doc/bench-pingpong.md.
+# raw/, results.md (the table, and the cache-line round trip between the two
+# CPUs before and after the runs: the VM's placement, line-trip.sh).  See
+# doc/bench-pingpong.md.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 prefix="" only=llc,mpich,ompi sizes=8,1024 window=64 repeat=5 target=0.5 instr=auto cg_windows=2000 out=""
@@ -68,6 +70,7 @@ done
 [ ${#mpis[@]} -gt 0 ] || { echo "msgrate: no MPI to run" >&2; exit 1; }
 args=(--sizes "$sizes" --window "$window" --target "$target")
 
+trip_before=$("$TOP/bench/pingpong/line-trip.sh" "$out/bin")
 total=$(( repeat * ${#mpis[@]} )) k=0 start=$(date +%s)
 for r in $(seq 1 "$repeat"); do
     for i in $(seq 0 $(( ${#mpis[@]} - 1 ))); do
@@ -106,4 +109,7 @@ if [ "$instr" = callgrind ]; then
     done
 fi
 python3 "$TOP/bench/pingpong/msgrate_report.py" "$out" "$instr" "$window" "$cg_windows" "${mpis[@]}" | tee "$out/results.md"
+trip_after=$("$TOP/bench/pingpong/line-trip.sh" "$out/bin")
+printf '\nCache-line round trip between CPUs 0 and 1 (line-trip.sh; the placement): %s ns before the runs, %s ns after.\n' \
+    "$trip_before" "$trip_after" | tee -a "$out/results.md"
 echo "msgrate: results in $out/results.md" >&2

@@ -236,6 +236,7 @@ trap cleanup EXIT
     echo "date: $(date -Iseconds)"
     echo "host: $(uname -srm), $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo)"
     echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "cache-line round trip before (CPUs 0-1, line-trip.sh): $("$HERE/line-trip.sh" "$out/bin") ns"
     echo "repeat: $repeat ($stat), interleaved  target: $target s per test and size  timeout: $run_timeout s  nice: $nice_level"
     echo "tests: $tests  sizes: $sizes  rate sizes: $rate_sizes  window: $window (rate $rate_window, <= 64 MiB)  settle: $settle s"
     echo "git: $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown) ($(git -C "$TOP" rev-parse --abbrev-ref HEAD 2>/dev/null || echo ?))"
@@ -359,6 +360,7 @@ for entry in "${order[@]}"; do
 done
 {
     echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "cache-line round trip after: $("$HERE/line-trip.sh" "$out/bin") ns"
     awk '{ sub("load=", "", $7); v = $7 + 0; if (n == 0 || v < lo) lo = v; if (v > hi) hi = v; n++ }
          END { if (n) printf "load at the start of each run (1-min average): min %s, max %s\n", lo, hi }' "$out/runs.txt"
     echo "duration: $(fmt_dur $(($(date +%s) - start))) for $total runs ($failures failed)"
