@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +51,15 @@ static void pin(int cpu)
         fprintf(stderr, "cacheline: cannot pin to CPU %d (sched_setaffinity); try --cpus -1,-1\n", cpu);
         exit(2);
     }
+}
+
+/* The child answers for ever: if it dies, the parent must not spin. */
+static void child_gone(int sig)
+{
+    (void) sig;
+    static const char msg[] = "cacheline: the answering process died\n";
+    (void) !write(2, msg, sizeof(msg) - 1);
+    _exit(1);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -89,6 +99,15 @@ int main(int argc, char **argv)
         return 2;
     }
     line->value = 0;
+    double *ns = calloc((size_t) repeat, sizeof(double));
+    if (ns == NULL) {
+        perror("cacheline: calloc");
+        return 2;
+    }
+    /* both CPUs usable, checked before either process spins */
+    pin(cpu_b);
+    pin(cpu_a);
+    signal(SIGCHLD, child_gone);
     const uint64_t total = (uint64_t) rounds * (uint64_t) repeat;
     pid_t child = fork();
     if (child < 0) {
@@ -96,6 +115,9 @@ int main(int argc, char **argv)
         return 2;
     }
     if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* and the child must not outlive the parent */
+        if (getppid() == 1)
+            _exit(1);
         pin(cpu_b);
         for (uint64_t k = 1; k <= total; k++) {
             while (line->value != 2 * k - 1)
@@ -104,8 +126,6 @@ int main(int argc, char **argv)
         }
         _exit(0);
     }
-    pin(cpu_a);
-    double *ns = calloc((size_t) repeat, sizeof(double));
     uint64_t k = 0;
     for (long r = 0; r < repeat; r++) {
         double t0 = now_ns();
@@ -118,6 +138,7 @@ int main(int argc, char **argv)
         ns[r] = (now_ns() - t0) / (double) rounds;
     }
     int status = 0;
+    signal(SIGCHLD, SIG_DFL);
     waitpid(child, &status, 0);
     qsort(ns, (size_t) repeat, sizeof(double), cmp_double);
     double median = ns[repeat / 2];
