@@ -32,9 +32,14 @@ constexpr size_t kSplitGrain = 4096; // parts are cut at whole pages of the mess
 bool Tagged::split_wanted(int peer, size_t n, bool after_rts) const
 {
     const Config &cfg = ctx_.config();
-    // (after a request-to-send the receiver waits for the sender to be
-    // scheduled and answer: not where processes take turns on the CPUs)
-    const size_t threshold = after_rts ? (ctx_.oversubscribed() ? 0 : cfg.tag_split_rts_bytes) : cfg.tag_split_bytes;
+    // Never where processes take turns on the CPUs: a split message is done
+    // only when both processes have run their part (after a request-to-send
+    // the receiver even waits for the sender to answer), where one copy needs
+    // one of them.  With 8 ranks on 2 CPUs an Alltoall of 256 KiB blocks took
+    // about a quarter less time without splits.
+    if (ctx_.oversubscribed())
+        return false;
+    const size_t threshold = after_rts ? cfg.tag_split_rts_bytes : cfg.tag_split_bytes;
     return threshold && n >= threshold && n >= 2 * kSplitGrain && cfg.cma_enabled && peer != ctx_.rank() &&
            !split_refused_.count(peer);
 }

@@ -33,14 +33,15 @@ constexpr size_t kLen = 256 * 1024; // the forged-record tests' message
 // Sizes around the threshold: below it (one copy), at it, just above, odd.
 const std::vector<size_t> kSizes = {kThreshold - 1, kThreshold, kThreshold + 1, kThreshold + 4097, 1024 * 1024 + 3};
 
-// rts_threshold: LLC_TAG_SPLIT_RTS_BYTES (0: that path never splits).
-JobOptions split_pair(bool offers, bool eperm = false, size_t rts_threshold = kThreshold)
+// rts_threshold: LLC_TAG_SPLIT_RTS_BYTES (0: that path never splits);
+// oversubscribed: LLC_OVERSUBSCRIBED=1 (neither path splits).
+JobOptions split_pair(bool offers, bool eperm = false, size_t rts_threshold = kThreshold, bool oversubscribed = false)
 {
     JobOptions o = job({0, 0});
     o.env = {{"LLC_TAG_SPLIT_BYTES", std::to_string(kThreshold)},
              {"LLC_TAG_SPLIT_RTS_BYTES", std::to_string(rts_threshold)},
              {"LLC_TAG_OFFER", offers ? "1" : "0"},
-             {"LLC_OVERSUBSCRIBED", "0"}}; // (else a request-to-send is never split)
+             {"LLC_OVERSUBSCRIBED", oversubscribed ? "1" : "0"}}; // (the machine's CPUs would decide)
     if (eperm)
         o.env.push_back({"LLC_CMA_SIMULATE_EPERM", "1"});
     return o;
@@ -84,13 +85,13 @@ struct Guarded {
 // posted before the message (offers on: the offer path) or after it arrived.
 // Then a small message with the same tag: matched after the large one.
 void split_round_trip(bool offers, bool eperm, size_t len, size_t capacity, uint64_t seed,
-                      size_t rts_threshold = kThreshold)
+                      size_t rts_threshold = kThreshold, bool oversubscribed = false)
 {
-    LLC_EXPECT_JOB_OK(split_pair(offers, eperm, rts_threshold), [=](TestProcess &p) {
+    LLC_EXPECT_JOB_OK(split_pair(offers, eperm, rts_threshold, oversubscribed), [=](TestProcess &p) {
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
         const size_t threshold = offers ? kThreshold : rts_threshold;
-        const bool split = !eperm && threshold && std::min(len, capacity) >= threshold;
+        const bool split = !eperm && !oversubscribed && threshold && std::min(len, capacity) >= threshold;
         if (p.rank == 0) {
             if (offers)
                 ASSERT_TRUE(progress_until(
@@ -129,6 +130,8 @@ void split_round_trip(bool offers, bool eperm, size_t len, size_t capacity, uint
             EXPECT_TRUE(check_pattern(small.data(), 100, seed + 1));
             const llc_stats_t s = stats(ctx);
             EXPECT_EQ(s.tag_offers_used, offers ? 1u : 0u);
+            // its part of a split, or the whole message pulled after a request-to-send
+            EXPECT_EQ(s.tag_cma_reads, split || (!offers && !eperm) ? 1u : 0u) << "len " << len;
             EXPECT_EQ(s.tag_rejected, 0u);
         }
         finalize_ok(ctx);
@@ -170,6 +173,15 @@ TEST(TaggedSplit, RequestToSendThresholdIsItsOwn)
     split_round_trip(false, false, 300000, 300000, 32, 512 * 1024);
     split_round_trip(false, false, 600000, 600000, 33, 512 * 1024);
     split_round_trip(true, false, 300000, 300000, 34, 0);
+}
+
+// With more processes on the node than CPUs neither path splits: one
+// process copies the whole message (the sender into the offer, the
+// receiver after a request-to-send).
+TEST(TaggedSplit, NeverOnAnOversubscribedNode)
+{
+    split_round_trip(false, false, 300000, 300000, 61, kThreshold, true);
+    split_round_trip(true, false, 300000, 300000, 62, kThreshold, true);
 }
 
 TEST(TaggedSplit, TruncatedReceiveBothPaths)
