@@ -36,7 +36,7 @@ void Tagged::stop_awaiting(TreqState &r)
     r.awaiting = TreqState::AwaitNone;
 }
 
-Tagged::Tagged(Context &ctx) : ctx_(ctx)
+Tagged::Tagged(Context &ctx) : ctx_(ctx), pid_(int32_t(::getpid()))
 {
     ctx_.register_internal_handler(kTagEager, on_eager, this);
     ctx_.register_internal_handler(kTagRts, on_rts, this);
@@ -99,7 +99,7 @@ int Tagged::send(int dest, uint32_t source, uint64_t tag, const void *buf, size_
         // matches (which also makes it synchronous).
         await(r, TreqState::AwaitReply);
         w.sreq = r.token;
-        w.pid = int32_t(::getpid());
+        w.pid = pid_;
         w.addr = uint64_t(uintptr_t(buf));
         ctx_.send_am(dest, kTagRts, &w, sizeof(w), nullptr, 0, nullptr, nullptr);
         ctx_.counters().tag_rndv_sends++;

@@ -375,6 +375,9 @@ private:
     static void send_event_done(TreqState &r, int status);
 
     Context &ctx_;
+    // This process, named in offers and requests-to-send (getpid() is a
+    // system call each time, a microsecond on a virtual machine).
+    const int32_t pid_;
     TagMatcher matcher_;
     RequestTokens tokens_; // requests awaiting a record from a peer
     OfferBook offers_;     // receives our peers offered us

@@ -76,7 +76,7 @@ int Tagged::send_am(int dest, unsigned handler, const void *hdr, size_t hdr_len,
     r.peer = dest;
     await(r, TreqState::AwaitReply);
     w.sreq = r.token;
-    w.pid = int32_t(::getpid());
+    w.pid = pid_;
     w.handler = handler;
     w.hdr_len = uint32_t(hdr_len);
     w.spans = uint32_t(iovcnt);

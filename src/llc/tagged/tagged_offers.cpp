@@ -55,7 +55,7 @@ void Tagged::offer(TreqState &r, int src_rank)
     w.addr = uint64_t(uintptr_t(r.buf));
     w.seen = ctx_.records_received_from(src_rank);
     w.source = r.source;
-    w.pid = int32_t(::getpid());
+    w.pid = pid_;
     int rc;
     try {
         rc = ctx_.send_am(src_rank, kTagOffer, &w, sizeof(w), nullptr, 0, nullptr, nullptr);
@@ -126,7 +126,7 @@ void Tagged::on_offer(llc_context_t *, void *self, int src, const void *hdr, siz
         t->reject(src, "a tagged offer for any source");
         return;
     }
-    if (w.pid == int32_t(::getpid())) {
+    if (w.pid == t->pid_) {
         // (a receive is never offered to its own process: taking this one
         // would make our sends write into our own memory where it says)
         t->reject(src, "a tagged offer naming this process's own memory");
