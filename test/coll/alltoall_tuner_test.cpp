@@ -540,6 +540,56 @@ TEST(AlltoallTuner, ModelSkipsWhatItRanksBehindACutOff)
     EXPECT_EQ(w.chosen(), Alg::bruck);
 }
 
+// One stretched call (a process descheduled on an oversubscribed node: 8
+// ranks on 2 CPUs, a 16 KiB call of 0.3 ms once took 5.5 ms) decides
+// nothing: a candidate whose warm-up was fast is judged by the faster of its
+// two calls, so it is neither cut off nor takes the candidates the model
+// ranks behind it along; when both calls are slow it is cut off as before.
+TEST(AlltoallTuner, OneStretchedCallCutsNothingOff)
+{
+    TunerConfig cfg;
+    cfg.settle = 0; // exact call orders below (SettlesAfterEverySwitch: settling calls)
+    cfg.trials = 2;
+    cfg.period = 0;
+    cfg.cutoff = 2.0;
+    cfg.model_stop = 2.0; // skip when the estimate is >= 4 x the best
+    const std::vector<Alg> cand{Alg::native, Alg::pairwise_ob, Alg::ring_ob, Alg::bruck};
+    const std::vector<double> pred{0.0, 1.0, 1.0, 1.2};
+    // pairwise_ob: warm-up `warm`, then one stretched call of 15, then 0.8
+    auto cost = [](double warm) {
+        return [warm](Alg a, int n) {
+            if (a == Alg::pairwise_ob)
+                return n == 0 ? warm : n == 1 ? 15.0 : 0.8;
+            return a == Alg::native ? 1.0 : a == Alg::ring_ob ? 0.9 : 1.1;
+        };
+    };
+    Tuner t(cand, cfg, pred);
+    Round r = learn(t, cost(1.2));
+    EXPECT_EQ(t.skipped(), 0);
+    EXPECT_EQ(t.model_skipped(), 0);
+    EXPECT_EQ(std::count(r.order.begin(), r.order.end(), Alg::ring_ob), 3); // warm-up + 2 counted
+    EXPECT_EQ(std::count(r.order.begin(), r.order.end(), Alg::bruck), 3);
+    EXPECT_EQ(std::count(r.order.begin(), r.order.end(), Alg::pairwise_ob), 3);
+    EXPECT_EQ(t.chosen(), Alg::ring_ob); // pairwise_ob's median (15 + 0.8) / 2 is still its learned time
+    EXPECT_DOUBLE_EQ(t.learned_means()[1], 7.9);
+
+    // a slow warm-up too: cut off, and the model takes ring_ob (estimate
+    // 3 x 1 / 1 = 3 < 4: tried) and bruck (3.6 < 4: tried) ... along only
+    // when their estimates are hopeless: here neither is
+    Tuner u(cand, cfg, pred);
+    r = learn(u, cost(3.0));
+    EXPECT_EQ(u.skipped(), 1);
+    EXPECT_EQ(u.model_skipped(), 0);
+    EXPECT_EQ(std::count(r.order.begin(), r.order.end(), Alg::pairwise_ob), 2); // warm-up + 1 counted
+    // both slow and far off: the model skips the ones ranked behind it
+    Tuner v(cand, cfg, pred);
+    r = learn(v, cost(6.0));
+    EXPECT_EQ(v.skipped(), 1);
+    EXPECT_EQ(v.model_skipped(), 2); // estimates 6 and 7.2 >= 4
+    EXPECT_EQ(std::count(r.order.begin(), r.order.end(), Alg::ring_ob), 0);
+    EXPECT_EQ(v.chosen(), Alg::native);
+}
+
 // A second cut-off whose only later candidate the model had already skipped
 // behind the first one: the round must end there.  (It used to go on with
 // the index one past the last candidate: the next call ran the skipped

@@ -34,7 +34,9 @@ void Tuner::start_learning()
     trial_ = 0;
     pending_ = Pending::none;
     standing_.assign(cand_.size(), kIn);
-    times_.assign(cand_.size() * static_cast<size_t>(cfg_.trials), 0.0);
+    // the counted calls (trials slots per candidate), then each candidate's
+    // fastest warm-up call (first_time)
+    times_.assign(cand_.size() * (static_cast<size_t>(cfg_.trials) + 1), 0.0);
     counts_.assign(cand_.size(), 0);
     steady_.assign(cand_.size(), 0.0); // a new round: conditions changed
     challenger_ = cand_.size();
@@ -132,8 +134,13 @@ bool Tuner::record(double seconds)
         last_ = idx_;
         // warm-ups (pass 1) and settling calls (later passes): run and timed, not counted
         const bool counted = trial_++ >= (pass_ == 1 ? cfg_.warmup : cfg_.settle);
-        if (!counted)
+        if (!counted) {
+            if (pass_ == 1) {
+                double &w = times_[cand_.size() * static_cast<size_t>(cfg_.trials) + idx_];
+                w = w > 0 ? std::min(w, seconds) : seconds;
+            }
             return false;
+        }
         times_[idx_ * static_cast<size_t>(cfg_.trials) + static_cast<size_t>(counts_[idx_]++)] = seconds;
         // first counted call of a later candidate: is it already hopeless?
         if (pass_ == 1 && idx_ > 0 && cfg_.cutoff > 0 && cfg_.trials > 1) {
@@ -184,6 +191,13 @@ double Tuner::median_of(const std::vector<double> &sum, size_t i, int nprocs) co
     return m / nprocs;
 }
 
+double Tuner::first_pass_time(const std::vector<double> &sum, size_t i, double median, int nprocs) const
+{
+    const size_t slot = cand_.size() * static_cast<size_t>(cfg_.trials) + i;
+    const double warm = slot < sum.size() ? sum[slot] / nprocs : 0;
+    return warm > 0 ? std::min(median, warm) : median;
+}
+
 std::vector<double> Tuner::decide(const std::vector<double> &sum, int nprocs) const
 {
     if (phase_ == Phase::monitoring) { // [action, mean of the period, candidate]
@@ -218,13 +232,17 @@ std::vector<double> Tuner::decide(const std::vector<double> &sum, int nprocs) co
     bool pass_over = pending_ == Pending::pass_end;
     if (pending_ == Pending::check) {
         const size_t b = fastest(true, idx_);
-        if (b < n && time[idx_] >= cfg_.cutoff * time[b]) {
+        // judged on the faster of its counted call and its warm-up: one call
+        // stretched by a descheduled process neither cuts it off nor, through
+        // the model, the candidates ranked behind it
+        const double judged = first_pass_time(sum, idx_, time[idx_], nprocs);
+        if (b < n && judged >= cfg_.cutoff * time[b]) {
             // cut off; the later ones the model ranks as hopeless go with it
             st[idx_] = kCutOff;
             const double bar = cfg_.model_stop * cfg_.cutoff * time[b];
             for (size_t r = idx_ + 1; r < n; r++)
                 if (st[r] == kIn && cfg_.model_stop > 0 && pred_[idx_] > 0 && pred_[r] > 0 &&
-                    time[idx_] * (pred_[r] / pred_[idx_]) >= bar) {
+                    judged * (pred_[r] / pred_[idx_]) >= bar) {
                     st[r] = kModelSkipped;
                     time[r] = -1;
                 }
@@ -240,7 +258,8 @@ std::vector<double> Tuner::decide(const std::vector<double> &sum, int nprocs) co
         const double factor = pass_ == 1 ? cfg_.cutoff : cfg_.race;
         if (factor > 0 && pass_ < cfg_.trials && b < n)
             for (size_t i = 0; i < n; i++)
-                if (st[i] == kIn && i != b && time[i] >= factor * time[b])
+                if (st[i] == kIn && i != b &&
+                    (pass_ == 1 ? first_pass_time(sum, i, time[i], nprocs) : time[i]) >= factor * time[b])
                     st[i] = pass_ == 1 ? kCutOff : kRacedOut;
         const auto in = std::count(st.begin(), st.end(), static_cast<int>(kIn));
         if (pass_ >= cfg_.trials || in <= 1)

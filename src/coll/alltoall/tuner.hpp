@@ -6,12 +6,14 @@
 //    timed but not counted (a candidate's first call is cold: page faults of
 //    memory it touches first, connections and receive offers set up on first
 //    use, and can cost several times its steady state), then its first
-//    counted call.  A candidate whose first counted call is already `cutoff`
-//    times the best candidate so far gets no more calls; with predictions,
+//    counted call.  A candidate whose first counted call and fastest
+//    warm-up call are both already `cutoff` times the best candidate so far
+//    gets no more calls (one call stretched by a descheduled process does
+//    not decide; the faster of the two is its estimate); with predictions,
 //    the candidates the model ranks behind it are skipped untried when their
 //    estimate is hopeless by a margin (TunerConfig::model_stop).
 //    At the end of the pass, a candidate at `cutoff` times the fastest of
-//    the whole pass or more is cut off too.
+//    the whole pass or more (by the same two calls) is cut off too.
 //  * passes 2 .. `trials`, interleaved: one counted call of every candidate
 //    still in the race, in turn (forwards, then backwards), so that a drift
 //    of the machine's load hits all of them alike instead of the ones tried
@@ -156,6 +158,10 @@ private:
     // The learned time of candidate i: the median of its counted calls
     // (`sum`: per-call sums over `nprocs` processes), 0 if it has none.
     double median_of(const std::vector<double> &sum, size_t i, int nprocs) const;
+    // What the first pass judges candidate i by (cutoff, model stop): the
+    // faster of `median` (its one counted call then) and its fastest warm-up
+    // call, so that two calls must say it is slow.
+    double first_pass_time(const std::vector<double> &sum, size_t i, double median, int nprocs) const;
     void finish(const std::vector<double> &decision);
     // The candidate to challenge the chosen one with; cand_.size() if none.
     size_t challenger() const;
@@ -172,7 +178,8 @@ private:
     int trial_ = 0;                   // learning, pass 1: calls of the candidate so far, warm-up included
     Pending pending_ = Pending::none; // learning: the decision record() asked for
     std::vector<int> standing_;       // learning: Standing per candidate
-    std::vector<double> times_;       // learning: local time of each counted call, trials slots per candidate
+    std::vector<double> times_;       // learning: local time of each counted call, trials slots per candidate,
+                                      // then one slot per candidate: its fastest warm-up call (0: none)
     std::vector<int> counts_;         // learning: counted calls per candidate
     std::vector<double> period_;      // monitoring: local time of each call of the period
     Alg chosen_;
