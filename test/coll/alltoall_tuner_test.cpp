@@ -477,17 +477,30 @@ TEST(AlltoallTuner, ColdFirstCallIsAWarmUp)
     EXPECT_EQ(v.model_skipped(), 1);
 }
 
+namespace {
+
+// The cutoff and the model stop as by default (cutoff 2, skip when the
+// estimate is >= model_stop x cutoff = 4 x the best), exact call orders (no
+// settling calls: SettlesAfterEverySwitch), no monitoring periods.
+TunerConfig cutoff_config(int trials)
+{
+    TunerConfig cfg;
+    cfg.settle = 0;
+    cfg.trials = trials;
+    cfg.period = 0;
+    cfg.cutoff = 2.0;
+    cfg.model_stop = 2.0;
+    return cfg;
+}
+
+} // namespace
+
 // With predictions, a cut-off candidate takes along the later candidates
 // whose estimate (its measured time scaled by the predicted ratio) is at
 // least model_stop x cutoff x the best so far; the others are still tried.
 TEST(AlltoallTuner, ModelSkipsWhatItRanksBehindACutOff)
 {
-    TunerConfig cfg;
-    cfg.settle = 0; // exact call orders below (SettlesAfterEverySwitch: settling calls)
-    cfg.trials = 2;
-    cfg.period = 0;
-    cfg.cutoff = 2.0;
-    cfg.model_stop = 2.0;  // skip when the estimate is >= 4 x the best
+    TunerConfig cfg = cutoff_config(2);
     const std::vector<Alg> cand{Alg::native, Alg::ring_ob, Alg::pairwise_ob, Alg::bruck};
     const std::vector<double> pred{0.0, 1.0, 1.1, 3.0};  // the MPI's own: none
     auto cost = [](double ring_ob_cost) {
@@ -547,12 +560,7 @@ TEST(AlltoallTuner, ModelSkipsWhatItRanksBehindACutOff)
 // ranks behind it along; when both calls are slow it is cut off as before.
 TEST(AlltoallTuner, OneStretchedCallCutsNothingOff)
 {
-    TunerConfig cfg;
-    cfg.settle = 0; // exact call orders below (SettlesAfterEverySwitch: settling calls)
-    cfg.trials = 2;
-    cfg.period = 0;
-    cfg.cutoff = 2.0;
-    cfg.model_stop = 2.0; // skip when the estimate is >= 4 x the best
+    TunerConfig cfg = cutoff_config(2);
     const std::vector<Alg> cand{Alg::native, Alg::pairwise_ob, Alg::ring_ob, Alg::bruck};
     const std::vector<double> pred{0.0, 1.0, 1.0, 1.2};
     // pairwise_ob: warm-up `warm`, then one stretched call of 15, then 0.8
@@ -598,12 +606,7 @@ TEST(AlltoallTuner, OneStretchedCallCutsNothingOff)
 // one was Bruck.)
 TEST(AlltoallTuner, SecondCutOffWithOnlySkippedCandidatesLeftEndsTheRound)
 {
-    TunerConfig cfg;
-    cfg.settle = 0; // exact call orders below (SettlesAfterEverySwitch: settling calls)
-    cfg.trials = 3;
-    cfg.period = 0;
-    cfg.cutoff = 2.0;
-    cfg.model_stop = 2.0;  // skip when the estimate is >= 4 x the best
+    TunerConfig cfg = cutoff_config(3);
     // measured: native 1, pairwise_mb 2 (cut off; estimates from it: ring_mb
     // 2 x 1.9 = 3.8 < 4 stays, bruck 2 x 2.5 = 5 >= 4 is skipped), ring_mb
     // 2.2 (cut off; bruck's estimate from it, 2.2 x 2.5 / 1.9 = 2.9 < 4, is
