@@ -35,7 +35,7 @@ void Tuner::start_learning()
     pending_ = Pending::none;
     standing_.assign(cand_.size(), kIn);
     // the counted calls (trials slots per candidate), then each candidate's
-    // fastest warm-up call (first_time)
+    // fastest warm-up call (warmup_slot)
     times_.assign(cand_.size() * (static_cast<size_t>(cfg_.trials) + 1), 0.0);
     counts_.assign(cand_.size(), 0);
     steady_.assign(cand_.size(), 0.0); // a new round: conditions changed
@@ -136,7 +136,7 @@ bool Tuner::record(double seconds)
         const bool counted = trial_++ >= (pass_ == 1 ? cfg_.warmup : cfg_.settle);
         if (!counted) {
             if (pass_ == 1) {
-                double &w = times_[cand_.size() * static_cast<size_t>(cfg_.trials) + idx_];
+                double &w = times_[warmup_slot(idx_)];
                 w = w > 0 ? std::min(w, seconds) : seconds;
             }
             return false;
@@ -193,8 +193,7 @@ double Tuner::median_of(const std::vector<double> &sum, size_t i, int nprocs) co
 
 double Tuner::first_pass_time(const std::vector<double> &sum, size_t i, double median, int nprocs) const
 {
-    const size_t slot = cand_.size() * static_cast<size_t>(cfg_.trials) + i;
-    const double warm = slot < sum.size() ? sum[slot] / nprocs : 0;
+    const double warm = sum[warmup_slot(i)] / nprocs;
     return warm > 0 ? std::min(median, warm) : median;
 }
 

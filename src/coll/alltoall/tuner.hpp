@@ -162,6 +162,9 @@ private:
     // faster of `median` (its one counted call then) and its fastest warm-up
     // call, so that two calls must say it is slow.
     double first_pass_time(const std::vector<double> &sum, size_t i, double median, int nprocs) const;
+    // Where times_ (and the summed learning summary) keep candidate i's
+    // fastest warm-up call: after every candidate's trials slots.
+    size_t warmup_slot(size_t i) const { return cand_.size() * static_cast<size_t>(cfg_.trials) + i; }
     void finish(const std::vector<double> &decision);
     // The candidate to challenge the chosen one with; cand_.size() if none.
     size_t challenger() const;
