@@ -1,11 +1,12 @@
 /* One-sided puts and gets between every pair of neighbours, of sizes from 1
  * byte to 4 MiB, in MPI_Win_allocate and MPI_Win_create windows, under
  * fence, lock_all + flush, lock/unlock and post/start/complete/wait, with
- * MPI_Rput / MPI_Rget, a strided datatype, and an access outside the
- * target's part (MPI_ERR_RMA_RANGE, nothing written).  Every byte is
- * checked.  Across emulated hosts a neighbour on another node is reached by
- * libllc's one-sided path (llc_put / llc_get): the MPI_T counter
- * llc_rma_puts shows it was taken. */
+ * MPI_Rput / MPI_Rget, a strided datatype, and accesses outside the
+ * target's part (puts, accumulates of every kind, strided data: each
+ * MPI_ERR_RMA_RANGE, nothing written).  Every byte is checked.  Across
+ * emulated hosts a neighbour on another node is reached by libllc's
+ * one-sided path (llc_put / llc_get): the MPI_T counter llc_rma_puts shows
+ * it was taken. */
 #include "check.h"
 
 #include <string.h>
@@ -167,6 +168,47 @@ static void run(MPI_Win win, unsigned char *base, unsigned char *buf, const char
         MPI_Error_class(err, &cls);
         CHECK(cls == MPI_ERR_RMA_RANGE, "%s: a put past the end of its own part gave class %d",
               kind, cls);
+        /* the accesses MPICH's active messages carry (accumulates to a
+         * window that spans nodes or was not allocated, non-contiguous data)
+         * are checked at the origin too: MPIDIG checks no bounds */
+        {
+            const MPI_Aint end = MAXB + 2 * GUARD;
+            int ints[32] = {0}, res[32], one = 1, cmp = 0, old = 0;
+            MPI_Datatype every_other;
+            CHECK_MPI(MPI_Type_vector(16, 1, 2, MPI_INT, &every_other));
+            CHECK_MPI(MPI_Type_commit(&every_other));
+            for (int op = 0; op < 5; op++) {
+                static const char *const op_name[] = {"MPI_Accumulate", "MPI_Get_accumulate",
+                                                      "MPI_Fetch_and_op", "MPI_Compare_and_swap",
+                                                      "a strided MPI_Put"};
+                switch (op) {
+                    case 0:
+                        err = MPI_Accumulate(ints, 32, MPI_INT, right, end - 64, 32, MPI_INT,
+                                             MPI_SUM, win);
+                        break;
+                    case 1:
+                        err = MPI_Get_accumulate(ints, 32, MPI_INT, res, 32, MPI_INT, right,
+                                                 end - 64, 32, MPI_INT, MPI_SUM, win);
+                        break;
+                    case 2:
+                        err = MPI_Fetch_and_op(&one, &old, MPI_INT, right, end - 2, MPI_SUM, win);
+                        break;
+                    case 3:
+                        err = MPI_Compare_and_swap(&one, &cmp, &old, MPI_INT, right, end, win);
+                        break;
+                    default:
+                        err = MPI_Put(ints, 1, every_other, right, end - 64, 1, every_other, win);
+                }
+                if (err == MPI_SUCCESS)
+                    err = MPI_Win_flush(right, win);
+                CHECK(err != MPI_SUCCESS, "%s: %s past the end of the target's part succeeded",
+                      kind, op_name[op]);
+                MPI_Error_class(err, &cls);
+                CHECK(cls == MPI_ERR_RMA_RANGE, "%s: %s past the end gave error class %d", kind,
+                      op_name[op], cls);
+            }
+            CHECK_MPI(MPI_Type_free(&every_other));
+        }
         CHECK_MPI(MPI_Win_unlock_all(win));
         CHECK_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_ARE_FATAL));
         CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));

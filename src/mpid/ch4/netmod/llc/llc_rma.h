@@ -211,20 +211,64 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_rma_copy(const void *from, int from_count
     return MPIR_Localcopy(from, from_count, from_type, to, to_count, to_type);
 }
 
-/* A put or get to the caller's own part takes MPIDIG's local copy, which
- * checks no bounds: they are checked here (not for dynamic windows, whose
- * memory MPIDIG does not know the extent of). */
-MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_rma_self_range(const char *opname, MPIR_Win * win,
-                                                      MPI_Aint disp, int count,
-                                                      MPI_Datatype datatype)
+/* The size and displacement unit of target_rank's part as far as the
+ * netmod knows them: the caller's own part, MPIDIG's shared table, the
+ * node's cross-memory peers of an MPI_Win_create window, or the all-gathered
+ * keys of a window that spans nodes.  0 when it knows nothing (a dynamic
+ * window, whose memory is attached piece by piece, or a part that was not
+ * registered). */
+MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_win_part_extent(MPIR_Win * win, int target_rank,
+                                                       MPI_Aint * size, int *disp_unit)
 {
-    MPI_Aint lo, hi;
-    if (count == 0 || win->create_flavor == MPI_WIN_FLAVOR_DYNAMIC)
+    const int *intranode = win->comm_ptr->intranode_table;
+    int local = -1;
+
+    if (win->create_flavor == MPI_WIN_FLAVOR_DYNAMIC || target_rank < 0 ||
+        target_rank >= win->comm_ptr->local_size)
+        return 0;
+    if (target_rank == win->comm_ptr->rank) {
+        *size = win->size;
+        *disp_unit = win->disp_unit;
+        return 1;
+    }
+    if (intranode != NULL)
+        local = intranode[target_rank];
+    if (local >= 0 && MPIDIG_WIN(win, shared_table) != NULL) {
+        *size = MPIDIG_WIN(win, shared_table)[local].size;
+        *disp_unit = MPIDIG_WIN(win, shared_table)[local].disp_unit;
+        return 1;
+    }
+    if (local >= 0 && MPIDI_LLC_WIN(win).peers != NULL && MPIDI_LLC_WIN(win).owner == win) {
+        *size = MPIDI_LLC_WIN(win).peers[local].size;
+        *disp_unit = MPIDI_LLC_WIN(win).peers[local].disp_unit;
+        return 1;
+    }
+    if (MPIDI_LLC_WIN(win).net != NULL && MPIDI_LLC_WIN(win).owner == win &&
+        MPIDI_LLC_WIN(win).net->targets[target_rank].valid) {
+        *size = MPIDI_LLC_WIN(win).net->targets[target_rank].size;
+        *disp_unit = MPIDI_LLC_WIN(win).net->targets[target_rank].disp_unit;
+        return 1;
+    }
+    return 0;
+}
+
+/* MPIDIG checks no bounds, on the target or at the origin: an access that
+ * goes its way (the caller's own part, non-contiguous data, accumulates to
+ * a window that spans nodes, ...) is checked here against what
+ * MPIDI_LLC_win_part_extent knows, so that it fails at the call with
+ * MPI_ERR_RMA_RANGE and touches nothing. */
+MPL_STATIC_INLINE_PREFIX int MPIDI_LLC_rma_range(const char *opname, MPIR_Win * win,
+                                                 int target_rank, MPI_Aint disp, int count,
+                                                 MPI_Datatype datatype)
+{
+    MPI_Aint lo, hi, size;
+    int disp_unit;
+    if (count == 0 || !MPIDI_LLC_win_part_extent(win, target_rank, &size, &disp_unit))
         return MPI_SUCCESS;
-    MPIDI_LLC_rma_span(disp, win->disp_unit, count, datatype, &lo, &hi);
-    if (likely(lo >= 0 && hi <= win->size))
+    MPIDI_LLC_rma_span(disp, disp_unit, count, datatype, &lo, &hi);
+    if (likely(lo >= 0 && hi <= size))
         return MPI_SUCCESS;
-    return MPIDI_LLC_rma_range_error(opname, win->comm_ptr->rank, lo, hi, win->size);
+    return MPIDI_LLC_rma_range_error(opname, target_rank, lo, hi, size);
 }
 
 /* A put (is_put) or get between the origin buffer and the target's part of
@@ -282,12 +326,10 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_put(const void *origin_addr, int origi
     if (part == NULL) {
         MPIDI_LLC_win_peer_t *peer = MPIDI_LLC_win_cma_peer(win, target_rank);
         int done = 0, mpi_errno = MPI_SUCCESS;
-        if (target_rank == win->comm_ptr->rank) {
-            int range_errno = MPIDI_LLC_rma_self_range("MPI_Put", win, target_disp, target_count,
-                                                       target_datatype);
-            if (range_errno)
-                return range_errno;
-        }
+        int range_errno = MPIDI_LLC_rma_range("MPI_Put", win, target_rank, target_disp,
+                                              target_count, target_datatype);
+        if (range_errno)
+            return range_errno;
         if (peer)
             mpi_errno = MPIDI_LLC_rma_cma(1, (void *) origin_addr, origin_count, origin_datatype,
                                           target_rank, target_disp, target_count,
@@ -319,12 +361,10 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_get(void *origin_addr, int origin_coun
     if (part == NULL) {
         MPIDI_LLC_win_peer_t *peer = MPIDI_LLC_win_cma_peer(win, target_rank);
         int done = 0, mpi_errno = MPI_SUCCESS;
-        if (target_rank == win->comm_ptr->rank) {
-            int range_errno = MPIDI_LLC_rma_self_range("MPI_Get", win, target_disp, target_count,
-                                                       target_datatype);
-            if (range_errno)
-                return range_errno;
-        }
+        int range_errno = MPIDI_LLC_rma_range("MPI_Get", win, target_rank, target_disp,
+                                              target_count, target_datatype);
+        if (range_errno)
+            return range_errno;
         if (peer)
             mpi_errno = MPIDI_LLC_rma_cma(0, origin_addr, origin_count, origin_datatype,
                                           target_rank, target_disp, target_count,
@@ -358,12 +398,10 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_rput(const void *origin_addr, int orig
     if (part == NULL) {
         MPIDI_LLC_win_peer_t *peer = MPIDI_LLC_win_cma_peer(win, target_rank);
         int done = 0;
-        if (target_rank == win->comm_ptr->rank) {
-            int range_errno = MPIDI_LLC_rma_self_range("MPI_Put", win, target_disp, target_count,
-                                                       target_datatype);
-            if (range_errno)
-                return range_errno;
-        }
+        int range_errno = MPIDI_LLC_rma_range("MPI_Put", win, target_rank, target_disp,
+                                              target_count, target_datatype);
+        if (range_errno)
+            return range_errno;
         if (peer) {
             mpi_errno = MPIDI_LLC_rma_cma(1, (void *) origin_addr, origin_count, origin_datatype,
                                           target_rank, target_disp, target_count,
@@ -406,12 +444,10 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_rget(void *origin_addr, int origin_cou
     if (part == NULL) {
         MPIDI_LLC_win_peer_t *peer = MPIDI_LLC_win_cma_peer(win, target_rank);
         int done = 0;
-        if (target_rank == win->comm_ptr->rank) {
-            int range_errno = MPIDI_LLC_rma_self_range("MPI_Get", win, target_disp, target_count,
-                                                       target_datatype);
-            if (range_errno)
-                return range_errno;
-        }
+        int range_errno = MPIDI_LLC_rma_range("MPI_Get", win, target_rank, target_disp,
+                                              target_count, target_datatype);
+        if (range_errno)
+            return range_errno;
         if (peer) {
             mpi_errno = MPIDI_LLC_rma_cma(0, origin_addr, origin_count, origin_datatype,
                                           target_rank, target_disp, target_count,
@@ -467,9 +503,14 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_accumulate(const void *origin_addr, in
     int disp_unit;
     char *part = MPIDI_LLC_win_atomic_part(win, target_rank, &size, &disp_unit);
 
-    if (part == NULL)
+    if (part == NULL) {
+        int range_errno = MPIDI_LLC_rma_range("MPI_Accumulate", win, target_rank, target_disp,
+                                              target_count, target_datatype);
+        if (range_errno)
+            return range_errno;
         return MPIDIG_mpi_accumulate(origin_addr, origin_count, origin_datatype, target_rank,
                                      target_disp, target_count, target_datatype, op, win);
+    }
     return MPIDI_LLC_rma_get_accumulate("MPI_Accumulate", origin_addr, origin_count,
                                         origin_datatype, NULL, 0, MPI_DATATYPE_NULL,
                                         target_rank, target_disp, target_count, target_datatype,
@@ -490,10 +531,15 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_raccumulate(const void *origin_addr, i
     int disp_unit;
     char *part = MPIDI_LLC_win_atomic_part(win, target_rank, &size, &disp_unit);
 
-    if (part == NULL)
+    if (part == NULL) {
+        int range_errno = MPIDI_LLC_rma_range("MPI_Raccumulate", win, target_rank, target_disp,
+                                              target_count, target_datatype);
+        if (range_errno)
+            return range_errno;
         return MPIDIG_mpi_raccumulate(origin_addr, origin_count, origin_datatype, target_rank,
                                       target_disp, target_count, target_datatype, op, win,
                                       request);
+    }
     mpi_errno = MPIDI_LLC_rma_get_accumulate("MPI_Raccumulate", origin_addr, origin_count,
                                              origin_datatype, NULL, 0, MPI_DATATYPE_NULL,
                                              target_rank, target_disp, target_count,
@@ -520,10 +566,15 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_get_accumulate(const void *origin_addr
     int disp_unit;
     char *part = MPIDI_LLC_win_atomic_part(win, target_rank, &size, &disp_unit);
 
-    if (part == NULL)
+    if (part == NULL) {
+        int range_errno = MPIDI_LLC_rma_range("MPI_Get_accumulate", win, target_rank, target_disp,
+                                              target_count, target_datatype);
+        if (range_errno)
+            return range_errno;
         return MPIDIG_mpi_get_accumulate(origin_addr, origin_count, origin_datatype, result_addr,
                                          result_count, result_datatype, target_rank,
                                          target_disp, target_count, target_datatype, op, win);
+    }
     return MPIDI_LLC_rma_get_accumulate("MPI_Get_accumulate", origin_addr, origin_count,
                                         origin_datatype, result_addr, result_count,
                                         result_datatype, target_rank, target_disp, target_count,
@@ -548,11 +599,16 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_rget_accumulate(const void *origin_add
     int disp_unit;
     char *part = MPIDI_LLC_win_atomic_part(win, target_rank, &size, &disp_unit);
 
-    if (part == NULL)
+    if (part == NULL) {
+        int range_errno = MPIDI_LLC_rma_range("MPI_Rget_accumulate", win, target_rank, target_disp,
+                                              target_count, target_datatype);
+        if (range_errno)
+            return range_errno;
         return MPIDIG_mpi_rget_accumulate(origin_addr, origin_count, origin_datatype,
                                           result_addr, result_count, result_datatype,
                                           target_rank, target_disp, target_count,
                                           target_datatype, op, win, request);
+    }
     mpi_errno = MPIDI_LLC_rma_get_accumulate("MPI_Rget_accumulate", origin_addr, origin_count,
                                              origin_datatype, result_addr, result_count,
                                              result_datatype, target_rank, target_disp,
@@ -575,9 +631,14 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_fetch_and_op(const void *origin_addr,
     int disp_unit;
     char *part = MPIDI_LLC_win_atomic_part(win, target_rank, &size, &disp_unit);
 
-    if (part == NULL)
+    if (part == NULL) {
+        int range_errno = MPIDI_LLC_rma_range("MPI_Fetch_and_op", win, target_rank, target_disp,
+                                              1, datatype);
+        if (range_errno)
+            return range_errno;
         return MPIDIG_mpi_fetch_and_op(origin_addr, result_addr, datatype, target_rank,
                                        target_disp, op, win);
+    }
     return MPIDI_LLC_rma_fetch_and_op("MPI_Fetch_and_op", origin_addr, NULL, result_addr,
                                       datatype, target_rank, target_disp, op, win, part, size,
                                       disp_unit);
@@ -596,9 +657,14 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_compare_and_swap(const void *origin_ad
     int disp_unit;
     char *part = MPIDI_LLC_win_atomic_part(win, target_rank, &size, &disp_unit);
 
-    if (part == NULL)
+    if (part == NULL) {
+        int range_errno = MPIDI_LLC_rma_range("MPI_Compare_and_swap", win, target_rank, target_disp,
+                                              1, datatype);
+        if (range_errno)
+            return range_errno;
         return MPIDIG_mpi_compare_and_swap(origin_addr, compare_addr, result_addr, datatype,
                                            target_rank, target_disp, win);
+    }
     return MPIDI_LLC_rma_fetch_and_op("MPI_Compare_and_swap", origin_addr, compare_addr,
                                       result_addr, datatype, target_rank, target_disp,
                                       MPI_REPLACE, win, part, size, disp_unit);
