@@ -267,7 +267,9 @@ TEST(RingLanding, NoFreeRingNoAsk)
                                    run.c.next[2] > 20);
         }));
         if (p.rank == 0) {
-            EXPECT_EQ(most, 1u) << "never two sources on one ring";
+            // (<=: under a sanitizer a source can switch in and leave again
+            // between two samples; dc_rdma_switches >= 1 above says one did.)
+            EXPECT_LE(most, 1u) << "never two sources on one ring";
             EXPECT_LE(st.ring_pool_high_water, 1u);
             // (A source whose rate dips may leave and hand the ring on.)
             EXPECT_LE(st.dc_rdma_requests_sent, st.ring_leases);
