@@ -2,7 +2,7 @@
  * and 1 in a passive-target epoch (MPI_Win_lock_all on rank 0; rank 1 waits
  * in MPI_Barrier, so an MPI that needs the target's help gets it there).
  *
- *   rma_bench [--tests put_lat,get_lat,put_bw,get_bw,acc_lat,fop_lat,cas_lat]
+ *   rma_bench [--tests put_lat,get_lat,put_bw,get_bw,acc_lat,fop_lat,cas_lat,lock_lat]
  *             [--sizes 8,1024,65536,1048576] [--window 64] [--target 0.2]
  *             [--create]
  *
@@ -12,6 +12,9 @@
  *   acc_lat:           MPI_Accumulate (MPI_SUM, MPI_DOUBLE) + flush (us)
  *   fop_lat / cas_lat: MPI_Fetch_and_op (MPI_SUM) / MPI_Compare_and_swap
  *                      on one MPI_LONG + flush (us)
+ *   lock_lat:          a passive-target epoch of its own for one put:
+ *                      MPI_Win_lock (exclusive), MPI_Put, MPI_Win_unlock (us;
+ *                      the other tests run in one MPI_Win_lock_all epoch)
  * The window comes from MPI_Win_allocate (in shared memory within a node
  * where the MPI does so) or, with --create, from MPI_Win_create over
  * malloc'ed memory.  After each size rank 0 reads back what it wrote and
@@ -65,6 +68,10 @@ static void unit(const char *test, char *buf, size_t size, int window, MPI_Win w
         long one = 1, old;
         MPI_Fetch_and_op(&one, &old, MPI_LONG, 1, 0, MPI_SUM, win);
         MPI_Win_flush(1, win);
+    } else if (!strcmp(test, "lock_lat")) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+        MPI_Put(buf, (int) size, MPI_BYTE, 1, 0, (int) size, MPI_BYTE, win);
+        MPI_Win_unlock(1, win);
     } else if (!strcmp(test, "cas_lat")) {
         long cmp = 0, val = 0, old;
         MPI_Compare_and_swap(&val, &cmp, &old, MPI_LONG, 1, 0, win);
@@ -76,7 +83,7 @@ static void unit(const char *test, char *buf, size_t size, int window, MPI_Win w
 
 int main(int argc, char **argv)
 {
-    const char *tests = "put_lat,get_lat,put_bw,get_bw,acc_lat,fop_lat,cas_lat";
+    const char *tests = "put_lat,get_lat,put_bw,get_bw,acc_lat,fop_lat,cas_lat,lock_lat";
     const char *sizes_arg = "8,1024,65536,1048576";
     int window = 64, create = 0, size_world;
     double target = 0.2;
@@ -120,12 +127,14 @@ int main(int argc, char **argv)
         printf("# rma_bench: window from %s, %d ranks\n# test size value iterations\n",
                create ? "MPI_Win_create" : "MPI_Win_allocate", size_world);
 
-    static const char *all[] = {"put_lat", "get_lat", "put_bw", "get_bw", "acc_lat", "fop_lat", "cas_lat"};
+    static const char *all[] = {"put_lat", "get_lat", "put_bw", "get_bw", "acc_lat", "fop_lat", "cas_lat",
+                                "lock_lat"};
     for (size_t a = 0; a < sizeof(all) / sizeof(all[0]); a++) {
         const char *test = all[a];
         if (!has(tests, test))
             continue;
         int atomic = !strcmp(test, "fop_lat") || !strcmp(test, "cas_lat");
+        int own_epochs = !strcmp(test, "lock_lat");
         for (size_t s = 0; s < (atomic ? 1 : nsizes); s++) {
             size_t size = atomic ? sizeof(long) : sizes[s];
             if (!strcmp(test, "acc_lat") && size < sizeof(double))
@@ -137,7 +146,8 @@ int main(int argc, char **argv)
             if (rank == 0) {
                 for (size_t i = 0; i < (bw ? win_bytes : size); i++)
                     buf[i] = (char) (i * 7 + size);
-                MPI_Win_lock_all(0, win);
+                if (!own_epochs)
+                    MPI_Win_lock_all(0, win);
                 /* warm-up and probe (at least 10 units and a tenth of
                  * `target`): how many units fill `target` seconds */
                 double t0 = MPI_Wtime();
@@ -153,7 +163,9 @@ int main(int argc, char **argv)
                 for (int i = 0; i < iters; i++)
                     unit(test, buf, size, window, win);
                 t = MPI_Wtime() - t0;
-                if (!strcmp(test, "put_lat") || !strcmp(test, "put_bw")) {
+                if (own_epochs)
+                    MPI_Win_lock_all(0, win);
+                if (!strcmp(test, "put_lat") || !strcmp(test, "put_bw") || own_epochs) {
                     /* what the last put wrote must be there */
                     for (size_t i = 0; i < size; i++)
                         buf[i] = (char) (i * 7 + size);

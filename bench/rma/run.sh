@@ -4,7 +4,7 @@
 # Debian's MPICH and Open MPI in one run, each with its own launcher.
 #
 #   run.sh [--llc-prefix DIR] [--only llc,mpich,ompi] [--repeat 3]
-#          [--tests put_lat,get_lat,put_bw,get_bw,acc_lat,fop_lat,cas_lat]
+#          [--tests put_lat,get_lat,put_bw,get_bw,acc_lat,fop_lat,cas_lat,lock_lat]
 #          [--sizes 8,1024,65536,1048576] [--target 0.2] [--create] [--hosts]
 #          [--llc-before DIR] [--out DIR]
 #

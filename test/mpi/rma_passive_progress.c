@@ -7,10 +7,13 @@
  * it puts a flag in a second (shared) epoch.  The last rank makes no MPI
  * call meanwhile: it watches its own window for the flag, for up to
  * --wait seconds (default 60), and then checks every byte.  Without a
- * thread that serves the target's side, MPI_Win_lock (and over the network
- * every put and get) waits until the target calls MPI again, and the flag
- * never comes: without MPIR_CVAR_ASYNC_PROGRESS the program fails after
- * --wait seconds, saying so.
+ * thread that serves the target's side, MPI_Win_lock of an MPI_Win_create
+ * window (and over the network every put and get) waits until the target
+ * calls MPI again, and the flag never comes: without MPIR_CVAR_ASYNC_PROGRESS
+ * the program then fails after --wait seconds, saying so.  An
+ * MPI_Win_allocate window whose processes are all on one node needs no
+ * thread: the llc netmod locks it with a lock word in the window's segment
+ * and the origin does every operation itself.
  *
  * Rank 0 starts only after 1 s, so the target's process is idle that long
  * with its progress thread running: its CPU time over that second must stay

@@ -53,6 +53,13 @@ typedef struct {
                                          * processes' memory is (llc_win.c), or NULL */
     struct MPIDI_LLC_win_net *net;      /* puts and gets to other nodes by libllc
                                          * (llc_win_net.c), or NULL */
+    /* passive-target locks of such a window (llc_win.c): one lock word per
+     * process of the window, after the accumulate lock in the same segment,
+     * or NULL (MPIDIG's lock requests to the target) */
+    int *lock_words;
+    unsigned char *lock_held;   /* per target: what this process holds of its
+                                 * word (0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE) */
+    int lock_all_held;          /* MPI_Win_lock_all took every word shared */
     struct MPIR_Win *owner;
 } MPIDI_LLC_win_t;
 

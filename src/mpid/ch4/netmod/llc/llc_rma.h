@@ -34,12 +34,20 @@
  *
  * Everything else (accumulates in MPI_Win_create windows, non-contiguous
  * data there, dynamic windows, targets on other nodes) takes MPICH's
- * active-message path (MPIDIG).  Synchronisation is MPIDIG's: its lock and lock_all wait
- * for the target's grant and its post/start wait for the post before they
- * return, so a direct access never precedes the epoch; and every
- * synchronisation message reaches the other process through libllc's
- * shared-memory ring, whose chunks are sealed with a release store and read
- * with an acquire load, which orders the accesses made before it.
+ * active-message path (MPIDIG).
+ *
+ * Synchronisation: in a window whose processes are all on this node (the
+ * one of the caller-applied accumulates), MPI_Win_lock and MPI_Win_lock_all
+ * take the target's lock word in the window's segment themselves (llc_win.c;
+ * acquire on taking, release on giving back, which orders the accesses of
+ * one epoch before the next holder's), with MPIDIG keeping the epoch's
+ * state as for MPI_MODE_NOCHECK: no message, no action of the target.
+ * Elsewhere MPIDIG's lock and lock_all wait for the target's grant, and
+ * post/start everywhere wait for the post before they return, so a direct
+ * access never precedes the epoch; every synchronisation message reaches
+ * the other process through libllc's shared-memory ring, whose chunks are
+ * sealed with a release store and read with an acquire load, which orders
+ * the accesses made before it.
  */
 #ifndef LLC_RMA_H_INCLUDED
 #define LLC_RMA_H_INCLUDED
@@ -168,6 +176,47 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_rma_target_cmpl_hook(int rank, MPIR_Win * 
 MPL_STATIC_INLINE_PREFIX int MPIDI_NM_rma_target_local_cmpl_hook(int rank, MPIR_Win * win)
 {
     return MPIDI_LLC_win_net_wait(win, rank);
+}
+
+/* Passive-target epochs of a window whose processes are all on this node
+ * (llc_win.c): the target's lock word in the window's segment, taken by
+ * the origin itself. */
+int MPIDI_LLC_win_lock(int lock_type, int rank, int assert, MPIR_Win * win);
+int MPIDI_LLC_win_unlock(int rank, MPIR_Win * win);
+int MPIDI_LLC_win_lock_all(int assert, MPIR_Win * win);
+int MPIDI_LLC_win_unlock_all(MPIR_Win * win);
+
+/* Lock words, unless the origin asserts MPI_MODE_NOCHECK (then nothing is
+ * locked, as in MPIDIG) or the window has none (MPIDIG asks the target). */
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_win_lock(int lock_type, int rank, int assert,
+                                                   MPIR_Win * win, MPIDI_av_entry_t * addr)
+{
+    if (MPIDI_LLC_WIN(win).lock_words == NULL || (assert & MPI_MODE_NOCHECK) ||
+        rank < 0 || rank >= win->comm_ptr->local_size)
+        return MPIDIG_mpi_win_lock(lock_type, rank, assert, win);
+    return MPIDI_LLC_win_lock(lock_type, rank, assert, win);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_win_unlock(int rank, MPIR_Win * win,
+                                                     MPIDI_av_entry_t * addr)
+{
+    if (MPIDI_LLC_WIN(win).lock_words == NULL || rank < 0 || rank >= win->comm_ptr->local_size)
+        return MPIDIG_mpi_win_unlock(rank, win);
+    return MPIDI_LLC_win_unlock(rank, win);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_win_lock_all(int assert, MPIR_Win * win)
+{
+    if (MPIDI_LLC_WIN(win).lock_words == NULL || (assert & MPI_MODE_NOCHECK))
+        return MPIDIG_mpi_win_lock_all(assert, win);
+    return MPIDI_LLC_win_lock_all(assert, win);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_win_unlock_all(MPIR_Win * win)
+{
+    if (MPIDI_LLC_WIN(win).lock_words == NULL)
+        return MPIDIG_mpi_win_unlock_all(win);
+    return MPIDI_LLC_win_unlock_all(win);
 }
 
 /* The bytes count elements of datatype at displacement disp touch, as

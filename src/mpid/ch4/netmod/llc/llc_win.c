@@ -13,6 +13,7 @@
 #include "llc_impl.h"
 #include "mpidu_shm.h"
 #include <errno.h>
+#include <sched.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -287,17 +288,9 @@ int MPIDI_LLC_rma_cma(int is_put, void *origin_addr, int origin_count,
                             origin_lb);
     MPIDI_Datatype_get_info(target_count, target_datatype, target_contig, target_sz, dtp,
                             target_lb);
-    if (target_sz > 0) {
-        /* the bounds are known here, whichever path moves the data: MPIDIG
-         * checks none */
-        remote_at = acc_target(opname, target_rank, target_disp, target_count, target_datatype,
-                               (char *) (uintptr_t) peer->base, peer->size, peer->disp_unit,
-                               &mpi_errno);
-        if (remote_at == NULL) {
-            *done = 1;
-            goto fn_fail;
-        }
-    }
+    /* the caller checked the bounds (MPIDI_LLC_rma_range, against the
+     * same peer table) */
+    remote_at = (char *) (uintptr_t) peer->base + target_disp * peer->disp_unit;
     if (!origin_contig || !target_contig || origin_sz != target_sz ||
         origin_sz < MPIDI_LLC_CMA_MIN_BYTES)
         return MPI_SUCCESS;     /* MPIDIG's path packs, checks sizes, or is faster */
@@ -396,6 +389,9 @@ int MPIDI_LLC_mpi_win_create_hook(MPIR_Win * win)
     MPIDI_LLC_win_peer_t mine, *peers;
 
     MPIDI_LLC_WIN(win).acc_mutex = NULL;
+    MPIDI_LLC_WIN(win).lock_words = NULL;
+    MPIDI_LLC_WIN(win).lock_held = NULL;
+    MPIDI_LLC_WIN(win).lock_all_held = 0;
     MPIDI_LLC_WIN(win).peers = NULL;
     MPIDI_LLC_WIN(win).net = NULL;
     MPIDI_LLC_WIN(win).owner = win;
@@ -424,18 +420,163 @@ int MPIDI_LLC_mpi_win_create_hook(MPIR_Win * win)
     goto fn_exit;
 }
 
+/* The segment of a window whose processes are all on this node: the lock
+ * of the caller-applied accumulates, then one passive-target lock word per
+ * process of the window, each on a cache line of its own. */
+#define LOCK_WORD_STRIDE 64
+#define LOCK_WORDS_AT \
+    ((sizeof(MPL_proc_mutex_t) + LOCK_WORD_STRIDE - 1) / LOCK_WORD_STRIDE * LOCK_WORD_STRIDE)
+
+static int *lock_word(MPIR_Win * win, int rank)
+{
+    return (int *) ((char *) MPIDI_LLC_WIN(win).lock_words + (size_t) rank * LOCK_WORD_STRIDE);
+}
+
+/* A lock word: the number of processes that hold it shared, or LOCK_WRITER
+ * when one holds it exclusively; LOCK_WAITING while a process waits for it
+ * exclusively, which makes later shared requests wait too (as MPIDIG's
+ * queue at the target grants in order), so that readers cannot starve a
+ * writer. */
+#define LOCK_WRITER 0x40000000
+#define LOCK_WAITING 0x20000000
+
+static int lock_word_try(int *word, int exclusive)
+{
+    int v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+    if (exclusive) {
+        if ((v & ~LOCK_WAITING) == 0)
+            return __atomic_compare_exchange_n(word, &v, LOCK_WRITER, 0, __ATOMIC_ACQ_REL,
+                                               __ATOMIC_ACQUIRE);
+        if (!(v & LOCK_WAITING))
+            __atomic_compare_exchange_n(word, &v, v | LOCK_WAITING, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED);
+        return 0;
+    }
+    if (v & (LOCK_WRITER | LOCK_WAITING))
+        return 0;
+    return __atomic_compare_exchange_n(word, &v, v + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+static void lock_word_release(int *word, int exclusive)
+{
+    if (exclusive) {
+        /* keep the mark of a writer that waits meanwhile */
+        int v = __atomic_load_n(word, __ATOMIC_RELAXED);
+        while (!__atomic_compare_exchange_n(word, &v, v & LOCK_WAITING, 0, __ATOMIC_RELEASE,
+                                            __ATOMIC_RELAXED));
+    } else {
+        __atomic_fetch_sub(word, 1, __ATOMIC_RELEASE);
+    }
+}
+
+/* Until this process has the word: progress meanwhile (the holder may need
+ * this process for operations that take MPIDIG's path), and give the CPU
+ * away once the wait is not short (more processes than cores: the holder
+ * may be waiting for it). */
+static int lock_word_take(MPIR_Win * win, int *word, int exclusive)
+{
+    int mpi_errno = MPI_SUCCESS, vci, tries = 0;
+
+    if (lock_word_try(word, exclusive))
+        return MPI_SUCCESS;
+    vci = MPIDI_WIN(win, am_vci);
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vci).lock);
+    while (!lock_word_try(word, exclusive)) {
+        mpi_errno = MPIDI_progress_test_vci(vci);
+        MPIR_ERR_CHECK(mpi_errno);
+        MPID_THREAD_CS_YIELD(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+        if (++tries >= 64)
+            sched_yield();
+    }
+  fn_exit:
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vci).lock);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* MPI_Win_lock on a window with lock words: MPIDIG keeps the epoch (its
+ * checks and counts, as for MPI_MODE_NOCHECK, which sends nothing), the
+ * word of the target excludes the other processes.  No message, nothing
+ * done by the target. */
+int MPIDI_LLC_win_lock(int lock_type, int rank, int assert, MPIR_Win * win)
+{
+    int mpi_errno = MPIDIG_mpi_win_lock(lock_type, rank, assert | MPI_MODE_NOCHECK, win);
+    if (mpi_errno)
+        return mpi_errno;
+    mpi_errno = lock_word_take(win, lock_word(win, rank), lock_type == MPI_LOCK_EXCLUSIVE);
+    if (mpi_errno) {
+        MPIDIG_mpi_win_unlock(rank, win);
+        return mpi_errno;
+    }
+    MPIDI_LLC_WIN(win).lock_held[rank] = (unsigned char) lock_type;
+    return MPI_SUCCESS;
+}
+
+/* MPIDIG's unlock completes the epoch's operations (and checks it), then
+ * the word is released: the release orders every access of the epoch
+ * before the next holder's. */
+int MPIDI_LLC_win_unlock(int rank, MPIR_Win * win)
+{
+    int held = MPIDI_LLC_WIN(win).lock_held[rank];
+    int mpi_errno = MPIDIG_mpi_win_unlock(rank, win);
+    if (held == 0)
+        return mpi_errno;       /* an epoch of MPI_MODE_NOCHECK, or none */
+    /* released even when the epoch's operations failed: the error is
+     * reported, and no other process is held up by it */
+    MPIDI_LLC_WIN(win).lock_held[rank] = 0;
+    lock_word_release(lock_word(win, rank), held == MPI_LOCK_EXCLUSIVE);
+    return mpi_errno;
+}
+
+/* MPI_Win_lock_all: every word shared, in rank order. */
+int MPIDI_LLC_win_lock_all(int assert, MPIR_Win * win)
+{
+    int mpi_errno = MPIDIG_mpi_win_lock_all(assert | MPI_MODE_NOCHECK, win);
+    int n = win->comm_ptr->local_size;
+    if (mpi_errno)
+        return mpi_errno;
+    for (int i = 0; i < n; i++) {
+        mpi_errno = lock_word_take(win, lock_word(win, i), 0);
+        if (mpi_errno) {
+            while (i-- > 0)
+                lock_word_release(lock_word(win, i), 0);
+            MPIDIG_mpi_win_unlock_all(win);
+            return mpi_errno;
+        }
+    }
+    MPIDI_LLC_WIN(win).lock_all_held = 1;
+    return MPI_SUCCESS;
+}
+
+int MPIDI_LLC_win_unlock_all(MPIR_Win * win)
+{
+    int n = win->comm_ptr->local_size;
+    int mpi_errno = MPIDIG_mpi_win_unlock_all(win);
+    if (!MPIDI_LLC_WIN(win).lock_all_held)
+        return mpi_errno;       /* an epoch of MPI_MODE_NOCHECK, or none */
+    MPIDI_LLC_WIN(win).lock_all_held = 0;
+    for (int i = 0; i < n; i++)
+        lock_word_release(lock_word(win, i), 0);
+    return mpi_errno;
+}
+
 /* The lock of the caller-applied accumulates, for a window in shared memory
- * all of whose processes are on this node (llc_rma.h says why).  Every
- * process of the window decides alike: the segment and the node are the
- * same for all.  MPIDIG's barrier after the hook orders the lock's creation
- * before any use. */
+ * all of whose processes are on this node (llc_rma.h says why), and the
+ * lock words of its passive-target epochs.  Every process of the window
+ * decides alike: the segment and the node are the same for all.  MPIDIG's
+ * barrier after the hook orders the lock's creation before any use. */
 static int acc_lock_create(MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Comm *comm = win->comm_ptr, *node_comm = comm->node_comm;
     bool mapfail = false;
+    char *segment = NULL;
 
     MPIDI_LLC_WIN(win).acc_mutex = NULL;
+    MPIDI_LLC_WIN(win).lock_words = NULL;
+    MPIDI_LLC_WIN(win).lock_held = NULL;
+    MPIDI_LLC_WIN(win).lock_all_held = 0;
     MPIDI_LLC_WIN(win).peers = NULL;
     MPIDI_LLC_WIN(win).net = NULL;
     MPIDI_LLC_WIN(win).owner = win;
@@ -443,14 +584,21 @@ static int acc_lock_create(MPIR_Win * win)
         MPIDIG_WIN(win, mmap_addr) == NULL || MPIDIG_WIN(win, shared_table) == NULL ||
         comm->intranode_table == NULL || !MPL_proc_mutex_enabled())
         goto fn_exit;
-    mpi_errno = MPIDU_shm_alloc(node_comm, sizeof(MPL_proc_mutex_t),
-                                (void **) &MPIDI_LLC_WIN(win).acc_mutex, &mapfail);
+    MPIDI_LLC_WIN(win).lock_held = MPL_calloc(comm->local_size, 1, MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(MPIDI_LLC_WIN(win).lock_held == NULL, mpi_errno, MPI_ERR_NO_MEM,
+                        "**nomem");
+    /* a new segment is zero-filled: every lock word free */
+    mpi_errno = MPIDU_shm_alloc(node_comm, LOCK_WORDS_AT + (size_t) comm->local_size *
+                                LOCK_WORD_STRIDE, (void **) &segment, &mapfail);
     MPIR_ERR_CHECK(mpi_errno);
     if (mapfail) {
-        /* no segment: all of them keep MPIDIG's accumulates */
-        MPIDI_LLC_WIN(win).acc_mutex = NULL;
+        /* no segment: all of them keep MPIDIG's accumulates and locks */
+        MPL_free(MPIDI_LLC_WIN(win).lock_held);
+        MPIDI_LLC_WIN(win).lock_held = NULL;
         goto fn_exit;
     }
+    MPIDI_LLC_WIN(win).acc_mutex = (MPL_proc_mutex_t *) segment;
+    MPIDI_LLC_WIN(win).lock_words = (int *) (segment + LOCK_WORDS_AT);
     if (node_comm->rank == 0) {
         int err = MPL_SUCCESS;
         MPL_proc_mutex_create(MPIDI_LLC_WIN(win).acc_mutex, &err);
@@ -481,6 +629,9 @@ int MPIDI_LLC_mpi_win_create_dynamic_hook(MPIR_Win * win)
 {
     /* memory attached later: every operation takes MPIDIG's path */
     MPIDI_LLC_WIN(win).acc_mutex = NULL;
+    MPIDI_LLC_WIN(win).lock_words = NULL;
+    MPIDI_LLC_WIN(win).lock_held = NULL;
+    MPIDI_LLC_WIN(win).lock_all_held = 0;
     MPIDI_LLC_WIN(win).peers = NULL;
     MPIDI_LLC_WIN(win).net = NULL;
     MPIDI_LLC_WIN(win).owner = win;
@@ -509,6 +660,9 @@ int MPIDI_LLC_mpi_win_free_hook(MPIR_Win * win)
     MPIDI_LLC_win_net_free(win);
     MPIDI_LLC_WIN(win).owner = NULL;
     MPIDI_LLC_WIN(win).acc_mutex = NULL;
+    MPIDI_LLC_WIN(win).lock_words = NULL;
+    MPL_free(MPIDI_LLC_WIN(win).lock_held);
+    MPIDI_LLC_WIN(win).lock_held = NULL;
     MPL_free(MPIDI_LLC_WIN(win).peers);
     MPIDI_LLC_WIN(win).peers = NULL;
     if (mutex == NULL)

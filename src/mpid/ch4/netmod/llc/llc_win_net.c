@@ -171,13 +171,10 @@ int MPIDI_LLC_rma_net(int is_put, void *origin_addr, int origin_count,
                             target_lb);
     if (!origin_contig || !target_contig || origin_sz != target_sz || origin_sz == 0)
         goto fn_exit;           /* MPIDIG packs, reports the size mismatch, or does nothing */
+    /* the range an error names; the caller checked it (MPIDI_LLC_rma_range,
+     * against the same keys) */
     MPIDI_LLC_rma_span(target_disp, t->disp_unit, target_count, target_datatype, &lo, &hi);
     *done = 1;
-    if (unlikely(lo < 0 || hi > t->size)) {
-        mpi_errno = MPIDI_LLC_rma_range_error(is_put ? "MPI_Put" : "MPI_Get", target_rank, lo,
-                                              hi, t->size);
-        goto fn_fail;
-    }
     MPIDIG_RMA_OP_CHECK_SYNC(target_rank, win);
     mpi_errno = MPIDI_LLC_dest(addr, &dest);
     MPIR_ERR_CHECK(mpi_errno);

@@ -30,6 +30,10 @@
 #define MPIDI_NM_rma_win_local_cmpl_hook MPIDI_LLC_unused_fallback_win_local_cmpl_hook
 #define MPIDI_NM_rma_target_cmpl_hook MPIDI_LLC_unused_fallback_target_cmpl_hook
 #define MPIDI_NM_rma_target_local_cmpl_hook MPIDI_LLC_unused_fallback_target_local_cmpl_hook
+#define MPIDI_NM_mpi_win_lock MPIDI_LLC_unused_fallback_win_lock
+#define MPIDI_NM_mpi_win_unlock MPIDI_LLC_unused_fallback_win_unlock
+#define MPIDI_NM_mpi_win_lock_all MPIDI_LLC_unused_fallback_win_lock_all
+#define MPIDI_NM_mpi_win_unlock_all MPIDI_LLC_unused_fallback_win_unlock_all
 #include "netmod_am_fallback_rma.h"
 #undef MPIDI_NM_mpi_put
 #undef MPIDI_NM_mpi_get
@@ -45,6 +49,10 @@
 #undef MPIDI_NM_rma_win_local_cmpl_hook
 #undef MPIDI_NM_rma_target_cmpl_hook
 #undef MPIDI_NM_rma_target_local_cmpl_hook
+#undef MPIDI_NM_mpi_win_lock
+#undef MPIDI_NM_mpi_win_unlock
+#undef MPIDI_NM_mpi_win_lock_all
+#undef MPIDI_NM_mpi_win_unlock_all
 #include "llc_rma.h"
 #include "netmod_am_fallback_part.h"
 /* take MPICH's fallback collectives except the two that src/coll provides */
