@@ -31,6 +31,20 @@
         }                                                                     \
     } while (0)
 
+/* Add 1 to the MPI_LONG at displacement 0 of target's part of win by get,
+ * flush and put under an exclusive lock: a counter that ends right only if
+ * the locks exclude each other. */
+static inline void locked_add_one(MPI_Win win, int target)
+{
+    long v = -1;
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win));
+    CHECK_MPI(MPI_Get(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, win));
+    CHECK_MPI(MPI_Win_flush(target, win));
+    v++;
+    CHECK_MPI(MPI_Put(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, win));
+    CHECK_MPI(MPI_Win_unlock(target, win));
+}
+
 /* deterministic byte pattern for (seed, index) */
 static inline unsigned char pattern(unsigned seed, size_t i)
 {

@@ -41,19 +41,6 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* counter at element 0 of target's window: get, flush, put under an
- * exclusive lock */
-static void add_one(MPI_Win win, int target)
-{
-    long v = -1;
-    CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win));
-    CHECK_MPI(MPI_Get(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, win));
-    CHECK_MPI(MPI_Win_flush(target, win));
-    v++;
-    CHECK_MPI(MPI_Put(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, win));
-    CHECK_MPI(MPI_Win_unlock(target, win));
-}
-
 static long read_counter(MPI_Win win, int target)
 {
     long v = -1;
@@ -67,7 +54,7 @@ static void exclusion(MPI_Win win, const char *what)
 {
     const int target = 0;
     for (int i = 0; i < ADDS; i++)
-        add_one(win, target);
+        locked_add_one(win, target);
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     long v = read_counter(win, target);
     CHECK(v == (long) ADDS * size, "%s: exclusive locks: the counter is %ld after %d ranks added "
@@ -128,7 +115,7 @@ static void wrong_calls(MPI_Win win, const char *what)
     CHECK_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_ARE_FATAL));
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     /* the lock still excludes and is free again: every rank adds once more */
-    add_one(win, 0);
+    locked_add_one(win, 0);
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     long v = read_counter(win, 0);
     CHECK(v == (long) (ADDS + 1) * size, "%s: after the wrong calls the counter is %ld, expected "
@@ -151,7 +138,7 @@ static void target_outside_mpi(MPI_Win win, long *base, const char *what)
               expected);
     } else {
         for (int i = 0; i < ADDS; i++)
-            add_one(win, target);
+            locked_add_one(win, target);
     }
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
 }

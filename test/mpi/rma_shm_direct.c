@@ -237,16 +237,8 @@ static void passive_epochs(void)
 
     /* a counter on every rank, incremented by get + put under an exclusive
      * lock: the total is right only if the locks exclude each other */
-    for (int i = 0; i < rounds; i++) {
-        int t = (rank + i) % size;
-        long v = 0;
-        CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win));
-        CHECK_MPI(MPI_Get(&v, 1, MPI_LONG, t, 0, 1, MPI_LONG, win));
-        CHECK_MPI(MPI_Win_flush(t, win));
-        v++;
-        CHECK_MPI(MPI_Put(&v, 1, MPI_LONG, t, 0, 1, MPI_LONG, win));
-        CHECK_MPI(MPI_Win_unlock(t, win));
-    }
+    for (int i = 0; i < rounds; i++)
+        locked_add_one(win, (rank + i) % size);
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
     CHECK(base[0] == rounds, "exclusive-lock counter is %ld after %d increments by %d ranks", base[0],
