@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define CHECK(cond, ...)                                                      \
     do {                                                                      \
@@ -43,6 +44,21 @@ static inline void locked_add_one(MPI_Win win, int target)
     v++;
     CHECK_MPI(MPI_Put(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, win));
     CHECK_MPI(MPI_Win_unlock(target, win));
+}
+
+/* seconds on the monotonic clock */
+static inline double mono_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* sleep us microseconds */
+static inline void nap_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
 }
 
 /* deterministic byte pattern for (seed, index) */

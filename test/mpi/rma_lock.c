@@ -21,25 +21,11 @@
 #include "check.h"
 
 #include <string.h>
-#include <time.h>
 
 #define ADDS 150
 #define PAIRS 100
 
 static int rank, size;
-
-static void nap_us(long us)
-{
-    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-    nanosleep(&ts, NULL);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static long read_counter(MPI_Win win, int target)
 {
@@ -129,12 +115,13 @@ static void target_outside_mpi(MPI_Win win, long *base, const char *what)
     const long expected = (long) ADDS * (size - 1);
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == target) {
-        double t0 = now();
+        double t0 = mono_seconds();
         long v;
-        while ((v = __atomic_load_n(&base[0], __ATOMIC_ACQUIRE)) != expected && now() - t0 < 60)
+        while ((v = __atomic_load_n(&base[0], __ATOMIC_ACQUIRE)) != expected &&
+               mono_seconds() - t0 < 60)
             nap_us(1000);
         CHECK(v == expected, "%s: the target's counter is %ld after %.0f s outside MPI, "
-              "expected %ld: the origins' locks needed the target", what, v, now() - t0,
+              "expected %ld: the origins' locks needed the target", what, v, mono_seconds() - t0,
               expected);
     } else {
         for (int i = 0; i < ADDS; i++)

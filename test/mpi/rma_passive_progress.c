@@ -49,13 +49,6 @@
 #define FLAG 0x5eed
 #define COUNTER_START 41
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static double cpu_seconds(void)
 {
     struct rusage ru;
@@ -64,21 +57,15 @@ static double cpu_seconds(void)
            ru.ru_stime.tv_usec * 1e-6;
 }
 
-static void nap(long us)
-{
-    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-    nanosleep(&ts, NULL);
-}
-
 /* The target: no MPI call until the flag is in its window. */
 static void serve_outside_mpi(unsigned char *base, double wait_s)
 {
     int32_t *flag = (int32_t *) (base + FLAG_OFF);
-    double t0 = now(), c0 = cpu_seconds(), idle_wall = 0, idle_cpu = 0, t;
+    double t0 = mono_seconds(), c0 = cpu_seconds(), idle_wall = 0, idle_cpu = 0, t;
     int seen = 0;
 
     for (;;) {
-        t = now();
+        t = mono_seconds();
         if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) == FLAG) {
             seen = 1;
             break;
@@ -90,13 +77,13 @@ static void serve_outside_mpi(unsigned char *base, double wait_s)
         }
         if (t - t0 > wait_s)
             break;
-        nap(1000);
+        nap_us(1000);
     }
     CHECK(seen, "the target's window did not get rank 0's flag in %.0f s while the target "
           "stayed outside MPI: passive-target operations made no progress without it "
           "(is MPIR_CVAR_ASYNC_PROGRESS=1 set?)", wait_s);
     CHECK(idle_wall > 0, "rank 0's operations came after %.2f s, before the 1 s it waits: the "
-          "idle CPU time could not be measured", now() - t0);
+          "idle CPU time could not be measured", mono_seconds() - t0);
     CHECK(idle_cpu < 0.5 * idle_wall, "the target process used %.2f s of CPU in %.2f s with "
           "nothing to do: its progress thread spins instead of sleeping", idle_cpu, idle_wall);
     printf("rma_passive_progress: target idle %.2f s, CPU %.3f s; flag after %.2f s\n",
@@ -129,7 +116,7 @@ static void origin(MPI_Win win, int target)
     for (int i = 0; i < ACC_INTS; i++)
         add[i] = 1000 * (i % 7);
 
-    nap(1000000);
+    nap_us(1000000);
     CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win));
     CHECK_MPI(MPI_Put(put, PUT_BYTES, MPI_BYTE, target, PUT_OFF, PUT_BYTES, MPI_BYTE, win));
     CHECK_MPI(MPI_Accumulate(add, ACC_INTS, MPI_INT32_T, target, ACC_OFF, ACC_INTS, MPI_INT32_T,
@@ -158,8 +145,8 @@ static void origin_of_stopped_target(MPI_Win win, int target)
     int err, len = 0;
     double t0;
     CHECK_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
-    nap(500000);
-    t0 = now();
+    nap_us(500000);
+    t0 = mono_seconds();
     err = MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win);
     if (err == MPI_SUCCESS)
         err = MPI_Put(&byte, 1, MPI_BYTE, target, PUT_OFF, 1, MPI_BYTE, win);
@@ -168,7 +155,7 @@ static void origin_of_stopped_target(MPI_Win win, int target)
     CHECK(err != MPI_SUCCESS, "a passive epoch on the window of a stopped process succeeded");
     MPI_Error_string(err, msg, &len);
     fprintf(stderr, "rma_passive_progress: rank 0: the epoch on stopped rank %d failed after "
-            "%.1f s: %s\n", target, now() - t0, msg);
+            "%.1f s: %s\n", target, mono_seconds() - t0, msg);
     fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 2);
 }

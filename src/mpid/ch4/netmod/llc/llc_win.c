@@ -378,6 +378,20 @@ int MPIDI_LLC_mpi_win_create_dynamic(MPIR_Info * info, MPIR_Comm * comm, MPIR_Wi
     return MPIDIG_mpi_win_create_dynamic(info, comm, win);
 }
 
+/* The netmod's part of a new window, before a creation hook adds to it:
+ * every operation takes MPIDIG's path.  MPICH does not clear it, and the
+ * fields are valid only while owner is the window (llc_pre.h). */
+static void win_part_init(MPIR_Win * win)
+{
+    MPIDI_LLC_WIN(win).acc_mutex = NULL;
+    MPIDI_LLC_WIN(win).lock_words = NULL;
+    MPIDI_LLC_WIN(win).lock_held = NULL;
+    MPIDI_LLC_WIN(win).lock_all_held = 0;
+    MPIDI_LLC_WIN(win).peers = NULL;
+    MPIDI_LLC_WIN(win).net = NULL;
+    MPIDI_LLC_WIN(win).owner = win;
+}
+
 /* Memory of each process's own: accumulates take MPIDIG's path; puts and
  * gets to the node's other processes go by cross-memory attach, after the
  * node's processes have told each other where their parts are. */
@@ -388,13 +402,7 @@ int MPIDI_LLC_mpi_win_create_hook(MPIR_Win * win)
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
     MPIDI_LLC_win_peer_t mine, *peers;
 
-    MPIDI_LLC_WIN(win).acc_mutex = NULL;
-    MPIDI_LLC_WIN(win).lock_words = NULL;
-    MPIDI_LLC_WIN(win).lock_held = NULL;
-    MPIDI_LLC_WIN(win).lock_all_held = 0;
-    MPIDI_LLC_WIN(win).peers = NULL;
-    MPIDI_LLC_WIN(win).net = NULL;
-    MPIDI_LLC_WIN(win).owner = win;
+    win_part_init(win);
     mpi_errno = MPIDI_LLC_win_net_expose(win);
     MPIR_ERR_CHECK(mpi_errno);
     if (node_comm == NULL || win->comm_ptr->intranode_table == NULL)
@@ -573,13 +581,7 @@ static int acc_lock_create(MPIR_Win * win)
     bool mapfail = false;
     char *segment = NULL;
 
-    MPIDI_LLC_WIN(win).acc_mutex = NULL;
-    MPIDI_LLC_WIN(win).lock_words = NULL;
-    MPIDI_LLC_WIN(win).lock_held = NULL;
-    MPIDI_LLC_WIN(win).lock_all_held = 0;
-    MPIDI_LLC_WIN(win).peers = NULL;
-    MPIDI_LLC_WIN(win).net = NULL;
-    MPIDI_LLC_WIN(win).owner = win;
+    win_part_init(win);
     if (comm->local_size < 2 || node_comm == NULL || node_comm->local_size != comm->local_size ||
         MPIDIG_WIN(win, mmap_addr) == NULL || MPIDIG_WIN(win, shared_table) == NULL ||
         comm->intranode_table == NULL || !MPL_proc_mutex_enabled())
@@ -628,13 +630,7 @@ int MPIDI_LLC_mpi_win_allocate_shared_hook(MPIR_Win * win)
 int MPIDI_LLC_mpi_win_create_dynamic_hook(MPIR_Win * win)
 {
     /* memory attached later: every operation takes MPIDIG's path */
-    MPIDI_LLC_WIN(win).acc_mutex = NULL;
-    MPIDI_LLC_WIN(win).lock_words = NULL;
-    MPIDI_LLC_WIN(win).lock_held = NULL;
-    MPIDI_LLC_WIN(win).lock_all_held = 0;
-    MPIDI_LLC_WIN(win).peers = NULL;
-    MPIDI_LLC_WIN(win).net = NULL;
-    MPIDI_LLC_WIN(win).owner = win;
+    win_part_init(win);
     return MPI_SUCCESS;
 }
 
