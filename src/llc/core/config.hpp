@@ -57,6 +57,7 @@ struct Config {
     uint64_t udp_probe_us = 500;          // LLC_UDP_PROBE_US: loss probe before the retransmission timeout (0: off)
     uint64_t udp_peer_timeout_ms = 10000; // LLC_UDP_PEER_TIMEOUT_MS
     uint64_t udp_evict_idle_ms = 3200;    // LLC_UDP_EVICT_IDLE_MS: a udp peer idle this long may be evicted
+    uint64_t udp_idle_probe_ms = 1000;    // LLC_UDP_IDLE_PROBE_MS: probe a silent peer this often (0: off)
     bool udp_shared_recv = false;         // LLC_UDP_SHARED_RECV: one udp socket per node (udp_node_socket.hpp)
     uint64_t udp_handover_slots = 32;     // LLC_UDP_HANDOVER_SLOTS: receive buffers per process of the node (a power of two)
     size_t udp_sockbuf = 4u << 20;        // LLC_UDP_SOCKBUF: SO_SNDBUF/SO_RCVBUF request

@@ -321,3 +321,42 @@ INSTANTIATE_TEST_SUITE_P(
                       MidTransferCase{"UdpVictimSends", {0, 1}, {{"LLC_NET", "udp"}}, true},
                       MidTransferCase{"UdpVictimReceives", {0, 1}, {{"LLC_NET", "udp"}}, false}),
     [](const ::testing::TestParamInfo<MidTransferCase> &info) { return std::string(info.param.name); });
+
+// A rank that dies while the survivor owes it nothing and receives nothing
+// from it: the survivor only waits (a receive it posted, a reply above the
+// transport).  No transport has data outstanding to it and no message from
+// it is half read: tcp sees the connection's end, udp probes peers silent
+// for LLC_UDP_IDLE_PROBE_MS and the dead one answers with ICMP.
+class SilentDeath : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(SilentDeath, AWaitingSurvivorGetsAnErrorNamingTheDeadRank)
+{
+    JobOptions o = job({0, 1}, 60);
+    o.env = {{"LLC_NET", GetParam()}, {"LLC_TCP_ADDR", "127.0.0.1"}, {"LLC_UDP_IDLE_PROBE_MS", "300"}};
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        Counter c;
+        ASSERT_EQ(llc_am_register(ctx, 1, count_handler, &c), LLC_OK);
+        EXPECT_EQ(llc_am_send(ctx, 1 - p.rank, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
+        progress_until(ctx, [&] { return c.n == 1; });
+        if (p.rank == 1) {
+            // rank 0's acknowledgements of our message come and are read
+            for (double t0 = now_s(); now_s() - t0 < 0.3;)
+                llc_progress(ctx, nullptr);
+            p.depart();
+            std::fflush(stderr);
+            _exit(::testing::Test::HasFailure() ? 1 : 0); // no llc_finalize
+        }
+        double start = now_s();
+        int rc = progress_until_error(ctx, 20);
+        double took = now_s() - start;
+        EXPECT_EQ(rc, LLC_ERR_PEER) << "no error after " << took << " s; last error: \"" << llc_last_error(ctx) << "\"";
+        EXPECT_LT(took, 5.0); // rank 1 dies 0.3 s in; udp probes it 0.3-0.4 s after its last datagram
+        EXPECT_TRUE(contains(llc_last_error(ctx), "rank 1")) << llc_last_error(ctx);
+        llc_finalize(ctx); // must not hang
+    });
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, SilentDeath, ::testing::Values("udp", "tcp", "hybrid"),
+                         [](const ::testing::TestParamInfo<const char *> &info) { return std::string(info.param); });

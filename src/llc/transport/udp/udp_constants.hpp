@@ -19,6 +19,11 @@ constexpr uint64_t kMaxRtoUs = 200000;
 // often: if its process is gone, the ICMP port unreachable fails it at once.
 constexpr uint64_t kStallProbeUs = 100000;
 
+// probe_idle_peers, per look (every kStallProbeUs): at most this many probes
+// sent and this many peers looked at, going round the live peers.
+constexpr size_t kIdleProbesPerLook = 16;
+constexpr size_t kIdlePeersPerLook = 256;
+
 // UdpHeader::flags: the sender's Peer for us has forgotten an older pair
 // (it is new after an eviction, or got our Forget): a datagram of ours it
 // dropped may have been delivered by its old Peer.

@@ -1,6 +1,7 @@
 // udp_timers.cpp - UdpTransport's time-driven work: the retransmission
 // timeout and RTT estimate, retransmission on expiry, the silent-peer check
-// (PeerTimeout), probing stalled senders and releasing idle peers' buffers.
+// (PeerTimeout), probing stalled senders and silent peers, and releasing
+// idle peers' buffers.
 #include "transport/udp/udp_transport.hpp"
 
 #include "transport/udp/udp_constants.hpp"
@@ -150,6 +151,39 @@ bool UdpTransport::probe_stalled_senders(uint64_t now)
         }
     }
     return did;
+}
+
+// A peer that died silently while it owed us nothing at this level (a
+// reply above the transport: a get's data, the message a posted receive
+// waits for, an MPI lock grant) was never noticed: nothing of ours was
+// outstanding to it, and it was not in the middle of a message.  So a peer
+// that has been silent for LLC_UDP_IDLE_PROBE_MS, and not probed for as
+// long, is probed once, while we are in progress.  Only a closed socket
+// answers (ICMP port unreachable, or Gone from its node's shared socket):
+// a live peer says nothing, and its silence is never held against it, as
+// it may compute outside MPI for any time.  A peer silent with its host
+// gone is therefore not found this way (doc/reliability.md).  Bounded:
+// kIdlePeersPerLook peers looked at and kIdleProbesPerLook probes per look.
+void UdpTransport::probe_idle_peers(uint64_t now)
+{
+    if (!idle_probe_gap_us_ || finalizing_ || live_.empty())
+        return;
+    size_t n = live_.size(), sent = 0;
+    for (size_t k = 0; k < std::min(n, kIdlePeersPerLook) && sent < kIdleProbesPerLook; k++) {
+        if (idle_cursor_ >= n)
+            idle_cursor_ = 0;
+        Peer &p = *live_[idle_cursor_++];
+        if (p.failed || p.goodbye_rx || p.peer_forgot || !p.tx_idle() || p.mid_message())
+            continue; // gone, leaving, or watched already (check_timers, probe_stalled_senders)
+        if (now <= p.last_heard_us || now - p.last_heard_us < idle_probe_gap_us_)
+            continue;
+        const uint32_t now_ms = uint32_t(now / 1000);
+        if (p.idle_probe_ms && uint64_t(uint32_t(now_ms - p.idle_probe_ms)) * 1000 < idle_probe_gap_us_)
+            continue; // (the difference of two truncated clocks: right for gaps under 49 days)
+        p.idle_probe_ms = now_ms ? now_ms : 1;
+        send_ack(p, true);
+        sent++;
+    }
 }
 
 void UdpTransport::release_idle(uint64_t now)

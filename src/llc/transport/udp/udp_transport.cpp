@@ -47,6 +47,7 @@ UdpTransport::UdpTransport(Context &ctx, const std::vector<int> &local_ranks)
       ghosts_(std::max(kMinGhosts, kGhostsPerSlot * ctx.config().max_contexts))
 {
     const Config &cfg = ctx.config();
+    idle_probe_gap_us_ = cfg.udp_idle_probe_ms * 1000;
     if (cfg.udp_shared_recv && local_ranks.size() > 1) // alone on its node, a process's own socket is the node's
         node_ = std::make_unique<UdpNodeSocket>(ctx.job_id(), ctx.node_map().my_node(), ctx.rank(), local_ranks,
                                                 uint32_t(cfg.udp_handover_slots), uint32_t(sizeof(UdpHeader) + mtu_));
@@ -183,6 +184,7 @@ bool UdpTransport::progress_after_poll(bool socket_ready)
     if (now >= next_stall_probe_us_) {
         next_stall_probe_us_ = now + kStallProbeUs;
         did |= probe_stalled_senders(now);
+        probe_idle_peers(now);
     }
     for (Peer *p : live_)
         if (p->ack_pending && !p->failed)

@@ -224,6 +224,7 @@ private:
         uint32_t inc = 0;      // our incarnation (never 0)
         uint32_t peer_inc = 0; // the peer's incarnation our psn streams belong to (0: none yet)
         sockaddr_in addr{};
+        uint32_t idle_probe_ms = 0; // probe_idle_peers' last probe to it (monotonic ms, mod 2^32; fills padding)
         // sending
         uint64_t next_psn = 0;
         uint64_t last_tx_us = 0;
@@ -374,6 +375,7 @@ private:
     void rtt_sample(Peer &p, uint64_t sample_us);
     bool check_timers(Peer &p, uint64_t now);
     bool probe_stalled_senders(uint64_t now);
+    void probe_idle_peers(uint64_t now);
     void release_idle(uint64_t now);
 
     // udp_transport.cpp: finalize.
@@ -410,6 +412,8 @@ private:
     uint64_t finalize_us_ = 0;
     uint64_t next_probe_us_ = 0; // finalize: next "still waiting" acknowledgement round
     uint64_t next_stall_probe_us_ = 0; // next look for peers silent in the middle of a message
+    uint64_t idle_probe_gap_us_ = 0;   // LLC_UDP_IDLE_PROBE_MS in us (0: off)
+    size_t idle_cursor_ = 0;           // probe_idle_peers goes round live_ from here
     bool errors_pending_ = false; // an ICMP error was reported: read the error queue
     uint64_t next_sweep_us_ = 0;
     // loss injection (LLC_UDP_DROP_PERMILLE / LLC_UDP_REORDER)
