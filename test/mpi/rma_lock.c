@@ -1,7 +1,7 @@
 /* Passive-target locks: MPI_Win_lock (shared and exclusive) and
  * MPI_Win_lock_all, in windows of MPI_Win_allocate, MPI_Win_allocate_shared
- * and MPI_Win_create.  When every process of an allocated window is on one
- * node, the llc netmod takes a lock word in the window's segment instead of
+ * and MPI_Win_create.  When every process of a window is on one node, the
+ * llc netmod takes a lock word in a segment of the window's instead of
  * asking the target; elsewhere MPICH's active messages ask the target.
  * Checked, for each kind of window:
  *   - exclusion: every rank, the target too, adds 1 to a counter by get,
@@ -16,7 +16,9 @@
  *     usable (no word taken or given back by mistake);
  *   - the target outside MPI (windows of one node only): the last rank
  *     makes no MPI call while the others lock its window exclusively and
- *     add to its counter; it waits for the total for up to 60 s.
+ *     add to its counter (MPI_Win_create: put 64 KiB each, the size from
+ *     which puts there go by cross-memory attach); it waits for the total
+ *     for up to 60 s.
  * Usage: rma_lock [allocate|shared|create] (default: all three). */
 #include "check.h"
 
@@ -130,6 +132,55 @@ static void target_outside_mpi(MPI_Win win, long *base, const char *what)
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
 }
 
+/* MPI_Win_create: the last rank stays out of MPI while each other rank, in
+ * ROUNDS epochs, locks its window exclusively and puts LARGE bytes into its
+ * slot (round k: the byte rank + 1 + k); it waits for every slot's last
+ * round for up to 60 s.  (One epoch alone could be granted by a target
+ * still in the barrier before it.) */
+#define LARGE 65536
+#define ROUNDS 20
+static void target_outside_mpi_large_puts(const char *what)
+{
+    const int target = size - 1;
+    unsigned char *mem = calloc((size_t) size, LARGE), *mine = malloc(LARGE);
+    MPI_Win win;
+    CHECK(mem != NULL && mine != NULL, "malloc");
+    CHECK(size + ROUNDS < 256, "at most %d ranks (a byte per slot and round)", 255 - ROUNDS);
+    CHECK_MPI(MPI_Win_create(mem, (MPI_Aint) size * LARGE, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == target) {
+        double t0 = mono_seconds();
+        int filled = 0;
+        while (mono_seconds() - t0 < 60) {
+            filled = 0;
+            for (int r = 0; r < target; r++)
+                filled += __atomic_load_n(&mem[(size_t) r * LARGE + LARGE - 1], __ATOMIC_ACQUIRE) ==
+                          r + ROUNDS;
+            if (filled == target)
+                break;
+            nap_us(1000);
+        }
+        CHECK(filled == target, "%s: %d of %d slots of %d bytes arrived in %.0f s outside MPI: the "
+              "origins' locks or large puts needed the target", what, filled, target, LARGE,
+              mono_seconds() - t0);
+        for (int r = 0; r < target; r++)
+            for (size_t i = 0; i < LARGE; i++)
+                CHECK(mem[(size_t) r * LARGE + i] == r + ROUNDS, "%s: byte %zu of rank %d's slot is %d, "
+                      "expected %d", what, i, r, mem[(size_t) r * LARGE + i], r + ROUNDS);
+    } else {
+        for (int k = 0; k < ROUNDS; k++) {
+            memset(mine, rank + 1 + k, LARGE);
+            CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win));
+            CHECK_MPI(MPI_Put(mine, LARGE, MPI_BYTE, target, (MPI_Aint) rank * LARGE, LARGE, MPI_BYTE, win));
+            CHECK_MPI(MPI_Win_unlock(target, win));
+        }
+    }
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Win_free(&win));
+    free(mem);
+    free(mine);
+}
+
 static void run(const char *flavor)
 {
     MPI_Win win;
@@ -166,13 +217,17 @@ static void run(const char *flavor)
     exclusion(win, flavor);
     shared_against_exclusive(win, flavor);
     wrong_calls(win, flavor);
-    /* an allocated window of one node needs nothing of the target */
-    if (node_size == size && strcmp(flavor, "create") != 0 && size > 1)
+    /* a window of one node needs nothing of the target for its locks; nor
+     * for puts and gets in an allocated window, and for contiguous ones of
+     * at least 64 KiB in a created one (cross-memory attach; smaller ones
+     * take MPICH's active messages, which the target serves) */
+    if (node_size == size && size > 1 && strcmp(flavor, "create") != 0)
         target_outside_mpi(win, base, flavor);
+    else if (node_size == size && size > 1)
+        target_outside_mpi_large_puts(flavor);
     else if (rank == 0)
         printf("rma_lock: %s: target outside MPI not checked (%s)\n", flavor,
-               size == 1 ? "one process" : node_size != size ? "the window spans nodes"
-               : "MPI_Win_create: MPIDIG asks the target");
+               size == 1 ? "one process" : "the window spans nodes");
 
     CHECK_MPI(MPI_Win_free(&win));
     free(mem);

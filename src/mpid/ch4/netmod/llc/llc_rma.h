@@ -36,9 +36,9 @@
  * data there, dynamic windows, targets on other nodes) takes MPICH's
  * active-message path (MPIDIG).
  *
- * Synchronisation: in a window whose processes are all on this node (the
- * one of the caller-applied accumulates), MPI_Win_lock and MPI_Win_lock_all
- * take the target's lock word in the window's segment themselves (llc_win.c;
+ * Synchronisation: in a window whose processes are all on this node (any
+ * flavour but dynamic), MPI_Win_lock and MPI_Win_lock_all take the
+ * target's lock word in a segment of the window's themselves (llc_win.c;
  * acquire on taking, release on giving back, which orders the accesses of
  * one epoch before the next holder's), with MPIDIG keeping the epoch's
  * state as for MPI_MODE_NOCHECK: no message, no action of the target.

@@ -392,9 +392,71 @@ static void win_part_init(MPIR_Win * win)
     MPIDI_LLC_WIN(win).owner = win;
 }
 
+/* The segment of a window whose processes are all on this node: the lock
+ * of the caller-applied accumulates (allocated windows; unused room in an
+ * MPI_Win_create window's), then one passive-target lock word per process
+ * of the window, each on a cache line of its own. */
+#define LOCK_WORD_STRIDE 64
+#define LOCK_WORDS_AT \
+    ((sizeof(MPL_proc_mutex_t) + LOCK_WORD_STRIDE - 1) / LOCK_WORD_STRIDE * LOCK_WORD_STRIDE)
+
+/* Whether every process of the window is on this node, so that its
+ * processes can share a segment: the same answer in each of them. */
+static int win_on_one_node(MPIR_Win * win)
+{
+    MPIR_Comm *comm = win->comm_ptr, *node_comm = comm->node_comm;
+    return comm->local_size >= 2 && node_comm != NULL &&
+        node_comm->local_size == comm->local_size && comm->intranode_table != NULL &&
+        MPL_proc_mutex_enabled();
+}
+
+/* The segment of a window on one node (win_on_one_node): its lock words,
+ * and with_mutex, the lock of the caller-applied accumulates.  Collective
+ * over the node.  Without a segment (the node's shared memory could not be
+ * mapped) the window keeps MPIDIG's locks and accumulates.  MPIDIG's
+ * barrier after the creation hooks orders the segment's creation before
+ * any use. */
+static int lock_segment_create(MPIR_Win * win, int with_mutex)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Comm *comm = win->comm_ptr, *node_comm = comm->node_comm;
+    bool mapfail = false;
+    char *segment = NULL;
+
+    MPIDI_LLC_WIN(win).lock_held = MPL_calloc(comm->local_size, 1, MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(MPIDI_LLC_WIN(win).lock_held == NULL, mpi_errno, MPI_ERR_NO_MEM,
+                        "**nomem");
+    /* a new segment is zero-filled: every lock word free */
+    mpi_errno = MPIDU_shm_alloc(node_comm, LOCK_WORDS_AT + (size_t) comm->local_size *
+                                LOCK_WORD_STRIDE, (void **) &segment, &mapfail);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (mapfail) {
+        MPL_free(MPIDI_LLC_WIN(win).lock_held);
+        MPIDI_LLC_WIN(win).lock_held = NULL;
+        goto fn_exit;
+    }
+    MPIDI_LLC_WIN(win).lock_words = (int *) (segment + LOCK_WORDS_AT);
+    if (!with_mutex)
+        goto fn_exit;
+    MPIDI_LLC_WIN(win).acc_mutex = (MPL_proc_mutex_t *) segment;
+    if (node_comm->rank == 0) {
+        int err = MPL_SUCCESS;
+        MPL_proc_mutex_create(MPIDI_LLC_WIN(win).acc_mutex, &err);
+        MPIR_ERR_CHKANDJUMP1(err != MPL_SUCCESS, mpi_errno, MPI_ERR_OTHER, "**windows_mutex",
+                             "**windows_mutex %s", "MPL_proc_mutex_create");
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
 /* Memory of each process's own: accumulates take MPIDIG's path; puts and
  * gets to the node's other processes go by cross-memory attach, after the
- * node's processes have told each other where their parts are. */
+ * node's processes have told each other where their parts are.  A window
+ * all of whose processes are on this node gets lock words as well, so that
+ * its passive-target epochs need nothing of the target either. */
 int MPIDI_LLC_mpi_win_create_hook(MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -421,19 +483,14 @@ int MPIDI_LLC_mpi_win_create_hook(MPIR_Win * win)
         MPIR_ERR_POP(mpi_errno);
     }
     MPIDI_LLC_WIN(win).peers = peers;
+    if (win_on_one_node(win))
+        mpi_errno = lock_segment_create(win, 0);
 
   fn_exit:
     return mpi_errno;
   fn_fail:
     goto fn_exit;
 }
-
-/* The segment of a window whose processes are all on this node: the lock
- * of the caller-applied accumulates, then one passive-target lock word per
- * process of the window, each on a cache line of its own. */
-#define LOCK_WORD_STRIDE 64
-#define LOCK_WORDS_AT \
-    ((sizeof(MPL_proc_mutex_t) + LOCK_WORD_STRIDE - 1) / LOCK_WORD_STRIDE * LOCK_WORD_STRIDE)
 
 static int *lock_word(MPIR_Win * win, int rank)
 {
@@ -572,46 +629,14 @@ int MPIDI_LLC_win_unlock_all(MPIR_Win * win)
 /* The lock of the caller-applied accumulates, for a window in shared memory
  * all of whose processes are on this node (llc_rma.h says why), and the
  * lock words of its passive-target epochs.  Every process of the window
- * decides alike: the segment and the node are the same for all.  MPIDIG's
- * barrier after the hook orders the lock's creation before any use. */
+ * decides alike: the segment and the node are the same for all. */
 static int acc_lock_create(MPIR_Win * win)
 {
-    int mpi_errno = MPI_SUCCESS;
-    MPIR_Comm *comm = win->comm_ptr, *node_comm = comm->node_comm;
-    bool mapfail = false;
-    char *segment = NULL;
-
     win_part_init(win);
-    if (comm->local_size < 2 || node_comm == NULL || node_comm->local_size != comm->local_size ||
-        MPIDIG_WIN(win, mmap_addr) == NULL || MPIDIG_WIN(win, shared_table) == NULL ||
-        comm->intranode_table == NULL || !MPL_proc_mutex_enabled())
-        goto fn_exit;
-    MPIDI_LLC_WIN(win).lock_held = MPL_calloc(comm->local_size, 1, MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(MPIDI_LLC_WIN(win).lock_held == NULL, mpi_errno, MPI_ERR_NO_MEM,
-                        "**nomem");
-    /* a new segment is zero-filled: every lock word free */
-    mpi_errno = MPIDU_shm_alloc(node_comm, LOCK_WORDS_AT + (size_t) comm->local_size *
-                                LOCK_WORD_STRIDE, (void **) &segment, &mapfail);
-    MPIR_ERR_CHECK(mpi_errno);
-    if (mapfail) {
-        /* no segment: all of them keep MPIDIG's accumulates and locks */
-        MPL_free(MPIDI_LLC_WIN(win).lock_held);
-        MPIDI_LLC_WIN(win).lock_held = NULL;
-        goto fn_exit;
-    }
-    MPIDI_LLC_WIN(win).acc_mutex = (MPL_proc_mutex_t *) segment;
-    MPIDI_LLC_WIN(win).lock_words = (int *) (segment + LOCK_WORDS_AT);
-    if (node_comm->rank == 0) {
-        int err = MPL_SUCCESS;
-        MPL_proc_mutex_create(MPIDI_LLC_WIN(win).acc_mutex, &err);
-        MPIR_ERR_CHKANDJUMP1(err != MPL_SUCCESS, mpi_errno, MPI_ERR_OTHER, "**windows_mutex",
-                             "**windows_mutex %s", "MPL_proc_mutex_create");
-    }
-
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
+    if (!win_on_one_node(win) || MPIDIG_WIN(win, mmap_addr) == NULL ||
+        MPIDIG_WIN(win, shared_table) == NULL)
+        return MPI_SUCCESS;
+    return lock_segment_create(win, 1);
 }
 
 int MPIDI_LLC_mpi_win_allocate_hook(MPIR_Win * win)
@@ -650,6 +675,8 @@ int MPIDI_LLC_mpi_win_free_hook(MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
     MPL_proc_mutex_t *mutex = MPIDI_LLC_WIN(win).acc_mutex;
+    char *segment = MPIDI_LLC_WIN(win).lock_words ?
+        (char *) MPIDI_LLC_WIN(win).lock_words - LOCK_WORDS_AT : NULL;
 
     if (MPIDI_LLC_WIN(win).owner != win)
         goto fn_exit;   /* no creation hook ran */
@@ -661,15 +688,15 @@ int MPIDI_LLC_mpi_win_free_hook(MPIR_Win * win)
     MPIDI_LLC_WIN(win).lock_held = NULL;
     MPL_free(MPIDI_LLC_WIN(win).peers);
     MPIDI_LLC_WIN(win).peers = NULL;
-    if (mutex == NULL)
+    if (segment == NULL)
         goto fn_exit;
-    if (win->comm_ptr->node_comm->rank == 0) {
+    if (mutex != NULL && win->comm_ptr->node_comm->rank == 0) {
         int err = MPL_SUCCESS;
         MPL_proc_mutex_destroy(mutex, &err);
         MPIR_ERR_CHKANDJUMP1(err != MPL_SUCCESS, mpi_errno, MPI_ERR_OTHER, "**windows_mutex",
                              "**windows_mutex %s", "MPL_proc_mutex_destroy");
     }
-    mpi_errno = MPIDU_shm_free(mutex);
+    mpi_errno = MPIDU_shm_free(segment);
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:
