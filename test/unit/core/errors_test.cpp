@@ -35,6 +35,15 @@ int progress_until_error(llc_context_t *ctx, double timeout_s)
     return LLC_OK;
 }
 
+// First contact both ways between ranks 0 and 1 (handler 1 counts into c),
+// so that what a test does next is all that is in flight.
+void meet_the_other(TestProcess &p, llc_context_t *ctx, Counter &c)
+{
+    ASSERT_EQ(llc_am_register(ctx, 1, count_handler, &c), LLC_OK);
+    EXPECT_EQ(llc_am_send(ctx, 1 - p.rank, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
+    progress_until(ctx, [&] { return c.n == 1; });
+}
+
 JobOptions tcp_job(std::vector<int> nodes, unsigned timeout_s = 60)
 {
     JobOptions o = job(std::move(nodes), timeout_s);
@@ -242,10 +251,8 @@ TEST_P(MidTransferDeath, SurvivorGetsAnErrorNamingTheDeadRank)
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
         Counter c;
-        ASSERT_EQ(llc_am_register(ctx, 1, count_handler, &c), LLC_OK);
-        // first contact both ways: what follows is the big message alone
-        EXPECT_EQ(llc_am_send(ctx, 1 - p.rank, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
-        progress_until(ctx, [&] { return c.n == 1; });
+        meet_the_other(p, ctx, c); // what follows is the big message alone
+        ASSERT_FALSE(::testing::Test::HasFatalFailure());
         std::vector<char> big(16 << 20, 'x');
         llc_iov_t iov{big.data(), big.size()};
         int status = LLC_OK;
@@ -337,9 +344,8 @@ TEST_P(SilentDeath, AWaitingSurvivorGetsAnErrorNamingTheDeadRank)
         llc_context_t *ctx = init_or_fail(p);
         ASSERT_NE(ctx, nullptr);
         Counter c;
-        ASSERT_EQ(llc_am_register(ctx, 1, count_handler, &c), LLC_OK);
-        EXPECT_EQ(llc_am_send(ctx, 1 - p.rank, 1, nullptr, 0, nullptr, 0, nullptr, nullptr), LLC_OK);
-        progress_until(ctx, [&] { return c.n == 1; });
+        meet_the_other(p, ctx, c);
+        ASSERT_FALSE(::testing::Test::HasFatalFailure());
         if (p.rank == 1) {
             // rank 0's acknowledgements of our message come and are read
             for (double t0 = now_s(); now_s() - t0 < 0.3;)
