@@ -274,8 +274,48 @@ static void keep_peer_failure(llc_context_t * ctx)
     MPL_atomic_release_store_int(&MPIDI_LLC_global.peer_failed, 1);
 }
 
-/* One poll of the endpoint of `vci`, whose lock MPICH holds. */
+/* MPI_THREAD_MULTIPLE: the finalize hook has begun (or is done) in another
+ * thread while this one is still waiting in MPI.  With per-VCI critical
+ * sections this thread holds no lock between its polls, so
+ * abort_if_finalize_elsewhere cannot tell; it would otherwise poll endpoints
+ * that are gone, or wait for ever once there are none. */
+static void abort_if_finalizing_elsewhere(void)
+{
+    MPL_thread_id_t self;
+    int same = 0;
+
+    MPL_thread_self(&self);
+    MPL_thread_same(&self, &MPIDI_LLC_global.finalizer, &same);
+    if (same)
+        return;
+    MPID_Abort(NULL, MPI_SUCCESS, 1,
+               "ch4:llc: MPI_Finalize was called by one thread while this thread was still "
+               "waiting inside MPI (MPI_THREAD_MULTIPLE: every thread must have left MPI "
+               "before MPI_Finalize)");
+}
+
+static int progress_endpoint(int vci, int blocking);
+
+/* One poll of the endpoint of `vci`, whose lock MPICH holds.  Counted in
+ * in_progress when other threads may be in MPI (two atomic adds per
+ * progress call cost a single-threaded process ~40 cycles per message):
+ * the finalize hook refuses to finalize under a thread inside. */
 int MPIDI_LLC_do_progress(int vci, int blocking)
+{
+    int mpi_errno;
+
+    if (MPIR_ThreadInfo.thread_provided != MPI_THREAD_MULTIPLE)
+        return progress_endpoint(vci, blocking);
+    MPL_atomic_fetch_add_int(&MPIDI_LLC_global.in_progress, 1);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);    /* pairs with the finalize hook's */
+    if (unlikely(MPL_atomic_load_int(&MPIDI_LLC_global.finalizing)))
+        abort_if_finalizing_elsewhere();
+    mpi_errno = progress_endpoint(vci, blocking);
+    MPL_atomic_fetch_sub_int(&MPIDI_LLC_global.in_progress, 1);
+    return mpi_errno;
+}
+
+static int progress_endpoint(int vci, int blocking)
 {
     int mpi_errno = MPI_SUCCESS;
     int progressed = 0;
@@ -295,15 +335,7 @@ int MPIDI_LLC_do_progress(int vci, int blocking)
         ep->copied = 0;
         llc_note_activity(ep->ctx);
     }
-    /* counted for the finalize hook when other threads may be in MPI (two
-     * atomic adds per progress call cost a single-threaded process ~40
-     * cycles per message) */
-    const int counted = MPIR_ThreadInfo.thread_provided == MPI_THREAD_MULTIPLE;
-    if (counted)
-        MPL_atomic_fetch_add_int(&MPIDI_LLC_global.in_progress, 1);
     rc = llc_progress(ep->ctx, &progressed);
-    if (counted)
-        MPL_atomic_fetch_sub_int(&MPIDI_LLC_global.in_progress, 1);
     /* a rank is gone: the receives posted for it in other threads (libllc
      * does not complete them) wait in vain; their progress calls fail from
      * now on with this error */

@@ -55,8 +55,13 @@ typedef struct {
      * waiting in MPI), and the first peer failure llc_progress reported: every
      * later progress call of any thread fails with it, so that no thread
      * waits on for a rank that is gone (MPIX_ERR_PROC_FAILED).  peer_failed:
-     * 0, then 2 while one thread writes peer_failure, then 1. */
+     * 0, then 2 while one thread writes peer_failure, then 1.  finalizing:
+     * set by the finalize hook (of the thread `finalizer`) before it reads
+     * in_progress, read by every counted progress call after it raised
+     * in_progress, so that one of the two sees the other. */
     MPL_atomic_int_t in_progress;
+    MPL_atomic_int_t finalizing;
+    MPL_thread_id_t finalizer;
     MPL_atomic_int_t peer_failed;
     char peer_failure[512];
 } MPIDI_LLC_global_t;

@@ -6,6 +6,7 @@
 #include "llc_impl.h"
 #include <llc_coll.h>
 #include <llc_counters.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <time.h>
@@ -72,6 +73,14 @@ static int idle_outside_lock(void *arg, unsigned sleep_us)
 }
 
 /* PMI values are strings: binary values travel hex-encoded. */
+/* libllc calls these at MPI_Init and, for a peer's address or a node's KVS
+ * server that it looks up on first use, from the progress or send path of
+ * any endpoint.  With per-VCI critical sections two threads may do so at
+ * once under different VCI locks, and MPICH's PMI client (one socket to the
+ * launcher, a request then its answer) is not thread-safe: two gets at once
+ * read each other's answers.  One lock of the process orders them. */
+static pthread_mutex_t boot_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int boot_put(void *arg, const char *key, const void *value, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
@@ -89,7 +98,9 @@ static int boot_put(void *arg, const char *key, const void *value, size_t len)
         s[2 * i + 1] = hex[v[i] & 15];
     }
     s[2 * len] = '\0';
+    pthread_mutex_lock(&boot_lock);
     rc = MPIR_pmi_kvs_put(key, s);
+    pthread_mutex_unlock(&boot_lock);
     MPL_free(s);
     return rc != MPI_SUCCESS;
 }
@@ -112,7 +123,10 @@ static int boot_get(void *arg, int src_rank, const char *key, void *value, size_
 
     if (s == NULL)
         return 1;
-    if (MPIR_pmi_kvs_get(src_rank, key, s, max + 1) != MPI_SUCCESS)
+    pthread_mutex_lock(&boot_lock);
+    int got = MPIR_pmi_kvs_get(src_rank, key, s, max + 1);
+    pthread_mutex_unlock(&boot_lock);
+    if (got != MPI_SUCCESS)
         goto done;
     size_t n = strlen(s);
     if (n % 2 || n / 2 > *len)
@@ -132,7 +146,10 @@ static int boot_get(void *arg, int src_rank, const char *key, void *value, size_
 
 static int boot_fence(void *arg)
 {
-    return MPIR_pmi_barrier() != MPI_SUCCESS;
+    pthread_mutex_lock(&boot_lock);
+    int rc = MPIR_pmi_barrier();
+    pthread_mutex_unlock(&boot_lock);
+    return rc != MPI_SUCCESS;
 }
 
 /* Unless the user chose a selection file (MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE)
@@ -441,7 +458,11 @@ int MPIDI_LLC_mpi_finalize_hook(void)
     if (n > 0) {
         /* MPI_THREAD_MULTIPLE: another thread still inside progress (its idle
          * sleep, or stopped on MPICH's lock that this thread keeps through
-         * MPI_Finalize) would use libllc during or after llc_finalize */
+         * MPI_Finalize) would use libllc during or after llc_finalize; one
+         * that comes to progress later sees `finalizing` and stops there */
+        MPL_thread_self(&MPIDI_LLC_global.finalizer);
+        MPL_atomic_store_int(&MPIDI_LLC_global.finalizing, 1);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);        /* pairs with MPIDI_LLC_do_progress's */
         int others = MPL_atomic_load_int(&MPIDI_LLC_global.in_progress);
         if (others > 0) {
             char msg[256];

@@ -549,7 +549,9 @@ static int lock_word_take(MPIR_Win * win, int *word, int exclusive)
     while (!lock_word_try(word, exclusive)) {
         mpi_errno = MPIDI_progress_test_vci(vci);
         MPIR_ERR_CHECK(mpi_errno);
+        /* whichever critical section the build has (the other is a no-op) */
         MPID_THREAD_CS_YIELD(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+        MPID_THREAD_CS_YIELD(VCI, MPIDI_VCI(vci).lock);
         if (++tries >= 64)
             sched_yield();
     }
