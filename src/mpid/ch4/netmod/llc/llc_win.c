@@ -406,8 +406,7 @@ static int win_on_one_node(MPIR_Win * win)
 {
     MPIR_Comm *comm = win->comm_ptr, *node_comm = comm->node_comm;
     return comm->local_size >= 2 && node_comm != NULL &&
-        node_comm->local_size == comm->local_size && comm->intranode_table != NULL &&
-        MPL_proc_mutex_enabled();
+        node_comm->local_size == comm->local_size && comm->intranode_table != NULL;
 }
 
 /* The segment of a window on one node (win_on_one_node): its lock words,
@@ -635,8 +634,8 @@ int MPIDI_LLC_win_unlock_all(MPIR_Win * win)
 static int acc_lock_create(MPIR_Win * win)
 {
     win_part_init(win);
-    if (!win_on_one_node(win) || MPIDIG_WIN(win, mmap_addr) == NULL ||
-        MPIDIG_WIN(win, shared_table) == NULL)
+    if (!win_on_one_node(win) || !MPL_proc_mutex_enabled() ||
+        MPIDIG_WIN(win, mmap_addr) == NULL || MPIDIG_WIN(win, shared_table) == NULL)
         return MPI_SUCCESS;
     return lock_segment_create(win, 1);
 }
@@ -676,12 +675,14 @@ int MPIDI_LLC_mpi_win_detach_hook(MPIR_Win * win, const void *base)
 int MPIDI_LLC_mpi_win_free_hook(MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPL_proc_mutex_t *mutex = MPIDI_LLC_WIN(win).acc_mutex;
-    char *segment = MPIDI_LLC_WIN(win).lock_words ?
-        (char *) MPIDI_LLC_WIN(win).lock_words - LOCK_WORDS_AT : NULL;
+    MPL_proc_mutex_t *mutex;
+    char *segment;
 
     if (MPIDI_LLC_WIN(win).owner != win)
         goto fn_exit;   /* no creation hook ran */
+    mutex = MPIDI_LLC_WIN(win).acc_mutex;
+    segment = MPIDI_LLC_WIN(win).lock_words ?
+        (char *) MPIDI_LLC_WIN(win).lock_words - LOCK_WORDS_AT : NULL;
     MPIDI_LLC_win_net_free(win);
     MPIDI_LLC_WIN(win).owner = NULL;
     MPIDI_LLC_WIN(win).acc_mutex = NULL;
