@@ -8,12 +8,19 @@
 #
 #   bench/alltoall/selection.sh --prefix DIR [--out DIR] [--sizes 16384,262144,1048576]
 #       [--placements node,2hosts,4hosts] [--ranks 8] [--calls 200] [--reps 2]
-#       [--calls-fixed N] [--mpis llc,mpich,ompi] [--timeout 900]
+#       [--calls-fixed N] [--in-job R] [--mpis llc,mpich,ompi] [--timeout 900]
 #       [--llc-env VAR=VAL]...
 #
 # --calls-fixed N: the nine forced algorithms run N calls (default: --calls),
 # auto and the MPIs' own --calls; across emulated hosts a 1 MiB call takes
 # a tenth of a second, and the barrier variants three times that.
+#
+# --in-job R: the llc build's modes (the nine forced, its MPICH algorithm,
+# auto-warm, auto) run in one job, --calls calls each, interleaved R times
+# (alltoall_bench -r R; the lines are the means over the R), and so do the
+# other MPIs' runs.  Without it the forced nine run in one job and auto in
+# another, seconds to minutes apart, and on a machine whose speed drifts
+# 1.5-2x that distance alone can move auto / best forced by a third.
 #
 # --llc-env VAR=VAL (repeatable): one more environment variable for the llc
 # runs only, e.g. LD_LIBRARY_PATH=/tmp/lib to measure a libllccoll.so.0 built
@@ -43,11 +50,11 @@ HOSTS_RUN=$TOP/maint/llc-mpiexec-hosts
 PROG=${0##*/}
 
 prefix="" out="" sizes=16384,262144,1048576 placements=node,2hosts,4hosts
-ranks=8 calls=200 calls_fixed="" reps=2 mpis=llc,mpich,ompi timeout_s=900
+ranks=8 calls=200 calls_fixed="" reps=2 mpis=llc,mpich,ompi timeout_s=900 in_job=0
 llc_env=()
 FORCED=bruck,pairwise,pairwise_lb,pairwise_mb,pairwise_ob,ring,ring_lb,ring_mb,ring_ob
 
-usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "$PROG: error: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case $1 in
@@ -59,6 +66,7 @@ while [ $# -gt 0 ]; do
         --calls) calls=$2; shift 2 ;;
         --calls-fixed) calls_fixed=$2; shift 2 ;;
         --reps) reps=$2; shift 2 ;;
+        --in-job) in_job=$2; shift 2 ;;
         --mpis) mpis=$2; shift 2 ;;
         --timeout) timeout_s=$2; shift 2 ;;
         --llc-env)
@@ -72,7 +80,10 @@ case ",$mpis," in
     *,llc,*) [ -n "$prefix" ] && [ -x "$prefix/bin/mpicc" ] ||
         die "--prefix DIR must name an installed mpich-llc (DIR/bin/mpicc), or leave llc out of --mpis" ;;
 esac
+[[ $in_job =~ ^[0-9]+$ ]] || die "--in-job takes a number of interleaved repeats, got '$in_job'"
 [ -n "$calls_fixed" ] || calls_fixed=$calls
+[ "$in_job" = 0 ] || [ "$calls_fixed" = "$calls" ] ||
+    die "--in-job runs every mode of a job with --calls calls: leave --calls-fixed out"
 [ -n "$out" ] || out=$TOP/bench-out/alltoall-selection/$(date +%Y-%m-%d_%H%M%S)
 mkdir -p "$out/raw" "$out/bin"
 log() { echo "[$(date +%H:%M:%S)] $*" | tee -a "$out/progress.log" >&2; }
@@ -96,7 +107,7 @@ hosts_of() { local n=$1 i l=""; for ((i = 0; i < n; i++)); do l+="${l:+,}h$i"; d
 {
     echo "date: $(date -Is)"
     echo "git: $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo none) ($(git -C "$TOP" status --porcelain 2>/dev/null | wc -l) files modified)"
-    echo "command: $0 --prefix $prefix --sizes $sizes --placements $placements --ranks $ranks --calls $calls --calls-fixed $calls_fixed --reps $reps --mpis $mpis"
+    echo "command: $0 --prefix $prefix --sizes $sizes --placements $placements --ranks $ranks --calls $calls --calls-fixed $calls_fixed --reps $reps --in-job $in_job --mpis $mpis"
     echo "machine: $(nproc) cores, $(uptime)"
     echo "llc env: ${llc_env[*]:-(none)}"
 } >"$out/setup.txt"
@@ -121,11 +132,13 @@ run_one() {  # placement mpi size rep
     # auto-warm (a later run of the job: the decisions of an untimed earlier
     # one) and auto (learning in this run) (--calls); the others: their own
     # MPI_Alltoall
-    local jobs=("mpich $calls")
+    local jobs=("mpich $calls") rflag=()
     if [ "$m" = llc ]; then
         jobs=("$FORCED $calls_fixed" "mpich,auto-warm,auto $calls")
+        [ "$in_job" = 0 ] || jobs=("$FORCED,mpich,auto-warm,auto $calls")
         envs+=(${llc_env[@]+"${llc_env[@]}"})
     fi
+    [ "$in_job" = 0 ] || rflag=(-r "$in_job")
     log "$pl $m $size B rep $rep"
     : >"$f.txt"
     : >"$f.err"
@@ -135,7 +148,7 @@ run_one() {  # placement mpi size rep
         rc=0
         # shellcheck disable=SC2046 # the launcher command is split on purpose
         env "${envs[@]}" timeout "$timeout_s" $(launch "$pl" "$m") \
-            "$out/bin/alltoall_bench-$m" -n "$n" -s "$size" -m "$modes" >>"$f.txt" 2>>"$f.err" || rc=$?
+            "$out/bin/alltoall_bench-$m" -n "$n" -s "$size" -m "$modes" ${rflag[@]+"${rflag[@]}"} >>"$f.txt" 2>>"$f.err" || rc=$?
         if [ $rc -ne 0 ]; then
             log "  failed (exit $rc; $f.err): the report leaves these cells empty"
             tail -3 "$f.err" >&2 || true
