@@ -224,6 +224,12 @@ void MPIDI_LLC_am_recv_handler(llc_context_t * ctx, void *arg, int src,
         ep->deferred_errno = mpi_errno;
 }
 
+/* What a thread still waiting in MPI says when another has called
+ * MPI_Finalize (both checks below). */
+static const char finalize_elsewhere_msg[] =
+    "ch4:llc: MPI_Finalize was called by one thread while this thread was still "
+    "waiting inside MPI (MPI_THREAD_MULTIPLE: every thread must have left MPI before MPI_Finalize)";
+
 /* MPI_THREAD_MULTIPLE: MPI_Finalize does not take MPICH's global lock, and
  * MPII_Finalize clears MPIR_ThreadInfo.isThreaded, which turns every lock
  * operation into nothing: a thread still waiting in MPI when another calls
@@ -247,10 +253,7 @@ static void abort_if_finalize_elsewhere(void)
     MPL_thread_same(&self, &owner, &same);
     if (!same || m->count <= 0)
         return;
-    MPID_Abort(NULL, MPI_SUCCESS, 1,
-               "ch4:llc: MPI_Finalize was called by one thread while this thread was still "
-               "waiting inside MPI (MPI_THREAD_MULTIPLE: every thread must have left MPI "
-               "before MPI_Finalize)");
+    MPID_Abort(NULL, MPI_SUCCESS, 1, finalize_elsewhere_msg);
 #endif
 }
 
@@ -288,10 +291,7 @@ static void abort_if_finalizing_elsewhere(void)
     MPL_thread_same(&self, &MPIDI_LLC_global.finalizer, &same);
     if (same)
         return;
-    MPID_Abort(NULL, MPI_SUCCESS, 1,
-               "ch4:llc: MPI_Finalize was called by one thread while this thread was still "
-               "waiting inside MPI (MPI_THREAD_MULTIPLE: every thread must have left MPI "
-               "before MPI_Finalize)");
+    MPID_Abort(NULL, MPI_SUCCESS, 1, finalize_elsewhere_msg);
 }
 
 static int progress_endpoint(int vci, int blocking);

@@ -72,8 +72,8 @@ static int idle_outside_lock(void *arg, unsigned sleep_us)
 #endif
 }
 
-/* PMI values are strings: binary values travel hex-encoded. */
-/* libllc calls these at MPI_Init and, for a peer's address or a node's KVS
+/* libllc's bootstrap over PMI.  PMI values are strings: binary values
+ * travel hex-encoded.  libllc calls these at MPI_Init and, for a peer's address or a node's KVS
  * server that it looks up on first use, from the progress or send path of
  * any endpoint.  With per-VCI critical sections two threads may do so at
  * once under different VCI locks, and MPICH's PMI client (one socket to the
