@@ -6,7 +6,10 @@ bytes, mode, avg_us, vs_best, learning calls, learning ms) and the matching
 .err (auto's decisions, LLC_ALLTOALL_VERBOSE=1) and prints markdown: per
 placement and size, the mean over the reps of every mode, auto / best forced
 algorithm and auto / the better of Debian MPICH and Open MPI; the same for
-auto-warm (a later run that starts from the decisions an earlier one kept)."""
+auto-warm (a later run that starts from the decisions an earlier one kept);
+and what auto costs once it has learned: its calls after the learning ones
+(the challenge included) against the best forced algorithm, which splits
+auto / best forced into the price of learning and the price of the choice."""
 import collections
 import glob
 import os
@@ -24,14 +27,19 @@ def main(out):
     # times[(placement, size)][(mpi, mode)] = [avg_us per rep]
     times = collections.defaultdict(lambda: collections.defaultdict(list))
     learn = collections.defaultdict(list)   # (pl, size) -> learning calls per rep
+    after = collections.defaultdict(list)   # (pl, size) -> auto's us per call after learning, per rep
     chosen = collections.defaultdict(list)  # (pl, size) -> auto's final choice per rep
     for path in sorted(glob.glob(os.path.join(out, "raw", "*.txt"))):
         m = NAME.match(os.path.basename(path))
         if not m:
             continue
         key = (m["pl"], int(m["size"]))
+        calls = None
         with open(path) as f:
             for line in f:
+                c = re.search(r"\bcalls=(\d+)", line) if line.startswith("#") else None
+                if c:
+                    calls = int(c.group(1))
                 if not line.startswith("  "):
                     continue
                 fields = line.split()
@@ -41,6 +49,9 @@ def main(out):
                 times[key][(m["mpi"], mode)].append(avg)
                 if m["mpi"] == "llc" and mode == "auto":
                     learn[key].append(int(fields[4]))
+                    lc, lms = int(fields[4]), float(fields[5])
+                    if calls and calls > lc:
+                        after[key].append((avg * calls - lms * 1000) / (calls - lc))
         err = path[:-4] + ".err"
         if m["mpi"] == "llc" and os.path.exists(err):
             with open(err) as f:
@@ -66,8 +77,8 @@ def main(out):
           "MPICH's own algorithm inside the llc build (LLC_ALLTOALL=mpich).\n")
     print("| placement | bytes | auto | auto warm | best forced | auto / best forced | "
           "warm / best forced | llc mpich | Debian MPICH | Open MPI | auto / better peer | "
-          "warm / better peer | auto learned (per rep) | learning calls |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "warm / better peer | auto learned (per rep) | learning calls | after learning / best forced |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for key in sorted(times, key=lambda k: (k[0] != "node", k[0], k[1])):
         auto = mean(key, "llc", "auto")
         forced = [(mean(key, "llc", a), a) for a in FORCED if mean(key, "llc", a) is not None]
@@ -78,11 +89,12 @@ def main(out):
 
         def ratio(x, y):
             return "%.2f" % (x / y) if x and y else "-"
-        print("| %s | %d | %s | %s | %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        aft = statistics.mean(after[key]) if after[key] else None
+        print("| %s | %d | %s | %s | %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             key[0], key[1], fmt(auto), fmt(warm), best[1], fmt(best[0]), ratio(auto, best[0]),
             ratio(warm, best[0]), fmt(mean(key, "llc", "mpich")), fmt(mean(key, "mpich", "mpich")),
             fmt(mean(key, "ompi", "mpich")), ratio(auto, peer), ratio(warm, peer),
-            " ".join(chosen[key]) or "-", " ".join(map(str, learn[key])) or "-"))
+            " ".join(chosen[key]) or "-", " ".join(map(str, learn[key])) or "-", ratio(aft, best[0])))
     print("\nEvery forced algorithm (llc build):\n")
     print("| placement | bytes | " + " | ".join(FORCED) + " |")
     print("|---|---|" + "---|" * len(FORCED))

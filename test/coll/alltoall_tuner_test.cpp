@@ -275,6 +275,7 @@ TEST(AlltoallTuner, ChallengeKeepsTheFasterInARow)
     cfg.period = 4;
     cfg.cutoff = 0;
     cfg.race = 0;
+    cfg.challenge_calls = 0; // a whole period (ChallengeIsShortAndTimedAfterItSettles)
     ASSERT_DOUBLE_EQ(cfg.challenge, 1.3);
     const Alg A = Alg::pairwise, B = Alg::ring, C = Alg::ring_ob;
     Tuner t({A, B, C}, cfg);
@@ -305,6 +306,40 @@ TEST(AlltoallTuner, ChallengeKeepsTheFasterInARow)
     EXPECT_EQ(v.challenges(), 0);
 }
 
+// A challenge runs LLC_ALLTOALL_CHALLENGE_CALLS calls, not a whole period,
+// and is timed by its second half: B is slow for its first calls in a row
+// (3.0), then 0.8; the median of all its calls would keep A.
+TEST(AlltoallTuner, ChallengeIsShortAndTimedAfterItSettles)
+{
+    TunerConfig cfg;
+    cfg.settle = 0;
+    cfg.trials = 2;
+    cfg.period = 10;
+    cfg.cutoff = 0;
+    cfg.race = 0;
+    cfg.challenge_calls = 6;
+    const Alg A = Alg::pairwise, B = Alg::ring;
+    Tuner t({A, B}, cfg);
+    learn(t, [&](Alg a) { return a == A ? 1.0 : 1.1; });
+    ASSERT_EQ(t.chosen(), A);
+    int b_calls = 0;
+    auto cost = [&](Alg a) { return a == A ? 1.0 : ++b_calls <= 3 ? 3.0 : 0.8; };
+    // A's period (10), B's challenge (6), then B's period (10)
+    EXPECT_EQ(monitor(t, cost, 1, 26), calls_of({{A, 10}, {B, 16}}));
+    EXPECT_EQ(t.chosen(), B);
+    EXPECT_DOUBLE_EQ(t.steady_times()[1], 0.8);
+    EXPECT_EQ(t.challenges(), 1);
+
+    // longer than the period: a period
+    cfg.challenge_calls = 50;
+    Tuner u({A, B}, cfg);
+    learn(u, [&](Alg a) { return a == A ? 1.0 : 1.1; });
+    EXPECT_EQ(monitor(
+                  u, [](Alg a) { return a == A ? 1.0 : 1.2; }, 1, 30),
+              calls_of({{A, 10}, {B, 10}, {A, 10}}));
+    EXPECT_EQ(u.chosen(), A);
+}
+
 // A run resumed from a kept decision with every candidate's race time and
 // time in a row challenges the close candidate no earlier run timed in a
 // row (C: B has its time already).
@@ -312,6 +347,7 @@ TEST(AlltoallTuner, ResumedRunChallengesTheNextCloseCandidate)
 {
     TunerConfig cfg;
     cfg.period = 4;
+    cfg.challenge_calls = 0;
     const Alg A = Alg::pairwise, B = Alg::ring, C = Alg::ring_ob, D = Alg::bruck;
     Tuner t({A, B, C, D}, cfg);
     ASSERT_TRUE(t.resume(A, 1.0, {1.0, 1.1, 1.2, 1.5}, {1.0, 1.3, 0.0, 0.0}));

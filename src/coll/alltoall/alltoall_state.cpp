@@ -59,6 +59,8 @@ Config config_from_env()
         c.tuner.cutoff = std::max(0.0, c.tuner.cutoff);
     if (read_setting(SettingId::LLC_ALLTOALL_RACE, c.tuner.race))
         c.tuner.race = std::max(0.0, c.tuner.race);
+    if (read_setting(SettingId::LLC_ALLTOALL_CHALLENGE_CALLS, c.tuner.challenge_calls))
+        c.tuner.challenge_calls = std::max(0, c.tuner.challenge_calls);
     if (read_setting(SettingId::LLC_ALLTOALL_CHALLENGE, c.tuner.challenge))
         c.tuner.challenge = std::max(0.0, c.tuner.challenge);
     if (read_setting(SettingId::LLC_ALLTOALL_MODEL_STOP, c.tuner.model_stop))

@@ -21,6 +21,7 @@ Tuner::Tuner(std::vector<Alg> candidates, TunerConfig cfg, std::vector<double> p
     cfg_.settle = std::max(cfg_.settle, 0);
     cfg_.period = std::max(cfg_.period, 0);
     cfg_.race = std::max(cfg_.race, 0.0);
+    cfg_.challenge_calls = std::max(cfg_.challenge_calls, 0);
     period_.reserve(static_cast<size_t>(cfg_.period));
     challenger_ = cand_.size();
     start_learning();
@@ -157,7 +158,14 @@ bool Tuner::record(double seconds)
     if (cand_.size() == 1 || cfg_.period == 0)
         return false;
     period_.push_back(seconds);
-    return ++calls_ == cfg_.period;
+    return ++calls_ == period_calls();
+}
+
+int Tuner::period_calls() const
+{
+    if (!challenging() || cfg_.challenge_calls == 0)
+        return cfg_.period;
+    return std::min(cfg_.challenge_calls, cfg_.period);
 }
 
 std::vector<double> Tuner::summary() const
@@ -166,7 +174,10 @@ std::vector<double> Tuner::summary() const
         return times_;
     // the period's median: a few calls stretched by a descheduled process
     // (many, with more processes than cores) are not a change of conditions
-    std::vector<double> v = period_;
+    // A challenge counts its second half: the first lets it settle into its
+    // speed in a row.
+    const size_t from = challenging() && cfg_.challenge_calls > 0 ? period_.size() / 2 : 0;
+    std::vector<double> v(period_.begin() + static_cast<std::ptrdiff_t>(from), period_.end());
     if (v.empty())
         return {0.0};
     const size_t h = v.size() / 2;

@@ -36,8 +36,9 @@
 // others, which its race time does not show).  So after the winner's first
 // period (its time in a row), the fastest other candidate whose race time
 // was within `challenge` x the winner's and which has not run a period yet
-// runs the next period; the one with the smaller period time is kept, with
-// that time as its learned time.  One challenge per round (and per resumed
+// runs `challenge_calls` calls in a row (the first half settles, the median
+// of the second half is its time in a row); the one with the smaller time in
+// a row is kept, with that time as its learned time.  One challenge per round (and per resumed
 // run: a run that starts from a kept decision challenges the next one).
 // Times in a row are kept per candidate (steady_times) until a re-learn.
 //
@@ -77,6 +78,10 @@ struct TunerConfig {
     // LLC_ALLTOALL_CHALLENGE (0: off): a candidate whose race time is within
     // this x the winner's runs one monitoring period in a row against it.
     double challenge = 1.3;
+    // LLC_ALLTOALL_CHALLENGE_CALLS (0: a whole period): the calls of a
+    // challenge (at most `period`); its time is the median of the second
+    // half, the first half lets it settle into its speed in a row.
+    int challenge_calls = 20;
 };
 
 class Tuner {
@@ -169,6 +174,8 @@ private:
     // The candidate to challenge the chosen one with; cand_.size() if none.
     size_t challenger() const;
     void start_monitoring();
+    // Calls of the current monitoring period: a challenge's or a period.
+    int period_calls() const;
 
     std::vector<Alg> cand_;
     TunerConfig cfg_;
