@@ -32,8 +32,8 @@
 // `relearn` starts a new round.
 // Challenge: a learning call runs among other algorithms' calls, and some
 // algorithms reach their speed only after many calls in a row (across
-// emulated hosts ring_lb takes about ten; then it is 1.5x faster than the
-// others, which its race time does not show).  So after the winner's first
+// emulated hosts under TCP's bbr ring_lb took about ten; then it was 1.5x
+// faster than the others, which its race time did not show).  So after the winner's first
 // period (its time in a row), the fastest other candidate whose race time
 // was within `challenge` x the winner's and which has not run a period yet
 // runs `challenge_calls` calls in a row (the first half settles, the median
