@@ -261,6 +261,19 @@ template <class Cost> std::vector<Alg> monitor(Tuner &t, Cost cost_of, int perio
     }
     return order;
 }
+// Two counted calls each, no settling, cutoff or race: learning is exact
+// and short, what follows is the monitoring under test.
+TunerConfig monitoring_config(int period, int challenge_calls)
+{
+    TunerConfig cfg;
+    cfg.settle = 0;
+    cfg.trials = 2;
+    cfg.period = period;
+    cfg.cutoff = 0;
+    cfg.race = 0;
+    cfg.challenge_calls = challenge_calls;
+    return cfg;
+}
 } // namespace
 
 // The race ranks A (1.0) before B (1.1), but in a row B takes 0.8: after A's
@@ -269,13 +282,8 @@ template <class Cost> std::vector<Alg> monitor(Tuner &t, Cost cost_of, int perio
 // never challenged, and there is one challenge per round.
 TEST(AlltoallTuner, ChallengeKeepsTheFasterInARow)
 {
-    TunerConfig cfg;
-    cfg.settle = 0;
-    cfg.trials = 2;
-    cfg.period = 4;
-    cfg.cutoff = 0;
-    cfg.race = 0;
-    cfg.challenge_calls = 0; // a whole period (ChallengeIsShortAndTimedAfterItSettles)
+    // a challenge of a whole period (ChallengeIsShortAndTimedAfterItSettles)
+    TunerConfig cfg = monitoring_config(4, 0);
     ASSERT_DOUBLE_EQ(cfg.challenge, 1.3);
     const Alg A = Alg::pairwise, B = Alg::ring, C = Alg::ring_ob;
     Tuner t({A, B, C}, cfg);
@@ -311,13 +319,7 @@ TEST(AlltoallTuner, ChallengeKeepsTheFasterInARow)
 // (3.0), then 0.8; the median of all its calls would keep A.
 TEST(AlltoallTuner, ChallengeIsShortAndTimedAfterItSettles)
 {
-    TunerConfig cfg;
-    cfg.settle = 0;
-    cfg.trials = 2;
-    cfg.period = 10;
-    cfg.cutoff = 0;
-    cfg.race = 0;
-    cfg.challenge_calls = 6;
+    TunerConfig cfg = monitoring_config(10, 6);
     const Alg A = Alg::pairwise, B = Alg::ring;
     Tuner t({A, B}, cfg);
     learn(t, [&](Alg a) { return a == A ? 1.0 : 1.1; });
