@@ -8,9 +8,13 @@
 #include <gtest/gtest.h>
 #include <time.h>
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstring>
+#include <list>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -119,10 +123,52 @@ template <class Pred> bool progress_until(llc_context_t *ctx, Pred pred, double 
     return true;
 }
 
+// How many times the bounds in time of a test that measures detection or
+// progress (a peer timeout, "reported within 1 s") stretch in a build whose
+// every memory access a sanitizer checks: ThreadSanitizer slows such code 5-15
+// times, AddressSanitizer about 2; 1 in a plain build.  Only for bounds that
+// stand for "soon"; what a test counts or orders is never scaled.
+#if defined(__SANITIZE_THREAD__)
+#define LLC_TEST_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define LLC_TEST_UNDER_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define LLC_TEST_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LLC_TEST_UNDER_ASAN 1
+#endif
+#endif
+#if defined(LLC_TEST_UNDER_TSAN)
+constexpr unsigned kSanitizerTimeScale = 5;
+#elif defined(LLC_TEST_UNDER_ASAN)
+constexpr unsigned kSanitizerTimeScale = 2;
+#else
+constexpr unsigned kSanitizerTimeScale = 1;
+#endif
+
+// A setting in milliseconds, stretched by kSanitizerTimeScale, as text for JobOptions::env.
+inline std::string scaled_ms(unsigned ms) { return std::to_string(ms * kSanitizerTimeScale); }
+
 // A bootstrap for a one-process job (no fork needed): nothing to exchange.
 inline int solo_put(void *, const char *, const void *, size_t) { return 0; }
 inline int solo_get(void *, int, const char *, void *, size_t *) { return -1; }
 inline int solo_fence(void *) { return 0; }
+
+// A job id that no other test process uses at the same time: `name` and
+// this process's id (shards of one test program run side by side, and a
+// job's shared segments are named from its id).  Kept for the process's life.
+inline const char *process_job_id(const char *name)
+{
+    static std::mutex lock;
+    static std::list<std::string> ids;
+    std::lock_guard<std::mutex> hold(lock);
+    ids.push_back(std::string(name) + "-" + std::to_string(getpid()));
+    return ids.back().c_str();
+}
 
 // llc_init parameters of a one-process job on node nodes[0].
 inline llc_init_params_t solo_params(const int *nodes, const char *job_id = "init-test")
@@ -132,7 +178,7 @@ inline llc_init_params_t solo_params(const int *nodes, const char *job_id = "ini
     p.rank = 0;
     p.size = 1;
     p.node_of_rank = nodes;
-    p.job_id = job_id;
+    p.job_id = process_job_id(job_id);
     p.boot.put = solo_put;
     p.boot.get = solo_get;
     p.boot.fence = solo_fence;

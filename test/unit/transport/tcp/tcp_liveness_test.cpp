@@ -381,10 +381,12 @@ TEST_P(TcpLiveness, LateFinalizeIsNotReported)
 INSTANTIATE_TEST_SUITE_P(Tcp, TcpLiveness, ::testing::Values(400u, 1000u), timeout_name);
 
 // Checked all-to-all traffic, finalize right after: acknowledgements flow in
-// every direction, including for the Goodbye records.
+// every direction, including for the Goodbye records.  (A short peer timeout:
+// 200 ms, stretched under a sanitizer, whose slowed all-to-all leaves a
+// process unread for longer.)
 TEST(TcpAcks, AllToAllAndFinalizeWithAcknowledgementsInFlight)
 {
-    JobOptions o = tcp_job({0, 1, 2, 3}, "200");
+    JobOptions o = tcp_job({0, 1, 2, 3}, scaled_ms(200).c_str());
     TrafficPlan plan;
     plan.msgs_per_pair = 40;
     plan.max_size = 1u << 20;
@@ -400,7 +402,7 @@ TEST(TcpAcks, AllToAllAndFinalizeWithAcknowledgementsInFlight)
 // (Switch records) many times.
 TEST(TcpAcks, HybridSwitchingWithAShortTimeout)
 {
-    JobOptions o = tcp_job({0, 1, 2, 3}, "200", 90);
+    JobOptions o = tcp_job({0, 1, 2, 3}, scaled_ms(200).c_str(), 90);
     // the sender-driven policy promotes every busy sender within a few
     // periods; with the receiver driver a rank may end its 40 messages per
     // pair before any receiver asked it to switch
