@@ -3,6 +3,7 @@
 #pragma once
 
 #include "llc.h"
+#include "llc_counters.h"
 #include "common/test_bootstrap.hpp"
 
 #include <gtest/gtest.h>
@@ -156,6 +157,24 @@ inline std::string scaled_ms(unsigned ms) { return std::to_string(ms * kSanitize
 // A bootstrap for a one-process job (no fork needed): nothing to exchange.
 inline int solo_put(void *, const char *, const void *, size_t) { return 0; }
 inline int solo_get(void *, int, const char *, void *, size_t *) { return -1; }
+// "name value, ..." of every counter of one component ("udp", "tcp", ...)
+// of ctx, from libllc's counter table: what a failed wait can print.
+inline std::string component_counters(const llc_context_t *ctx, const char *component)
+{
+    const int n = llc_counter_count();
+    std::vector<uint64_t> values(size_t(n), 0);
+    if (llc_counter_read(ctx, 0, n, values.data()) != LLC_OK)
+        return "(counters not readable)";
+    std::string out;
+    for (int i = 0; i < n; i++) {
+        llc_counter_info_t info{};
+        if (llc_counter_info(i, &info) != LLC_OK || std::strcmp(info.component, component) != 0)
+            continue;
+        out += (out.empty() ? "" : ", ") + std::string(info.name) + " " + std::to_string(values[size_t(i)]);
+    }
+    return out;
+}
+
 inline int solo_fence(void *) { return 0; }
 
 // A job id that no other test process uses at the same time: `name` and

@@ -62,16 +62,6 @@ llc_stats_t stats_of(llc_context_t *ctx)
     return st;
 }
 
-// The udp counters a failed wait reports.
-std::string udp_stats_line(const llc_stats_t &st)
-{
-    return "udp: peers " + std::to_string(st.udp_peers) + ", evictions " + std::to_string(st.udp_evictions) +
-           ", overflows " + std::to_string(st.udp_cap_overflows) + ", restarts " +
-           std::to_string(st.udp_peer_restarts) + ", retransmits " + std::to_string(st.udp_retransmits) +
-           ", duplicates " + std::to_string(st.udp_duplicates) + ", acks sent " + std::to_string(st.udp_acks_sent) +
-           ", dropped as strangers' " + std::to_string(st.udp_auth_dropped);
-}
-
 struct CapCase {
     const char *name;
     const char *cap;
@@ -188,7 +178,7 @@ TEST(UdpCapLimits, PeerWithUnacknowledgedDataIsNotEvicted)
             EXPECT_TRUE(progress_until(
                 run.ctx, [&] { return run.in.next_seq[1] == 1 && run.in.next_seq[2] == 1; }, 30))
                 << "messages from rank 1: " << run.in.next_seq[1] << ", from rank 2: " << run.in.next_seq[2] << "; "
-                << udp_stats_line(stats_of(run.ctx));
+                << component_counters(run.ctx, "udp");
             EXPECT_TRUE(progress_until(run.ctx, [&] { return stats_of(run.ctx).udp_peers <= 1; }, 10));
             st = stats_of(run.ctx);
             EXPECT_GE(st.udp_evictions, 1u);
