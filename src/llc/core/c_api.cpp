@@ -15,6 +15,7 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <vector>
 
 struct llc_context {
     explicit llc_context(const llc_init_params_t &params) : impl(params, this) {}
@@ -74,26 +75,60 @@ int llc_init(const llc_init_params_t *params, llc_context_t **ctx)
     });
 }
 
-int llc_finalize(llc_context_t *ctx)
+int llc_finalize(llc_context_t *ctx) { return llc_finalize_all(&ctx, 1); }
+
+int llc_finalize_all(llc_context_t *const *ctxs, int count)
 {
-    if (!ctx)
-        return null_context("llc_finalize");
-    int rc = guarded(ctx, [&]() -> int {
-        ctx->impl.finalize();
-        return LLC_OK;
-    });
-    if (rc != LLC_ERR_STATE && ctx->impl.config().mem_report) {
-        // LLC_MEM_REPORT=1: what the context holds at the end, before teardown.
-        std::string text = llc::MemWalk::measure(ctx->impl).format(ctx->impl.rank());
-        std::fputs(text.c_str(), stderr);
-        std::fflush(stderr);
+    if (!ctxs || count < 1)
+        return failed(nullptr, LLC_ERR_INVALID, "llc_finalize_all: ctxs must not be NULL and count must be >= 1");
+    for (int i = 0; i < count; i++) {
+        if (!ctxs[i])
+            return null_context("llc_finalize");
+        for (int j = 0; j < i; j++)
+            if (ctxs[j] == ctxs[i])
+                return failed(nullptr, LLC_ERR_INVALID,
+                              "llc_finalize_all: context " + std::to_string(i) + " is also context " +
+                                  std::to_string(j) + " of the list");
     }
-    if (rc == LLC_ERR_STATE)
-        return rc; // called from a handler: the context stays alive
-    if (rc != LLC_OK)
-        llc::set_last_init_error(ctx->impl.last_error()); // the context is gone after this call
-    delete ctx;
-    return rc;
+    // From inside a handler nothing is finalized (the contexts stay alive).
+    for (int i = 0; i < count; i++)
+        if (ctxs[i]->impl.in_handler())
+            return failed(ctxs[i], LLC_ERR_STATE, "llc_finalize called from inside a handler or completion callback");
+    for (int i = 0; i < count; i++)
+        guarded(ctxs[i], [&]() -> int { // (out of memory: noted, the fence below still runs)
+            ctxs[i]->impl.finalize_begin();
+            return LLC_OK;
+        });
+    // One drain for all: each context's round in turn until every one is
+    // drained, so that none is left unprogressed while another waits.
+    std::vector<bool> drained(size_t(count), false);
+    for (int left = count; left > 0;)
+        for (int i = 0; i < count; i++)
+            if (!drained[size_t(i)] && ctxs[i]->impl.finalize_step()) {
+                drained[size_t(i)] = true;
+                left--;
+            }
+    // The fences, in the order given; the first error is returned.
+    int first = LLC_OK;
+    for (int i = 0; i < count; i++) {
+        llc_context_t *ctx = ctxs[i];
+        int rc = guarded(ctx, [&]() -> int {
+            ctx->impl.finalize_end();
+            return LLC_OK;
+        });
+        if (ctx->impl.config().mem_report) {
+            // LLC_MEM_REPORT=1: what the context holds at the end, before teardown.
+            std::string text = llc::MemWalk::measure(ctx->impl).format(ctx->impl.rank());
+            std::fputs(text.c_str(), stderr);
+            std::fflush(stderr);
+        }
+        if (rc != LLC_OK && first == LLC_OK) {
+            first = rc;
+            llc::set_last_init_error(ctx->impl.last_error()); // the context is gone after this call
+        }
+        delete ctx;
+    }
+    return first;
 }
 
 uint32_t llc_caps(const llc_context_t *ctx)

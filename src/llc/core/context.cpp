@@ -445,21 +445,32 @@ bool Context::sends_pending() const
 
 void Context::finalize()
 {
+    finalize_begin();
+    while (!finalize_step()) {
+    }
+    finalize_end();
+}
+
+void Context::note_finalize_error(int status, const std::string &message)
+{
+    if (finalize_status_ == LLC_OK) {
+        finalize_status_ = status;
+        finalize_message_ = message;
+    }
+}
+
+void Context::finalize_begin()
+{
     if (in_progress_)
         throw Error(LLC_ERR_STATE, "llc_finalize called from inside a handler or completion callback");
+    if (drain_)
+        return;
     // Finalize's own progress keeps the caller's lock (llc_set_idle_hook:
     // the hook is for llc_progress calls).
     idle_hook_ = nullptr;
-    int first_status = LLC_OK;
-    std::string first_message;
-    auto note = [&](int status, const std::string &message) {
-        if (first_status == LLC_OK) {
-            first_status = status;
-            first_message = message;
-        }
-    };
+    auto note = [this](int status, const std::string &message) { note_finalize_error(status, message); };
     // one round of progress (its error is noted, finalize goes on): are sends still pending?
-    auto round = [&] {
+    auto round = [this, note] {
         try {
             int rc = progress(nullptr);
             if (rc < 0)
@@ -469,14 +480,32 @@ void Context::finalize()
         }
         return sends_pending();
     };
-    drain_for_finalize(live_, config_.finalize_timeout_ms, rank_, round, note);
+    drain_ = std::make_unique<FinalizeDrain>(live_, config_.finalize_timeout_ms, rank_, round, note);
+}
+
+bool Context::finalize_step()
+{
+    if (!drain_)
+        return true;
+    try {
+        return drain_->step();
+    } catch (const Error &e) { // a transport's flush or report failed: no more draining, the fence still
+        note_finalize_error(e.status(), e.what());
+        drain_.reset();
+        return true;
+    }
+}
+
+void Context::finalize_end()
+{
+    drain_.reset();
     try {
         boot_.fence();
     } catch (const Error &e) {
-        note(e.status(), e.what());
+        note_finalize_error(e.status(), e.what());
     }
-    if (first_status != LLC_OK)
-        throw Error(first_status, first_message);
+    if (finalize_status_ != LLC_OK)
+        throw Error(finalize_status_, finalize_message_);
 }
 
 } // namespace llc

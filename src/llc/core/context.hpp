@@ -21,6 +21,7 @@
 namespace llc {
 
 class AddressBook;
+class FinalizeDrain;
 class MemRegistry;
 class Rma;
 class Tagged;
@@ -102,6 +103,14 @@ public:
     }
     // Flush, say goodbye, fence.  Throws the first error met (after fencing).
     void finalize();
+    // The same in three parts, so that several contexts of a process drain
+    // together before any of them blocks in its fence (llc_finalize_all):
+    // begin (throws LLC_ERR_STATE inside a handler, nothing changed), one
+    // drain round per step (true once drained or given up), then the fence.
+    void finalize_begin();
+    bool finalize_step();
+    void finalize_end();
+    bool in_handler() const { return in_progress_; } // inside a handler or completion callback
     llc_stats_t stats() const; // the counters, with the connected slot figures as of now
     const char *last_error() const { return last_error_.c_str(); }
     void set_last_error(const std::string &message) { last_error_ = message; }
@@ -191,6 +200,11 @@ private:
     llc_idle_hook_t idle_hook_ = nullptr;
     void *idle_hook_arg_ = nullptr;
     void idle_action(ProgressBackoff::Action action);
+    // Between finalize_begin and finalize_end: the drain, and the first error met.
+    std::unique_ptr<FinalizeDrain> drain_;
+    void note_finalize_error(int status, const std::string &message);
+    int finalize_status_ = LLC_OK;
+    std::string finalize_message_;
 
     std::unique_ptr<AddressBook> kvs_; // declared before the transports: destroyed after them
     // By Route: to itself, to the node's other processes (none when it has

@@ -112,6 +112,20 @@ int llc_init(const llc_init_params_t *params, llc_context_t **ctx);
  * error. */
 int llc_finalize(llc_context_t *ctx);
 
+/* Finalize several contexts of this process (its endpoints) together: one
+ * drain for all of them (each one's pending sends flushed and goodbyes said,
+ * their progress taken in turn), then each one's fence, in the order given.
+ * Finalizing them one after another with llc_finalize would leave the others
+ * unprogressed while one waits for its peers in its drain and its fence; a
+ * send that still needs its context's progress (a message held while the
+ * hybrid changes a route, a rendezvous) would then keep a peer waiting for it,
+ * and that peer would never reach the fence.  Collective per context, like
+ * llc_finalize; every context is freed even on error, and the first error is
+ * returned (llc_last_error(NULL) describes it).  Inside a handler: LLC_ERR_STATE,
+ * and none is finalized.  Added without changing LLC_API_VERSION: nothing else
+ * changed meaning. */
+int llc_finalize_all(llc_context_t *const *ctx, int count);
+
 uint32_t llc_caps(const llc_context_t *ctx);
 int llc_rank(const llc_context_t *ctx);
 int llc_size(const llc_context_t *ctx);

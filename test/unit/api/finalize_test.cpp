@@ -71,6 +71,66 @@ TEST_P(FinalizeFlush, SendsPendingAtFinalizeAreDelivered)
 
 INSTANTIATE_TEST_SUITE_P(ShmAndTcp, FinalizeFlush, ::testing::Values(std::vector<int>{0, 0}, std::vector<int>{0, 1}));
 
+// Two endpoints per process.  Rank 0 leaves its sends on endpoint 0 to
+// finalize and names endpoint 1 first; rank 1 finalizes only once it has them
+// all.  llc_finalize of endpoint 1 by itself would wait for rank 1 (its
+// goodbye, then its fence) without progressing endpoint 0, whose data rank 1
+// waits for: llc_finalize_all drains both together.  (Over tcp; within a
+// node rank 1 reads the large messages itself, so shm passes either way.)
+class FinalizeAll : public ::testing::TestWithParam<std::vector<int>> {};
+
+TEST_P(FinalizeAll, EndpointsDrainTogetherBeforeAnyFence)
+{
+    JobOptions o = job(GetParam());
+    o.env = {{"LLC_TCP_ADDR", "127.0.0.1"}, {"LLC_SHM_RING_BYTES", "8192"}};
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_context_t *ctx[2] = {nullptr, nullptr};
+        for (int e = 0; e < 2; e++) { // collective: one endpoint after the other
+            llc_init_params_t params = p.params();
+            params.endpoint = e;
+            ASSERT_EQ(llc_init(&params, &ctx[e]), LLC_OK) << "endpoint " << e << ": " << llc_last_error(nullptr);
+        }
+        Recv r;
+        ASSERT_EQ(llc_am_register(ctx[0], 0, on_msg, &r), LLC_OK);
+        constexpr int kCount = 8;
+        constexpr size_t kSize = 4u << 20;
+        std::vector<char> buf(kSize, 'e');
+        int done = 0, inprogress = 0;
+        if (p.rank == 0) {
+            llc_iov_t iov{buf.data(), buf.size()};
+            for (int i = 0; i < kCount; i++)
+                inprogress += llc_am_send(ctx[0], 1, 0, nullptr, 0, &iov, 1, on_done, &done) == LLC_INPROGRESS;
+            EXPECT_GT(inprogress, 0);
+        } else {
+            EXPECT_TRUE(progress_until(ctx[0], [&] { return r.n == kCount; }));
+            EXPECT_EQ(r.bytes, kCount * kSize);
+        }
+        llc_context_t *const last_made_first[2] = {ctx[1], ctx[0]};
+        EXPECT_EQ(llc_finalize_all(last_made_first, 2), LLC_OK) << llc_last_error(nullptr);
+        EXPECT_EQ(done, inprogress); // every callback ran
+    });
+}
+
+INSTANTIATE_TEST_SUITE_P(ShmAndTcp, FinalizeAll, ::testing::Values(std::vector<int>{0, 0}, std::vector<int>{0, 1}));
+
+TEST(FinalizeAllArguments, RefusesAnEmptyOrRepeatedList)
+{
+    EXPECT_EQ(llc_finalize_all(nullptr, 1), LLC_ERR_INVALID);
+    llc_context_t *none[1] = {nullptr};
+    EXPECT_EQ(llc_finalize_all(none, 0), LLC_ERR_INVALID);
+    EXPECT_EQ(llc_finalize_all(none, 1), LLC_ERR_INVALID);
+    JobOptions o = job({0});
+    LLC_EXPECT_JOB_OK(o, [](TestProcess &p) {
+        llc_context_t *ctx = init_or_fail(p);
+        ASSERT_NE(ctx, nullptr);
+        llc_context_t *twice[2] = {ctx, ctx};
+        EXPECT_EQ(llc_finalize_all(twice, 2), LLC_ERR_INVALID);
+        EXPECT_NE(std::string(llc_last_error(nullptr)).find("is also context 0"), std::string::npos)
+            << llc_last_error(nullptr);
+        finalize_ok(ctx); // the refusal left it alive
+    });
+}
+
 TEST(Finalize, NoSharedMemoryLeftEvenIfProcessesDie)
 {
     // Compare before/after rather than requiring an empty /dev/shm: other jobs may run concurrently.

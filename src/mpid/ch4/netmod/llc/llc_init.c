@@ -474,19 +474,21 @@ int MPIDI_LLC_mpi_finalize_hook(void)
         keep_final_pvars();
         MPIDI_LLC_global.nvcis = 0;
         MPIDI_LLC_global.nfast = 0;
-        /* collective, in the reverse order of their making; the first error is reported */
+        /* collective: one drain for every VCI's endpoint (a VCI left
+         * unprogressed while another waits in its fence could hold a message
+         * a peer waits for), then the fences in the reverse order of their
+         * making; the first error is reported */
+        llc_context_t *ctxs[MPIDI_CH4_MAX_VCIS];
         for (int v = n - 1; v >= 0; v--) {
             MPIDI_LLC_vci_t *ep = &MPIDI_LLC_global.vci[v];
-            int rc;
             MPL_free(ep->fast);
             ep->fast = NULL;
             ep->poll = NULL;
-            rc = llc_finalize(ep->ctx);
+            ctxs[n - 1 - v] = ep->ctx;
             ep->ctx = NULL;
-            if (rc != LLC_OK && mpi_errno == MPI_SUCCESS)
-                MPIR_ERR_SET1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s",
-                              llc_last_error(NULL));
         }
+        if (llc_finalize_all(ctxs, n) != LLC_OK)
+            MPIR_ERR_SET1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s", llc_last_error(NULL));
     }
     return mpi_errno;
 }
