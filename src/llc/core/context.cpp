@@ -443,14 +443,6 @@ bool Context::sends_pending() const
            std::any_of(live_.begin(), live_.end(), [](const Transport *t) { return t->has_pending_sends(); });
 }
 
-void Context::finalize()
-{
-    finalize_begin();
-    while (!finalize_step()) {
-    }
-    finalize_end();
-}
-
 void Context::note_finalize_error(int status, const std::string &message)
 {
     if (finalize_status_ == LLC_OK) {

@@ -101,12 +101,12 @@ public:
         idle_hook_ = hook;
         idle_hook_arg_ = arg;
     }
-    // Flush, say goodbye, fence.  Throws the first error met (after fencing).
-    void finalize();
-    // The same in three parts, so that several contexts of a process drain
-    // together before any of them blocks in its fence (llc_finalize_all):
-    // begin (throws LLC_ERR_STATE inside a handler, nothing changed), one
-    // drain round per step (true once drained or given up), then the fence.
+    // Finalize (flush, say goodbye, fence) in three parts, so that several
+    // contexts of a process drain together before any of them blocks in its
+    // fence (llc_finalize_all; llc_finalize is it for one context): begin
+    // (throws LLC_ERR_STATE inside a handler, nothing changed), one drain
+    // round per step (true once drained or given up), then the fence, which
+    // throws the first error met.
     void finalize_begin();
     bool finalize_step();
     void finalize_end();
